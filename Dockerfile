@@ -1,0 +1,26 @@
+# syntax=docker/dockerfile:1
+# Build: a static binary from the module's sources.
+FROM golang:1.26-bookworm AS build
+WORKDIR /src
+COPY go.mod go.sum ./
+RUN go mod download
+COPY cmd ./cmd
+COPY pkg ./pkg
+ARG VERSION=dev
+RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" \
+      -o /out/addon-operator ./cmd/addon-operator
+
+# Runtime: hooks are scripts that spawn children, so bash, jq and tini (as
+# PID 1, reaping orphans) are part of the image.
+FROM debian:bookworm-slim
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends bash jq tini ca-certificates \
+ && rm -rf /var/lib/apt/lists/*
+COPY --from=build /out/addon-operator /usr/local/bin/addon-operator
+COPY modules /modules
+COPY global-hooks /global-hooks
+ENV ADDON_OPERATOR_MODULES_DIR=/modules \
+    ADDON_OPERATOR_GLOBAL_HOOKS_DIR=/global-hooks
+USER 65532:65532
+ENTRYPOINT ["/usr/bin/tini", "--", "/usr/local/bin/addon-operator"]
+CMD ["start"]

@@ -1,0 +1,59 @@
+# addon-operator developer targets. `make help` lists them.
+SHELL := bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+GO          ?= go
+BIN_DIR     := bin
+CLUSTER_DIR := $(CURDIR)/.cluster
+LINT        := $(GO) tool -modfile=tools/go.mod golangci-lint
+# Unit tests: every package outside e2e/. E2E packages start their own
+# control plane (see e2e/cluster) and run one package per process.
+UNIT_PKGS    = $(shell $(GO) list ./... | grep -v /e2e/)
+E2E_PKGS     = $(shell $(GO) list ./e2e/... | grep -v -e /e2e/cluster)
+E2E_TIMEOUT ?= 30m
+
+.PHONY: help
+help: ## list targets
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-14s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+.PHONY: build
+build: ## build bin/addon-operator
+	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN_DIR)/addon-operator ./cmd/addon-operator
+
+.PHONY: test
+test: lint test-unit test-e2e ## everything CI runs: lint, unit tests, e2e tests
+
+.PHONY: test-unit
+test-unit: ## unit tests with the race detector
+	$(GO) test -race -count=1 $(UNIT_PKGS)
+
+.PHONY: control-plane
+control-plane: ## build (or reuse from cache) etcd and kube-apiserver
+	$(GO) run ./e2e/cluster/cmd/localcluster build
+
+.PHONY: test-e2e
+test-e2e: control-plane ## end-to-end tests against a local control plane
+	$(GO) test -count=1 -timeout $(E2E_TIMEOUT) $(E2E_PKGS)
+
+.PHONY: lint
+lint: ## golangci-lint (pinned in tools/go.mod) over the product and the control-plane tools
+	$(LINT) run ./...
+
+.PHONY: fmt
+fmt: ## format the code
+	$(LINT) fmt ./...
+
+.PHONY: tidy
+tidy: ## tidy every Go module in the repository
+	$(GO) mod tidy
+	cd tools && $(GO) mod tidy
+	cd e2e/cluster/tools && $(GO) mod tidy
+
+.PHONY: cluster-up
+cluster-up: ## start a local control plane and print the export KUBECONFIG=... line
+	@$(GO) run ./e2e/cluster/cmd/localcluster up $(CLUSTER_DIR)
+
+.PHONY: cluster-down
+cluster-down: ## stop the local control plane started by cluster-up
+	@$(GO) run ./e2e/cluster/cmd/localcluster down $(CLUSTER_DIR)

@@ -1,0 +1,302 @@
+package cluster
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/hex"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+// Options configure Start.
+type Options struct {
+	// Binaries to run, from Build.
+	Binaries Binaries
+	// Dir holds data, certificates, logs and the kubeconfig. It must exist.
+	Dir string
+	// Detach starts the processes in their own session so they outlive the
+	// caller (make cluster-up). Otherwise they are killed when the caller dies.
+	Detach bool
+	// Log receives progress lines; the servers' own output goes to files in Dir.
+	Log io.Writer
+}
+
+// ControlPlane is a running etcd and kube-apiserver on loopback.
+type ControlPlane struct {
+	// Config is an admin client config for the API server.
+	Config *rest.Config
+	// Kubeconfig is the path of a kubeconfig file with the same credentials.
+	Kubeconfig string
+	// Version is the server's Kubernetes version.
+	Version string
+	// Dir is the working directory given in Options.
+	Dir string
+
+	procs []*exec.Cmd
+}
+
+// readyTimeout bounds how long each server may take to become ready.
+const readyTimeout = 60 * time.Second
+
+// Start runs etcd and kube-apiserver on free loopback ports and waits until
+// the API server reports ready. On error nothing is left running.
+func Start(ctx context.Context, opts Options) (cp *ControlPlane, err error) {
+	cp = &ControlPlane{Dir: opts.Dir, Version: opts.Binaries.Version}
+	defer func() {
+		if err != nil {
+			_ = cp.Stop()
+		}
+	}()
+	ports, err := freePorts(ctx, 3)
+	if err != nil {
+		return nil, err
+	}
+	etcdURL := "http://127.0.0.1:" + strconv.Itoa(ports[0])
+	peerURL := "http://127.0.0.1:" + strconv.Itoa(ports[1])
+	if err := cp.start(opts, "etcd", opts.Binaries.Etcd,
+		"--name=default",
+		"--data-dir="+filepath.Join(opts.Dir, "etcd"),
+		"--listen-client-urls="+etcdURL, "--advertise-client-urls="+etcdURL,
+		"--listen-peer-urls="+peerURL, "--initial-advertise-peer-urls="+peerURL,
+		"--initial-cluster=default="+peerURL,
+		"--unsafe-no-fsync", "--log-level=warn",
+	); err != nil {
+		return nil, err
+	}
+	if err := waitHTTP(ctx, http.DefaultClient, etcdURL+"/health", ""); err != nil {
+		return nil, fmt.Errorf("etcd not healthy: %w (see %s)", err, cp.logPath("etcd"))
+	}
+
+	token, err := cp.writeCredentials()
+	if err != nil {
+		return nil, err
+	}
+	host := "https://127.0.0.1:" + strconv.Itoa(ports[2])
+	if err := cp.start(opts, "kube-apiserver", opts.Binaries.KubeAPIServer,
+		"--etcd-servers="+etcdURL,
+		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
+		"--secure-port="+strconv.Itoa(ports[2]),
+		"--cert-dir="+filepath.Join(opts.Dir, "certs"),
+		"--token-auth-file="+filepath.Join(opts.Dir, "tokens.csv"),
+		"--authorization-mode=RBAC",
+		"--service-account-issuer=https://kubernetes.default.svc",
+		"--service-account-key-file="+filepath.Join(opts.Dir, "sa.key"),
+		"--service-account-signing-key-file="+filepath.Join(opts.Dir, "sa.key"),
+		"--service-cluster-ip-range=10.0.0.0/24",
+		"--disable-admission-plugins=ServiceAccount",
+	); err != nil {
+		return nil, err
+	}
+	insecure := &http.Client{Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // readiness probe before the serving cert exists to be trusted
+	}}
+	if err := waitHTTP(ctx, insecure, host+"/readyz", token); err != nil {
+		return nil, fmt.Errorf("kube-apiserver not ready: %w (see %s)", err, cp.logPath("kube-apiserver"))
+	}
+	if err := cp.writeKubeconfig(host, token); err != nil {
+		return nil, err
+	}
+	return cp, nil
+}
+
+// start launches one server with its output in Dir/<name>.log.
+func (cp *ControlPlane) start(opts Options, name, bin string, args ...string) error {
+	logFile, err := os.Create(cp.logPath(name))
+	if err != nil {
+		return fmt.Errorf("create %s log: %w", name, err)
+	}
+	defer func() { _ = logFile.Close() }()
+	// Not CommandContext: the servers' lifetime is Stop's business, not the
+	// start call's context.
+	cmd := exec.Command(bin, args...) //nolint:noctx // lifetime is owned by Stop
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if opts.Detach {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	} else {
+		// Killed with the test binary, even when it is killed itself.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start %s: %w", name, err)
+	}
+	fmt.Fprintf(opts.Log, "started %s (pid %d)\n", name, cmd.Process.Pid)
+	cp.procs = append(cp.procs, cmd)
+	return nil
+}
+
+func (cp *ControlPlane) logPath(name string) string { return filepath.Join(cp.Dir, name+".log") }
+
+// Pids returns the process ids of the running servers, API server last.
+func (cp *ControlPlane) Pids() []int {
+	pids := make([]int, 0, len(cp.procs))
+	for _, p := range cp.procs {
+		pids = append(pids, p.Process.Pid)
+	}
+	return pids
+}
+
+// Stop terminates the servers, API server first, and waits for them to exit.
+func (cp *ControlPlane) Stop() error {
+	var errs []error
+	for i := len(cp.procs) - 1; i >= 0; i-- {
+		p := cp.procs[i]
+		done := make(chan struct{})
+		go func() { _ = p.Wait(); close(done) }()
+		errs = append(errs, stopProcess(p.Process.Pid, done))
+	}
+	cp.procs = nil
+	return errors.Join(errs...)
+}
+
+// stopProcess sends SIGTERM, then SIGKILL after a grace period, until done
+// reports the process gone.
+func stopProcess(pid int, done <-chan struct{}) error {
+	_ = syscall.Kill(pid, syscall.SIGTERM)
+	select {
+	case <-done:
+		return nil
+	case <-time.After(10 * time.Second):
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("kill pid %d: %w", pid, err)
+	}
+	<-done
+	return nil
+}
+
+// writeCredentials creates the admin token file and the service-account key.
+func (cp *ControlPlane) writeCredentials() (string, error) {
+	raw := make([]byte, 16)
+	if _, err := rand.Read(raw); err != nil {
+		return "", fmt.Errorf("make token: %w", err)
+	}
+	token := hex.EncodeToString(raw)
+	line := token + ",admin,admin,system:masters\n"
+	if err := os.WriteFile(filepath.Join(cp.Dir, "tokens.csv"), []byte(line), 0o600); err != nil {
+		return "", fmt.Errorf("write token file: %w", err)
+	}
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		return "", fmt.Errorf("make service-account key: %w", err)
+	}
+	block := &pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}
+	if err := os.WriteFile(filepath.Join(cp.Dir, "sa.key"), pem.EncodeToMemory(block), 0o600); err != nil {
+		return "", fmt.Errorf("write service-account key: %w", err)
+	}
+	return token, nil
+}
+
+// writeKubeconfig writes Dir/kubeconfig trusting the server's self-signed
+// certificate and fills cp.Config from it.
+func (cp *ControlPlane) writeKubeconfig(host, token string) error {
+	ca, err := os.ReadFile(filepath.Join(cp.Dir, "certs", "apiserver.crt"))
+	if err != nil {
+		return fmt.Errorf("read serving certificate: %w", err)
+	}
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["local"] = &clientcmdapi.Cluster{Server: host, CertificateAuthorityData: ca}
+	cfg.AuthInfos["admin"] = &clientcmdapi.AuthInfo{Token: token}
+	cfg.Contexts["local"] = &clientcmdapi.Context{Cluster: "local", AuthInfo: "admin"}
+	cfg.CurrentContext = "local"
+	cp.Kubeconfig = filepath.Join(cp.Dir, "kubeconfig")
+	if err := clientcmd.WriteToFile(*cfg, cp.Kubeconfig); err != nil {
+		return fmt.Errorf("write kubeconfig: %w", err)
+	}
+	rc, err := clientcmd.NewDefaultClientConfig(*cfg, nil).ClientConfig()
+	if err != nil {
+		return fmt.Errorf("load kubeconfig: %w", err)
+	}
+	rc.QPS, rc.Burst = 200, 400
+	cp.Config = rc
+	return nil
+}
+
+// freePorts reserves n distinct loopback ports by listening on port 0.
+func freePorts(ctx context.Context, n int) ([]int, error) {
+	ports := make([]int, 0, n)
+	var ls []net.Listener
+	defer func() {
+		for _, l := range ls {
+			_ = l.Close()
+		}
+	}()
+	for range n {
+		l, err := new(net.ListenConfig).Listen(ctx, "tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("find free port: %w", err)
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+// waitHTTP polls url until it answers 200 or readyTimeout passes.
+func waitHTTP(ctx context.Context, client *http.Client, url, token string) error {
+	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
+	defer cancel()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	var last error
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, http.NoBody)
+		if err != nil {
+			return err
+		}
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := client.Do(req)
+		if err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+			err = fmt.Errorf("%s answered %s", url, resp.Status)
+		}
+		last = err
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w; last: %w", ctx.Err(), last)
+		case <-tick.C:
+		}
+	}
+}
+
+// StopPids stops servers started by another process (make cluster-down):
+// SIGTERM, then SIGKILL after a grace period, polling until each is gone.
+func StopPids(pids []int) error {
+	var errs []error
+	for i := len(pids) - 1; i >= 0; i-- {
+		pid := pids[i]
+		done := make(chan struct{})
+		go func() {
+			tick := time.NewTicker(50 * time.Millisecond)
+			defer tick.Stop()
+			for syscall.Kill(pid, 0) == nil {
+				<-tick.C
+			}
+			close(done)
+		}()
+		errs = append(errs, stopProcess(pid, done))
+	}
+	return errors.Join(errs...)
+}
