@@ -1,0 +1,126 @@
+package module
+
+import (
+	"errors"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+const (
+	enabledFileName  = "enabled"
+	hooksDirName     = "hooks"
+	configSchemaFile = "openapi/config-values.yaml"
+	valuesSchemaFile = "openapi/values.yaml"
+)
+
+// candidate is a module directory accepted by the modules dir scan.
+type candidate struct {
+	name  string
+	order int
+	path  string
+}
+
+// loadModule reads one module directory into a descriptor. Common values
+// are filled in by the caller.
+func loadModule(c candidate, log *slog.Logger) (*Module, error) {
+	m := &Module{name: c.name, key: KeyFor(c.name), order: c.order, path: c.path}
+	log = log.With("module", c.name)
+	var err error
+	if m.hasChartYAML, err = isRegular(filepath.Join(c.path, "Chart.yaml")); err != nil {
+		return nil, err
+	}
+	if m.hasTemplates, err = isDir(filepath.Join(c.path, "templates")); err != nil {
+		return nil, err
+	}
+	if err := m.loadStaticValues(log); err != nil {
+		return nil, err
+	}
+	if m.enabledScript, err = findEnabledScript(filepath.Join(c.path, enabledFileName), log); err != nil {
+		return nil, err
+	}
+	if m.configSchemaPath, err = optionalFile(filepath.Join(c.path, configSchemaFile)); err != nil {
+		return nil, err
+	}
+	if m.valuesSchemaPath, err = optionalFile(filepath.Join(c.path, valuesSchemaFile)); err != nil {
+		return nil, err
+	}
+	if m.hooks, err = findHooks(filepath.Join(c.path, hooksDirName), log); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// loadStaticValues reads the module's own values.yaml. A file that has keys
+// but neither <key> nor <key>Enabled is most likely written for another
+// layout, so it is warned about.
+func (m *Module) loadStaticValues(log *slog.Logger) error {
+	f, err := readValuesFile(filepath.Join(m.path, valuesFileName))
+	if err != nil {
+		return err
+	}
+	if m.staticValues, err = f.section(m.key); err != nil {
+		return err
+	}
+	if m.staticEnabled, err = f.enabled(m.key); err != nil {
+		return err
+	}
+	_, hasSection := f.top[m.key]
+	if len(f.top) > 0 && !hasSection && m.staticEnabled == nil {
+		log.Warn("module values file has no module section", "path", f.path)
+	}
+	return nil
+}
+
+// findEnabledScript returns path when it is an executable regular file, ""
+// when it is absent; anything else is warned about and ignored.
+func findEnabledScript(path string, log *slog.Logger) (string, error) {
+	info, err := statOptional(path)
+	switch {
+	case err != nil:
+		return "", err
+	case info == nil:
+		return "", nil
+	case !info.Mode().IsRegular():
+		log.Warn("enabled script is not a regular file, ignored", "path", path)
+		return "", nil
+	case info.Mode().Perm()&0o111 == 0:
+		log.Warn("enabled script is not executable, ignored", "path", path)
+		return "", nil
+	}
+	return path, nil
+}
+
+// statOptional stats path following symlinks; a missing path (or a broken
+// symlink, or a parent that is not a directory) yields nil and no error.
+func statOptional(path string) (fs.FileInfo, error) {
+	info, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err // *fs.PathError names the path
+	}
+	return info, nil
+}
+
+func isRegular(path string) (bool, error) {
+	info, err := statOptional(path)
+	return info != nil && info.Mode().IsRegular(), err
+}
+
+func isDir(path string) (bool, error) {
+	info, err := statOptional(path)
+	return info != nil && info.IsDir(), err
+}
+
+// optionalFile returns path when it is a regular file, else "".
+func optionalFile(path string) (string, error) {
+	ok, err := isRegular(path)
+	if !ok {
+		return "", err
+	}
+	return path, nil
+}

@@ -1,0 +1,146 @@
+// Package module discovers modules and global hooks on disk and describes them with immutable descriptors.
+package module
+
+import (
+	"slices"
+
+	"github.com/addon-operator/addon-operator/pkg/values"
+)
+
+// Module describes one module directory as found by Discover. It is
+// immutable: every getter returns a value or a copy the caller may modify.
+type Module struct {
+	name  string
+	key   string
+	order int
+	path  string
+
+	hasChartYAML bool
+	hasTemplates bool
+
+	staticValues  values.Values
+	staticEnabled *bool
+	commonValues  values.Values
+	commonEnabled *bool
+
+	hooks            []string
+	enabledScript    string
+	configSchemaPath string
+	valuesSchemaPath string
+}
+
+// Name is the module name: the directory name without its NNN- prefix, in
+// kebab-case. It is also the Helm release name.
+func (m *Module) Name() string { return m.name }
+
+// Key is the camelCase values key of the module, KeyFor(Name()).
+func (m *Module) Key() string { return m.key }
+
+// Order is the numeric NNN- prefix of the directory, or the unnumbered order
+// given to Discover when the directory has no prefix.
+func (m *Module) Order() int { return m.order }
+
+// Path is the absolute path of the module directory as listed in its modules
+// dir; a symlinked directory keeps the path of the link.
+func (m *Module) Path() string { return m.path }
+
+// IsHelm reports whether the module is a Helm chart: it has Chart.yaml or a
+// templates/ directory. A module that is not a chart has hooks only.
+func (m *Module) IsHelm() bool { return m.hasChartYAML || m.hasTemplates }
+
+// HasChartYAML reports whether the module has its own Chart.yaml. A chart
+// without one needs a generated Chart.yaml named after the module.
+func (m *Module) HasChartYAML() bool { return m.hasChartYAML }
+
+// StaticValues returns a copy of the <Key()> section of the module's own
+// values.yaml, or nil when the file or the section is absent.
+func (m *Module) StaticValues() values.Values { return copyValues(m.staticValues) }
+
+// StaticEnabled returns <Key()>Enabled from the module's own values.yaml, or
+// nil when absent. The reference implementation ignores this flag; whether
+// it counts is the caller's decision.
+func (m *Module) StaticEnabled() *bool { return copyBool(m.staticEnabled) }
+
+// CommonValues returns a copy of the <Key()> section of the modules dirs'
+// values.yaml files, merged across dirs (a later dir overrides an earlier
+// one), or nil when no file has the section. Callers layer it below
+// StaticValues.
+func (m *Module) CommonValues() values.Values { return copyValues(m.commonValues) }
+
+// CommonEnabled returns <Key()>Enabled from the modules dirs' values.yaml
+// files (the last dir that sets it wins), or nil when no file sets it.
+func (m *Module) CommonEnabled() *bool { return copyBool(m.commonEnabled) }
+
+// Hooks returns the sorted absolute paths of the executables under the
+// module's hooks/ directory (recursive; lib/, venv/ and hidden entries are
+// skipped). Paths go through symlinks without resolving them.
+func (m *Module) Hooks() []string { return slices.Clone(m.hooks) }
+
+// EnabledScript returns the absolute path of the executable enabled file, or
+// "" when there is none (a non-executable file is warned about and ignored).
+func (m *Module) EnabledScript() string { return m.enabledScript }
+
+// ConfigSchemaPath returns the absolute path of openapi/config-values.yaml,
+// or "" when absent.
+func (m *Module) ConfigSchemaPath() string { return m.configSchemaPath }
+
+// ValuesSchemaPath returns the absolute path of openapi/values.yaml, or ""
+// when absent.
+func (m *Module) ValuesSchemaPath() string { return m.valuesSchemaPath }
+
+// Global describes the global hooks directory. The zero Global (no
+// directory configured or the directory does not exist) has no hooks and no
+// schemas.
+type Global struct {
+	path             string
+	hooksDir         string
+	hooks            []string
+	configSchemaPath string
+	valuesSchemaPath string
+}
+
+// Path is the absolute global hooks directory, or "" when there is none.
+func (g *Global) Path() string { return g.path }
+
+// HooksDir is the directory searched for hooks: Path()/hooks when it exists,
+// else Path() itself; "" when there is none.
+func (g *Global) HooksDir() string { return g.hooksDir }
+
+// Hooks returns the sorted absolute paths of the global hook executables,
+// found under HooksDir() by the same rules as module hooks.
+func (g *Global) Hooks() []string { return slices.Clone(g.hooks) }
+
+// ConfigSchemaPath returns the absolute path of Path()/openapi/config-values.yaml,
+// or "" when absent.
+func (g *Global) ConfigSchemaPath() string { return g.configSchemaPath }
+
+// ValuesSchemaPath returns the absolute path of Path()/openapi/values.yaml,
+// or "" when absent.
+func (g *Global) ValuesSchemaPath() string { return g.valuesSchemaPath }
+
+// Set is the result of Discover: the modules, the global hooks and the
+// common static values. It is immutable and safe for concurrent use.
+type Set struct {
+	modules      []*Module
+	byName       map[string]*Module
+	global       *Global
+	globalStatic values.Values
+}
+
+// Modules returns the modules sorted by Order, then Name. The returned slice
+// is a copy; the modules themselves are immutable.
+func (s *Set) Modules() []*Module { return slices.Clone(s.modules) }
+
+// Module returns the module with the given name.
+func (s *Set) Module(name string) (*Module, bool) {
+	m, ok := s.byName[name]
+	return m, ok
+}
+
+// Global returns the global hooks descriptor; it is never nil.
+func (s *Set) Global() *Global { return s.global }
+
+// GlobalStatic returns a copy of the global sections of the modules dirs'
+// values.yaml files, merged across dirs (a later dir overrides an earlier
+// one), or nil when no file has one.
+func (s *Set) GlobalStatic() values.Values { return copyValues(s.globalStatic) }
