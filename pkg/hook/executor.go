@@ -1,0 +1,238 @@
+package hook
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/addon-operator/addon-operator/pkg/values"
+)
+
+// Executor defaults, used for zero fields.
+const (
+	DefaultTimeout       = 10 * time.Minute
+	DefaultWaitDelay     = 5 * time.Second
+	DefaultMaxOutputSize = 32 << 20
+)
+
+// Executor runs hooks and enabled scripts as child processes speaking the
+// file protocol. The zero value is ready to use. It holds configuration only
+// and is safe for concurrent use.
+type Executor struct {
+	// Logger receives the processes' output lines; nil discards them.
+	Logger *slog.Logger
+	// Timeout bounds a run that sets none; zero means DefaultTimeout.
+	Timeout time.Duration
+	// WaitDelay is the grace between SIGTERM and SIGKILL to the process
+	// group of a run that timed out or was cancelled; zero means
+	// DefaultWaitDelay. A run whose descendants keep its output open after
+	// it exited also ends after this delay.
+	WaitDelay time.Duration
+	// TempDir is where per-run directories are created; empty means
+	// os.TempDir().
+	TempDir string
+	// Env is added to the operator's environment for every process, in
+	// "KEY=value" form; the protocol variables override it.
+	Env []string
+	// MaxOutputSize limits each output file and --config output, in bytes;
+	// zero means DefaultMaxOutputSize.
+	MaxOutputSize int64
+}
+
+// RunKind selects the protocol of a Run.
+type RunKind int
+
+// Run kinds.
+const (
+	// RunHook runs a hook: binding contexts and values in, patches and
+	// metrics out.
+	RunHook RunKind = iota
+	// RunEnabledScript runs a module's enabled script: values in,
+	// MODULE_ENABLED_RESULT (and optionally MODULE_ENABLED_REASON) out. It
+	// gets no binding contexts and no patch files, as in the reference.
+	RunEnabledScript
+)
+
+// Run describes one execution.
+type Run struct {
+	// Path is the executable; it runs with its own directory as working
+	// directory.
+	Path string
+	Kind RunKind
+	// Contexts are written as a JSON array to BINDING_CONTEXT_PATH.
+	Contexts []BindingContext
+	// Values and ConfigValues are written to VALUES_PATH and
+	// CONFIG_VALUES_PATH; nil is written as {}.
+	Values       values.Values
+	ConfigValues values.Values
+	// Module, Hook and Binding label the output lines logged during the
+	// run; empty ones are left out.
+	Module  string
+	Hook    string
+	Binding string
+	// Timeout overrides the Executor's timeout when non-zero.
+	Timeout time.Duration
+}
+
+// Config runs "path --config" and returns what it printed to stdout, for
+// ParseConfig. Stderr is logged. Errors do not repeat the path.
+func (e *Executor) Config(ctx context.Context, path string) ([]byte, error) {
+	out := &limitedBuffer{limit: e.maxOutput()}
+	err := e.execute(ctx, process{
+		path:   path,
+		args:   []string{"--config"},
+		env:    slices.Concat(os.Environ(), e.Env),
+		logger: e.logger().With(slog.String("hook", path)),
+		stdout: out,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if out.overflow {
+		return nil, fmt.Errorf("config output larger than %d bytes", out.limit)
+	}
+	return out.buf, nil
+}
+
+// Run executes r and returns its parsed outputs. A failed process yields an
+// *ExitError; exceeding the timeout an error matching ErrTimeout. Errors do
+// not repeat the path; an output error names the file's variable.
+func (e *Executor) Run(ctx context.Context, r Run) (*Result, error) {
+	dir, err := os.MkdirTemp(e.TempDir, "hook-run-")
+	if err != nil {
+		return nil, fmt.Errorf("create run dir: %w", err)
+	}
+	logger := e.logger().With(r.attrs()...)
+	defer func() {
+		if err := os.RemoveAll(dir); err != nil {
+			logger.Warn("remove hook run dir", "error", err)
+		}
+	}()
+	files := protocolFiles(dir, r.Kind)
+	if err := writeInputs(files, r); err != nil {
+		return nil, err
+	}
+	env := slices.Concat(os.Environ(), e.Env)
+	for _, f := range files {
+		env = append(env, f.env+"="+f.path)
+	}
+	err = e.execute(ctx, process{path: r.Path, env: env, timeout: r.Timeout, logger: logger})
+	if err != nil {
+		return nil, err
+	}
+	return collect(files, e.maxOutput())
+}
+
+func (r *Run) attrs() []any {
+	var attrs []any
+	for _, a := range []slog.Attr{
+		slog.String("module", r.Module), slog.String("hook", r.Hook), slog.String("binding", r.Binding),
+	} {
+		if a.Value.String() != "" {
+			attrs = append(attrs, a)
+		}
+	}
+	return attrs
+}
+
+func (e *Executor) logger() *slog.Logger {
+	if e.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return e.Logger
+}
+
+func (e *Executor) maxOutput() int64 {
+	return cmp.Or(e.MaxOutputSize, DefaultMaxOutputSize)
+}
+
+// Protocol environment variables.
+const (
+	envBindingContext    = "BINDING_CONTEXT_PATH"
+	envValues            = "VALUES_PATH"
+	envConfigValues      = "CONFIG_VALUES_PATH"
+	envValuesPatch       = "VALUES_JSON_PATCH_PATH"
+	envConfigValuesPatch = "CONFIG_VALUES_JSON_PATCH_PATH"
+	envKubernetesPatch   = "KUBERNETES_PATCH_PATH"
+	envMetrics           = "METRICS_PATH"
+	envEnabledResult     = "MODULE_ENABLED_RESULT"
+	envEnabledReason     = "MODULE_ENABLED_REASON"
+)
+
+// protocolFile is one file of a run, named to the process by env.
+type protocolFile struct {
+	env  string
+	path string
+}
+
+// protocolFiles lists the files of a run of the given kind, inputs first.
+func protocolFiles(dir string, kind RunKind) []protocolFile {
+	names := []string{envValues, envConfigValues, envEnabledResult, envEnabledReason}
+	if kind == RunHook {
+		names = []string{
+			envBindingContext, envValues, envConfigValues,
+			envValuesPatch, envConfigValuesPatch, envKubernetesPatch, envMetrics,
+		}
+	}
+	files := make([]protocolFile, len(names))
+	for i, n := range names {
+		files[i] = protocolFile{env: n, path: filepath.Join(dir, n)}
+	}
+	return files
+}
+
+// writeInputs writes the input files and creates the output files empty, so
+// that every file exists with mode 0600 and hooks may append to outputs.
+func writeInputs(files []protocolFile, r Run) error {
+	for _, f := range files {
+		var data []byte
+		var err error
+		switch f.env {
+		case envBindingContext:
+			data, err = MarshalContexts(r.Contexts)
+		case envValues:
+			data, err = marshalValues(r.Values)
+		case envConfigValues:
+			data, err = marshalValues(r.ConfigValues)
+		}
+		if err != nil {
+			return fmt.Errorf("encode %s: %w", f.env, err)
+		}
+		if err := os.WriteFile(f.path, data, 0o600); err != nil {
+			return fmt.Errorf("write %s: %w", f.env, err)
+		}
+	}
+	return nil
+}
+
+func marshalValues(v values.Values) ([]byte, error) {
+	if v == nil {
+		return []byte("{}"), nil
+	}
+	return json.Marshal(v)
+}
+
+// limitedBuffer keeps up to limit bytes and records whether more came; it
+// never fails a write, so the process is not blocked on a full pipe.
+type limitedBuffer struct {
+	limit    int64
+	buf      []byte
+	overflow bool
+}
+
+func (b *limitedBuffer) Write(p []byte) (int, error) {
+	n := len(p)
+	room := b.limit - int64(len(b.buf))
+	if int64(n) > room {
+		b.overflow = true
+		p = p[:max(room, 0)]
+	}
+	b.buf = append(b.buf, p...)
+	return n, nil
+}

@@ -1,0 +1,192 @@
+package hook
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+	"unicode/utf8"
+)
+
+const (
+	// maxLogLine splits longer output lines so one line cannot grow without
+	// bound in memory.
+	maxLogLine = 64 << 10
+	// stderrTailLines and stderrTailBytes bound the stderr kept for ExitError.
+	stderrTailLines = 20
+	stderrTailBytes = 4 << 10
+)
+
+// process is one child process to start.
+type process struct {
+	path    string
+	args    []string
+	env     []string
+	timeout time.Duration
+	logger  *slog.Logger
+	// stdout receives standard output; nil logs it line by line.
+	stdout io.Writer
+}
+
+// execute runs pr in its own process group and waits for it. On timeout or
+// cancellation the group gets SIGTERM, then SIGKILL after the grace period;
+// the group is swept with SIGKILL after the process exits in any case, so no
+// descendant outlives the run.
+func (e *Executor) execute(ctx context.Context, pr process) error {
+	timeout := cmp.Or(pr.timeout, e.Timeout, DefaultTimeout)
+	timedOut := fmt.Errorf("%w after %s", ErrTimeout, timeout)
+	runCtx, cancel := context.WithTimeoutCause(ctx, timeout, timedOut)
+	defer cancel()
+
+	cmd := exec.CommandContext(runCtx, pr.path, pr.args...)
+	cmd.Dir = filepath.Dir(pr.path)
+	cmd.Env = pr.env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return signalGroup(cmd.Process.Pid, syscall.SIGTERM) }
+	cmd.WaitDelay = cmp.Or(e.WaitDelay, DefaultWaitDelay)
+	stderr := &lineLogger{logger: pr.logger, stream: "stderr", tail: &tail{}}
+	cmd.Stderr = stderr
+	stdout := &lineLogger{logger: pr.logger, stream: "stdout"}
+	cmd.Stdout = stdout
+	if pr.stdout != nil {
+		cmd.Stdout = pr.stdout
+	}
+
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start: %w", err)
+	}
+	err := cmd.Wait()
+	// The leader is reaped; its pid stays reserved as the group id while
+	// any member lives, so this reaches only the run's own descendants.
+	_ = signalGroup(cmd.Process.Pid, syscall.SIGKILL)
+	stdout.flush()
+	stderr.flush()
+
+	switch {
+	case ctx.Err() == nil && errors.Is(context.Cause(runCtx), timedOut):
+		return timedOut
+	case ctx.Err() != nil:
+		return fmt.Errorf("interrupted: %w", context.Cause(ctx))
+	}
+	return exitError(cmd, err, stderr.tail.String())
+}
+
+// exitError classifies the error of a run that was neither cancelled nor
+// timed out.
+func exitError(cmd *exec.Cmd, err error, stderrTail string) error {
+	var exitErr *exec.ExitError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &exitErr):
+		e := &ExitError{Code: exitErr.ExitCode(), Stderr: stderrTail}
+		if ws, ok := exitErr.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			e.Signal = ws.Signal()
+		}
+		return e
+	case errors.Is(err, exec.ErrWaitDelay) && cmd.ProcessState.Success():
+		// A background descendant kept the output open after the hook
+		// exited successfully; the sweep has killed it.
+		return nil
+	default:
+		return fmt.Errorf("wait: %w", err)
+	}
+}
+
+// signalGroup signals the process group led by pid.
+func signalGroup(pid int, sig syscall.Signal) error {
+	err := syscall.Kill(-pid, sig)
+	if errors.Is(err, syscall.ESRCH) {
+		return os.ErrProcessDone
+	}
+	return err
+}
+
+// lineLogger logs what a process writes, one record per line, and keeps a
+// tail when tail is set. It is written by one goroutine of os/exec and
+// flushed after Wait, so it needs no lock.
+type lineLogger struct {
+	logger *slog.Logger
+	stream string
+	buf    []byte
+	tail   *tail
+}
+
+// Write logs every complete line in p and buffers the rest.
+func (l *lineLogger) Write(p []byte) (int, error) {
+	l.buf = append(l.buf, p...)
+	rest := l.buf
+	for {
+		i := bytes.IndexByte(rest, '\n')
+		if i < 0 {
+			break
+		}
+		l.line(rest[:i])
+		rest = rest[i+1:]
+	}
+	if len(rest) >= maxLogLine {
+		l.line(rest)
+		rest = nil
+	}
+	l.buf = append(l.buf[:0], rest...)
+	return len(p), nil
+}
+
+// flush logs a last line that lacks a newline.
+func (l *lineLogger) flush() {
+	if len(l.buf) > 0 {
+		l.line(l.buf)
+		l.buf = l.buf[:0]
+	}
+}
+
+func (l *lineLogger) line(b []byte) {
+	s := strings.TrimRight(string(b), "\r")
+	if strings.TrimSpace(s) == "" {
+		return
+	}
+	l.logger.Info("hook output", "stream", l.stream, "line", s)
+	if l.tail != nil {
+		l.tail.add(s)
+	}
+}
+
+// tail keeps the last lines of a stream within stderrTailLines and
+// stderrTailBytes.
+type tail struct {
+	lines []string
+}
+
+func (t *tail) add(line string) {
+	line = lastBytes(line, stderrTailBytes)
+	t.lines = append(t.lines, line)
+	if len(t.lines) > stderrTailLines {
+		t.lines = t.lines[1:]
+	}
+}
+
+// String joins the kept lines, dropping the oldest bytes beyond the limit.
+func (t *tail) String() string {
+	return lastBytes(strings.Join(t.lines, "\n"), stderrTailBytes)
+}
+
+// lastBytes returns at most the last n bytes of s, not starting mid-rune.
+func lastBytes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	s = s[len(s)-n:]
+	for s != "" && !utf8.RuneStart(s[0]) {
+		s = s[1:]
+	}
+	return s
+}
