@@ -1,0 +1,204 @@
+package helm
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/release"
+)
+
+// Reason names why Apply deployed a release.
+type Reason string
+
+// Reasons for a deployment, checked in this order.
+const (
+	// ReasonNoRelease: the release has no revision yet.
+	ReasonNoRelease Reason = "no-release"
+	// ReasonNotDeployed: the last revision is not deployed (failed, pending,
+	// uninstalled...).
+	ReasonNotDeployed Reason = "not-deployed"
+	// ReasonChecksumChanged: the rendered manifests differ from the ones the
+	// last revision was deployed from.
+	ReasonChecksumChanged Reason = "checksum-changed"
+	// ReasonObjectMissing: an object of the rendered manifest is absent from
+	// the cluster.
+	ReasonObjectMissing Reason = "object-missing"
+)
+
+// Outcome is what Apply did.
+type Outcome struct {
+	// Revision is the release's revision after Apply: the new one, or the
+	// current one when Skipped.
+	Revision int
+	// Checksum is the rendered manifests' checksum, now stored on the
+	// release (Rendered.Checksum).
+	Checksum string
+	// Skipped reports that the release was up to date and nothing was
+	// deployed.
+	Skipped bool
+	// Reason is why the release was deployed; empty when Skipped.
+	Reason Reason
+	// Missing names the first absent object, as kind/namespace/name (or
+	// kind/name for a cluster-scoped kind), when Reason is
+	// ReasonObjectMissing.
+	Missing string
+	// Recovered reports that the last revision had been left pending (or
+	// uninstalling, or unknown) by an interrupted operation and was marked
+	// failed before upgrading.
+	Recovered bool
+}
+
+// Apply installs or upgrades release r so that the cluster matches its
+// rendered chart (see Render), unless it already does.
+//
+// It skips (Outcome.Skipped, no new revision) when the last revision is
+// deployed, its LabelChecksum equals the new checksum, and every object of
+// the rendered manifest exists. Otherwise it installs (no revision yet, or
+// the last one is uninstalled) or upgrades. A last revision left
+// pending-install, pending-upgrade, pending-rollback, uninstalling or
+// unknown by an interrupted operation is first marked failed, which is how
+// Helm itself records an operation that did not complete; Helm then
+// upgrades from the last deployed revision (or from the marked one, which
+// ends superseded, when none was ever deployed). Outcome.Recovered tells.
+//
+// Every revision carries LabelManagedBy and LabelChecksum (so a release
+// found without them, e.g. one made by the established implementation, is
+// upgraded once and owned from then on); every object carries LabelHeritage
+// and LabelModule. Existing objects that the chart renders are adopted.
+// CRDs are skipped. Apply waits for chart hooks, not for workloads to
+// become ready. Options.Timeout bounds the whole call. When ctx ends, Apply
+// returns and Helm records the revision failed (its own goroutine may still
+// finish applying objects); the next Apply upgrades over it.
+func (c *Client) Apply(ctx context.Context, r Release) (Outcome, error) {
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	cfg, err := c.config(ctx, r.Name)
+	if err != nil {
+		return Outcome{}, fmt.Errorf("apply release %q: %w", r.Name, err)
+	}
+	last, err := lastRelease(cfg, r.Name)
+	if err != nil {
+		return Outcome{}, err
+	}
+	rendered, err := c.render(ctx, cfg, r)
+	if err != nil {
+		return Outcome{}, err
+	}
+	reason, missing, err := deployReason(statusPtr(last), rendered.Checksum, func() (string, error) {
+		return firstMissing(ctx, cfg, rendered.Manifest)
+	})
+	if err != nil {
+		return Outcome{}, fmt.Errorf("apply release %q: %w", r.Name, err)
+	}
+	out := Outcome{Checksum: rendered.Checksum, Reason: reason, Missing: missing}
+	if reason == "" {
+		out.Skipped, out.Revision = true, last.Version
+		c.log.DebugContext(ctx, "release up to date", "release", r.Name, "duration", time.Since(start))
+		return out, nil
+	}
+	rel, recovered, err := c.deploy(ctx, cfg, r, last, rendered.Checksum)
+	out.Recovered = recovered
+	if err != nil {
+		return out, fmt.Errorf("apply release %q: %w", r.Name, err)
+	}
+	out.Revision = rel.Version
+	c.log.DebugContext(ctx, "release deployed", "release", r.Name, "duration", time.Since(start))
+	return out, nil
+}
+
+// deployment is what an install or upgrade of one release sends to Helm.
+type deployment struct {
+	name   string
+	chart  *chart.Chart
+	values map[string]any
+	labels map[string]string // release labels
+	post   labeler
+}
+
+// deploy runs the Helm operation planDeploy chooses for last, and reports
+// whether it recovered an interrupted revision first.
+func (c *Client) deploy(ctx context.Context, cfg *action.Configuration, r Release, last *release.Release, checksum string) (*release.Release, bool, error) {
+	ch, err := loadChart(r.Name, r.ChartDir, r.Values)
+	if err != nil {
+		return nil, false, err
+	}
+	vals, err := copyValues(r.Values)
+	if err != nil {
+		return nil, false, err
+	}
+	d := deployment{
+		name:   r.Name,
+		chart:  ch,
+		values: vals,
+		labels: map[string]string{LabelManagedBy: ManagedByValue, LabelChecksum: checksum},
+		post:   labeler{labels: objectLabels(r.Name)},
+	}
+	switch planDeploy(statusPtr(last)) {
+	case stepInstall:
+		rel, err := c.install(ctx, cfg, d, false)
+		return rel, false, err
+	case stepReinstall:
+		rel, err := c.install(ctx, cfg, d, true)
+		return rel, false, err
+	case stepRecover:
+		c.log.InfoContext(ctx, "recover interrupted release", "release", r.Name)
+		last.SetStatus(release.StatusFailed, fmt.Sprintf("interrupted while %s; marked failed by addon-operator", last.Info.Status))
+		if err := cfg.Releases.Update(last); err != nil {
+			return nil, false, fmt.Errorf("mark interrupted revision %d failed: %w", last.Version, err)
+		}
+		rel, err := c.upgrade(ctx, cfg, d)
+		return rel, true, err
+	default:
+		rel, err := c.upgrade(ctx, cfg, d)
+		return rel, false, err
+	}
+}
+
+// install installs d; replace installs over a history whose last revision
+// is uninstalled.
+func (c *Client) install(ctx context.Context, cfg *action.Configuration, d deployment, replace bool) (*release.Release, error) {
+	install := action.NewInstall(cfg)
+	install.ReleaseName = d.name
+	install.Namespace = c.namespace
+	install.Replace = replace
+	install.Timeout = c.timeout
+	install.SkipCRDs = true
+	install.TakeOwnership = true // adopt objects that exist without a release
+	install.Labels = d.labels
+	install.PostRenderer = d.post
+	rel, err := install.RunWithContext(ctx, d.chart, d.values)
+	if err != nil {
+		return nil, fmt.Errorf("install: %w", err)
+	}
+	return rel, nil
+}
+
+func (c *Client) upgrade(ctx context.Context, cfg *action.Configuration, d deployment) (*release.Release, error) {
+	upgrade := action.NewUpgrade(cfg)
+	upgrade.Install = true
+	upgrade.Namespace = c.namespace
+	upgrade.MaxHistory = c.historyMax
+	upgrade.Timeout = c.timeout
+	upgrade.ResetValues = true // values are always complete; never reuse the last ones
+	upgrade.SkipCRDs = true
+	upgrade.TakeOwnership = true
+	upgrade.Labels = d.labels // merged by Helm into the last revision's labels
+	upgrade.PostRenderer = d.post
+	rel, err := upgrade.RunWithContext(ctx, d.name, d.chart, d.values)
+	if err != nil {
+		return nil, fmt.Errorf("upgrade: %w", err)
+	}
+	return rel, nil
+}
+
+func statusPtr(rel *release.Release) *Status {
+	if rel == nil {
+		return nil
+	}
+	s := statusOf(rel)
+	return &s
+}

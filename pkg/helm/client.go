@@ -1,0 +1,210 @@
+package helm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"time"
+
+	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/kube"
+	"helm.sh/helm/v3/pkg/release"
+	"helm.sh/helm/v3/pkg/storage/driver"
+)
+
+// ErrNotFound is returned by Client.Status for a release without any
+// revision.
+var ErrNotFound = errors.New("release not found")
+
+// Client deploys modules as Helm releases in one namespace.
+//
+// Methods are safe for concurrent use on different releases; the caller
+// serialises operations on one release (the operator runs one task per
+// module at a time). The Client assumes it is the only writer of its
+// releases, which leader election guarantees: Apply treats a pending
+// revision as left behind by a killed process.
+type Client struct {
+	namespace  string
+	historyMax int
+	timeout    time.Duration
+	log        *slog.Logger
+	// newConfig returns a fresh Helm configuration for one operation. One
+	// per operation, because Helm caches the server's capabilities in it
+	// (new CRDs would never show in .Capabilities) and its kube client
+	// caches a clientset without locking.
+	newConfig func(debug action.DebugLog) (*action.Configuration, error)
+}
+
+// Status is the state of a release's last revision.
+type Status struct {
+	// Revision is the last revision number.
+	Revision int
+	// State is Helm's status of that revision: deployed, failed,
+	// pending-install, pending-upgrade, pending-rollback, uninstalling,
+	// uninstalled, superseded or unknown.
+	State string
+	// Checksum is the revision's LabelChecksum, empty for revisions the
+	// operator did not create.
+	Checksum string
+	// Owned reports whether the revision carries LabelManagedBy.
+	Owned bool
+}
+
+// New returns a Client for the cluster and namespace in opts.
+func New(opts Options) (*Client, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, fmt.Errorf("helm options: %w", err)
+	}
+	opts = opts.withDefaults()
+	getter := opts.Getter
+	if getter == nil {
+		g, err := newRESTGetter(opts.RESTConfig, opts.Namespace)
+		if err != nil {
+			return nil, err
+		}
+		getter = g
+	}
+	newConfig := func(debug action.DebugLog) (*action.Configuration, error) {
+		cfg := new(action.Configuration)
+		if err := cfg.Init(getter, opts.Namespace, opts.Driver, debug); err != nil {
+			return nil, fmt.Errorf("init helm: %w", err)
+		}
+		// Objects without a namespace go to ours, whatever the getter's
+		// kubeconfig context says.
+		if kc, ok := cfg.KubeClient.(*kube.Client); ok {
+			kc.Namespace = opts.Namespace
+		}
+		cfg.Releases.MaxHistory = opts.HistoryMax
+		return cfg, nil
+	}
+	return newClient(opts, newConfig), nil
+}
+
+// newClient wires a Client over a configuration factory; tests pass one
+// backed by Helm's memory driver and fake kube client.
+func newClient(opts Options, newConfig func(action.DebugLog) (*action.Configuration, error)) *Client {
+	opts = opts.withDefaults()
+	return &Client{
+		namespace:  opts.Namespace,
+		historyMax: opts.HistoryMax,
+		timeout:    opts.Timeout,
+		log:        opts.Logger.With("namespace", opts.Namespace),
+		newConfig:  newConfig,
+	}
+}
+
+// config returns a Helm configuration for one operation under ctx. Helm's
+// debug output goes to the Client's logger at debug level, tagged with the
+// release name.
+func (c *Client) config(ctx context.Context, name string) (*action.Configuration, error) {
+	log := c.log
+	if name != "" {
+		log = log.With("release", name)
+	}
+	debug := func(format string, args ...any) {
+		if log.Enabled(ctx, slog.LevelDebug) {
+			log.DebugContext(ctx, fmt.Sprintf(format, args...)) //nolint:sloglint // Helm's own message, bridged as is
+		}
+	}
+	return c.newConfig(debug)
+}
+
+// Status returns the state of the last revision of release name, or an
+// error wrapping ErrNotFound when it has none.
+func (c *Client) Status(ctx context.Context, name string) (Status, error) {
+	if err := ctx.Err(); err != nil {
+		return Status{}, fmt.Errorf("status of release %q: %w", name, err)
+	}
+	cfg, err := c.config(ctx, name)
+	if err != nil {
+		return Status{}, fmt.Errorf("status of release %q: %w", name, err)
+	}
+	last, err := lastRelease(cfg, name)
+	if err != nil {
+		return Status{}, err
+	}
+	if last == nil {
+		return Status{}, fmt.Errorf("status of release %q: %w", name, ErrNotFound)
+	}
+	return statusOf(last), nil
+}
+
+// Owned returns the sorted names of the releases in the namespace whose
+// last revision carries LabelManagedBy. Releases without it are never
+// returned, so the operator never purges what it did not create. It decodes
+// every release record in the namespace (Helm filters on release labels
+// client-side), so call it at startup, not per module run.
+func (c *Client) Owned(ctx context.Context) ([]string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("list owned releases: %w", err)
+	}
+	cfg, err := c.config(ctx, "")
+	if err != nil {
+		return nil, fmt.Errorf("list owned releases: %w", err)
+	}
+	list := action.NewList(cfg)
+	list.All = true
+	list.StateMask = action.ListAll
+	list.Selector = LabelManagedBy + "=" + ManagedByValue
+	rels, err := list.Run()
+	if err != nil {
+		return nil, fmt.Errorf("list owned releases: %w", err)
+	}
+	names := make([]string, 0, len(rels))
+	for _, rel := range rels {
+		names = append(names, rel.Name)
+	}
+	slices.Sort(names)
+	return names, nil
+}
+
+// Uninstall uninstalls release name with its chart's delete hooks and
+// reports whether there was a release; (false, nil) when there was none.
+// History is not kept. Helm's uninstall takes no context: ctx is checked
+// before it starts, and Options.Timeout bounds its hooks.
+func (c *Client) Uninstall(ctx context.Context, name string) (bool, error) {
+	if err := ctx.Err(); err != nil {
+		return false, fmt.Errorf("uninstall release %q: %w", name, err)
+	}
+	cfg, err := c.config(ctx, name)
+	if err != nil {
+		return false, fmt.Errorf("uninstall release %q: %w", name, err)
+	}
+	_, err = cfg.Releases.History(name)
+	if errors.Is(err, driver.ErrReleaseNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("uninstall release %q: read history: %w", name, err)
+	}
+	uninstall := action.NewUninstall(cfg)
+	uninstall.Timeout = c.timeout
+	if _, err := uninstall.Run(name); err != nil {
+		return false, fmt.Errorf("uninstall release %q: %w", name, err)
+	}
+	return true, nil
+}
+
+// lastRelease returns the last revision of release name, or nil when there
+// is none.
+func lastRelease(cfg *action.Configuration, name string) (*release.Release, error) {
+	rel, err := cfg.Releases.Last(name)
+	if errors.Is(err, driver.ErrReleaseNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read release %q: %w", name, err)
+	}
+	return rel, nil
+}
+
+func statusOf(rel *release.Release) Status {
+	return Status{
+		Revision: rel.Version,
+		State:    rel.Info.Status.String(),
+		Checksum: rel.Labels[LabelChecksum],
+		Owned:    rel.Labels[LabelManagedBy] == ManagedByValue,
+	}
+}

@@ -1,0 +1,33 @@
+// Package helm deploys modules as Helm releases in the operator's namespace.
+//
+// It is the only package that imports helm.sh/helm/v3. It renders a
+// module's chart against the cluster, decides whether the release needs a
+// deployment (a pure function of the last revision, the rendered checksum
+// and the objects present), installs or upgrades it, recovers revisions
+// left pending by a killed process, uninstalls, and lists the releases the
+// operator owns. Every revision it creates carries LabelManagedBy and
+// LabelChecksum on its storage record; every object it renders carries
+// LabelHeritage and LabelModule.
+package helm
+
+// Labels written by this package. Release labels live on Helm's storage
+// records (the release Secrets); object labels on every rendered object.
+const (
+	// LabelManagedBy marks a release as created by the operator; only such
+	// releases are returned by Client.Owned and may be purged.
+	LabelManagedBy = "addon-operator.io/managed-by"
+	// ManagedByValue is the value of LabelManagedBy.
+	ManagedByValue = "addon-operator"
+	// LabelChecksum holds Rendered.Checksum of the manifests a revision was
+	// deployed from.
+	LabelChecksum = "addon-operator.io/checksum"
+
+	// LabelHeritage is set on every rendered object, as by the established
+	// implementation, so watchers can select the operator's objects.
+	LabelHeritage = "heritage"
+	// HeritageValue is the value of LabelHeritage.
+	HeritageValue = "addon-operator"
+	// LabelModule is set on every rendered object to the release (module)
+	// name.
+	LabelModule = "addon-operator.io/module"
+)

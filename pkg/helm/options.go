@@ -1,0 +1,92 @@
+package helm
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/spf13/pflag"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/rest"
+)
+
+// Defaults applied by New to zero Options fields.
+const (
+	DefaultHistoryMax = 10
+	DefaultTimeout    = 20 * time.Minute
+	DefaultDriver     = "secret"
+)
+
+// Options configure a Client. Getter or RESTConfig and Namespace are
+// required; the rest have defaults.
+type Options struct {
+	// Getter gives access to the cluster. It takes precedence over
+	// RESTConfig; use it to honour kubeconfig flags
+	// (genericclioptions.ConfigFlags).
+	Getter genericclioptions.RESTClientGetter
+	// RESTConfig is used when Getter is nil.
+	RESTConfig *rest.Config
+	// Namespace is the operator's namespace: every release, its storage
+	// records, and every rendered object without a namespace of its own live
+	// there.
+	Namespace string
+	// Driver is Helm's release storage: "secret" (default) or "configmap".
+	Driver string
+	// HistoryMax is how many revisions are kept per release (default 10).
+	HistoryMax int
+	// Timeout bounds one Apply or Uninstall, including waiting for chart
+	// hooks (default 20m, as in the established implementation).
+	Timeout time.Duration
+	// Logger receives the package's logs and Helm's debug output, the latter
+	// at debug level. Nil discards them.
+	Logger *slog.Logger
+}
+
+// BindFlags binds the options that are operator settings; the cluster
+// access, namespace and logger are wired by the caller.
+func (o *Options) BindFlags(fs *pflag.FlagSet) {
+	fs.IntVar(&o.HistoryMax, "helm-history-max", DefaultHistoryMax, "revisions kept per Helm release")
+	fs.DurationVar(&o.Timeout, "helm-timeout", DefaultTimeout, "timeout of one Helm install, upgrade or uninstall, chart hooks included")
+	fs.StringVar(&o.Driver, "helm-driver", DefaultDriver, `Helm release storage: "secret" or "configmap"`)
+}
+
+// Validate reports every invalid field.
+func (o *Options) Validate() error {
+	var errs []error
+	if o.Getter == nil && o.RESTConfig == nil {
+		errs = append(errs, errors.New("no cluster access: set Getter or RESTConfig"))
+	}
+	if o.Namespace == "" {
+		errs = append(errs, errors.New("namespace is empty"))
+	}
+	switch o.Driver {
+	case "", "secret", "secrets", "configmap", "configmaps":
+	default:
+		errs = append(errs, fmt.Errorf("unknown helm driver %q", o.Driver))
+	}
+	if o.HistoryMax < 0 {
+		errs = append(errs, fmt.Errorf("helm history max %d is negative", o.HistoryMax))
+	}
+	if o.Timeout < 0 {
+		errs = append(errs, fmt.Errorf("helm timeout %s is negative", o.Timeout))
+	}
+	return errors.Join(errs...)
+}
+
+// withDefaults returns o with zero fields set to their defaults.
+func (o Options) withDefaults() Options {
+	if o.Driver == "" {
+		o.Driver = DefaultDriver
+	}
+	if o.HistoryMax == 0 {
+		o.HistoryMax = DefaultHistoryMax
+	}
+	if o.Timeout == 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return o
+}

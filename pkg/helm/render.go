@@ -1,0 +1,129 @@
+package helm
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+
+	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/release"
+)
+
+// checksumLen is the length of Rendered.Checksum: a sha256 in hex cut to
+// the 63 characters a label value may hold.
+const checksumLen = 63
+
+// Release is what the operator deploys for one module.
+type Release struct {
+	// Name is the release name: the module name.
+	Name string
+	// ChartDir is the module directory. It is a chart with or without
+	// Chart.yaml (see Client.Render).
+	ChartDir string
+	// Values are the effective values given to the chart, {global: ...,
+	// <moduleKey>: ...}. They must encode as JSON; they are copied, never
+	// modified.
+	Values map[string]any
+}
+
+// Rendered is a release's chart rendered against the cluster.
+type Rendered struct {
+	// Manifest is the multi-document YAML of the release's objects, as Helm
+	// applies it: labelled, without CRDs and chart hooks.
+	Manifest string
+	// Hooks are the chart hooks' manifests in Helm's order, each starting
+	// with a "# Source: <template path>" line. Hooks are not labelled:
+	// Helm does not post-render them.
+	Hooks []string
+	// Checksum identifies Manifest and Hooks together: a change in a hook
+	// alone changes it, so it redeploys. Hex, 63 characters, usable as a
+	// label value.
+	Checksum string
+}
+
+// Render renders the chart in r.ChartDir with r.Values as Helm would
+// deploy release r.Name now: with the API server's capabilities
+// (.Capabilities.APIVersions and KubeVersion are true to the cluster),
+// lookup functions answered by the cluster, and the object labels applied.
+// CRDs in crds/ are not rendered: the release skips them. It works whether
+// or not the release exists, and always renders as an upgrade to revision 1
+// (.Release.IsUpgrade true, .Release.Revision 1), so that the checksum
+// depends on the chart, the values and the cluster only, never on the
+// release's history; the real install or upgrade renders with the true
+// flags and revision.
+//
+// A module dir without Chart.yaml is a synthesised chart: name = r.Name,
+// version 0.1.0, apiVersion v2, made of the dir without crds/, docs/,
+// hooks/, images/, lib/, openapi/, the enabled script, hidden entries and
+// .helmignore matches. In every chart, top-level keys of r.Values replace
+// the same keys of the chart's default values instead of being merged with
+// them: the module's values.yaml is the operator's static values, already
+// part of r.Values.
+func (c *Client) Render(ctx context.Context, r Release) (*Rendered, error) {
+	cfg, err := c.config(ctx, r.Name)
+	if err != nil {
+		return nil, fmt.Errorf("render release %q: %w", r.Name, err)
+	}
+	return c.render(ctx, cfg, r)
+}
+
+// render renders r with a dry-run install in "server" mode (the cluster
+// answers capabilities and lookups). A dry run does not refuse an existing
+// release name, and IsUpgrade skips its check that the objects exist and
+// belong to no other release: rendering stays one discovery plus the
+// lookups, and the real install adopts existing objects anyway.
+func (c *Client) render(ctx context.Context, cfg *action.Configuration, r Release) (*Rendered, error) {
+	ch, err := loadChart(r.Name, r.ChartDir, r.Values)
+	if err != nil {
+		return nil, fmt.Errorf("render release %q: %w", r.Name, err)
+	}
+	vals, err := copyValues(r.Values)
+	if err != nil {
+		return nil, fmt.Errorf("render release %q: %w", r.Name, err)
+	}
+	install := action.NewInstall(cfg)
+	install.ReleaseName = r.Name
+	install.Namespace = c.namespace
+	install.DryRun = true
+	install.DryRunOption = "server"
+	install.IsUpgrade = true
+	install.SkipCRDs = true
+	install.DisableOpenAPIValidation = true
+	install.PostRenderer = labeler{labels: objectLabels(r.Name)}
+	rel, err := install.RunWithContext(ctx, ch, vals)
+	if err != nil {
+		return nil, fmt.Errorf("render release %q: %w", r.Name, err)
+	}
+	return newRendered(rel.Manifest, rel.Hooks), nil
+}
+
+func newRendered(manifest string, hooks []*release.Hook) *Rendered {
+	r := &Rendered{Manifest: manifest, Hooks: make([]string, 0, len(hooks))}
+	sum := sha256.New()
+	sum.Write([]byte(manifest))
+	for _, h := range hooks {
+		doc := "# Source: " + h.Path + "\n" + h.Manifest
+		r.Hooks = append(r.Hooks, doc)
+		sum.Write([]byte("\n---\n"))
+		sum.Write([]byte(doc))
+	}
+	r.Checksum = hex.EncodeToString(sum.Sum(nil))[:checksumLen]
+	return r
+}
+
+// copyValues returns a deep copy of values made of plain JSON types, which
+// is what Helm's value coalescing expects (and what it would read from a
+// values file).
+func copyValues(values map[string]any) (map[string]any, error) {
+	raw, err := json.Marshal(values)
+	if err != nil {
+		return nil, fmt.Errorf("encode values: %w", err)
+	}
+	out := map[string]any{}
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return nil, fmt.Errorf("decode values: %w", err)
+	}
+	return out, nil
+}
