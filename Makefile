@@ -17,6 +17,19 @@ E2E_TIMEOUT ?= 30m
 help: ## list targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-14s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
+.PHONY: run
+run: build ## run the operator with ./modules and ./global-hooks against $$KUBECONFIG, else a local control plane
+	@if [ -z "$${KUBECONFIG:-}" ]; then \
+		eval "$$($(GO) run ./e2e/cluster/cmd/localcluster up $(CLUSTER_DIR))"; \
+		echo "using the local control plane (make cluster-down stops it): KUBECONFIG=$$KUBECONFIG" >&2; \
+	fi; \
+	export KUBECONFIG; \
+	exec $(BIN_DIR)/addon-operator start \
+		--namespace "$${ADDON_OPERATOR_NAMESPACE:-addon-operator}" \
+		--modules-dir "$${ADDON_OPERATOR_MODULES_DIR:-$(CURDIR)/modules}" \
+		--global-hooks-dir "$${ADDON_OPERATOR_GLOBAL_HOOKS_DIR:-$(CURDIR)/global-hooks}" \
+		--tmp-dir "$(CURDIR)/.tmp"
+
 .PHONY: build
 build: ## build bin/addon-operator
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN_DIR)/addon-operator ./cmd/addon-operator

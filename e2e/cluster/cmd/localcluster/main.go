@@ -16,6 +16,11 @@ import (
 	"strings"
 	"syscall"
 
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
 	"github.com/addon-operator/addon-operator/e2e/cluster"
 )
 
@@ -83,8 +88,27 @@ func up(ctx context.Context, dir string) error {
 	if err := os.WriteFile(pidFile, []byte(b.String()), 0o600); err != nil {
 		return errors.Join(err, cp.Stop())
 	}
-	fmt.Fprintf(os.Stderr, "kube-apiserver %s ready; logs in %s\n", cp.Version, dir)
+	if err := createNamespace(ctx, cp, defaultNamespace); err != nil {
+		return errors.Join(err, cp.Stop())
+	}
+	fmt.Fprintf(os.Stderr, "kube-apiserver %s ready with namespace %s; logs in %s\n", cp.Version, defaultNamespace, dir)
 	fmt.Printf("export KUBECONFIG=%s\n", cp.Kubeconfig)
+	return nil
+}
+
+// defaultNamespace is created by up so that `make run` has the operator's
+// namespace ready.
+const defaultNamespace = "addon-operator"
+
+func createNamespace(ctx context.Context, cp *cluster.ControlPlane, name string) error {
+	client, err := kubernetes.NewForConfig(cp.Config)
+	if err != nil {
+		return err
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if _, err := client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("create namespace %s: %w", name, err)
+	}
 	return nil
 }
 

@@ -1,0 +1,210 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	"github.com/addon-operator/addon-operator/pkg/config"
+	"github.com/addon-operator/addon-operator/pkg/helm"
+	"github.com/addon-operator/addon-operator/pkg/hook"
+	"github.com/addon-operator/addon-operator/pkg/operator"
+)
+
+// shutdownGrace bounds how long the operator may take to stop after
+// SIGTERM: running hooks get SIGTERM, then SIGKILL after hook.DefaultWaitDelay.
+const shutdownGrace = 30 * time.Second
+
+// startOptions are the flags of the start command.
+type startOptions struct {
+	operator    operator.Options
+	helm        helm.Options
+	kubeconfig  string
+	kubeContext string
+	logLevel    string
+	logType     string
+}
+
+func newStartCommand() *cobra.Command {
+	o := &startOptions{operator: operator.DefaultOptions(), logLevel: "info", logType: "text"}
+	cmd := &cobra.Command{
+		Use:   "start",
+		Short: "Run the operator: converge modules and react to ConfigMap changes",
+		Long: `Run the operator against the cluster of --kube-config (in-cluster credentials when
+empty). It discovers modules and global hooks, reads the ConfigMap, runs global
+onStartup hooks, converges (beforeAll hooks, enabled modules, Helm releases,
+afterAll hooks), then reacts to ConfigMap changes until SIGTERM or SIGINT.
+
+Every flag falls back to the environment variable named in its help, then to
+its default.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := applyEnv(cmd.Flags(), os.LookupEnv); err != nil {
+				return err
+			}
+			return o.run(cmd.Context())
+		},
+	}
+	fs := cmd.Flags()
+	o.operator.BindFlags(fs)
+	o.helm.BindFlags(fs)
+	fs.StringVar(&o.kubeconfig, "kube-config", "", "kubeconfig file; in-cluster credentials when empty (env KUBE_CONFIG, KUBECONFIG)")
+	fs.StringVar(&o.kubeContext, "kube-context", "", "kubeconfig context to use (env KUBE_CONTEXT)")
+	fs.StringVar(&o.logLevel, "log-level", o.logLevel, "debug, info, warn or error (env LOG_LEVEL)")
+	fs.StringVar(&o.logType, "log-type", o.logType, "text or json (env LOG_TYPE)")
+	return cmd
+}
+
+// envFallbacks names, per flag, the environment variables read when the
+// flag is not given, first match wins. Older names stay for compatibility.
+func envFallbacks() map[string][]string {
+	return map[string][]string{
+		"modules-dir":              {"ADDON_OPERATOR_MODULES_DIR", "MODULES_DIR"},
+		"global-hooks-dir":         {"ADDON_OPERATOR_GLOBAL_HOOKS_DIR", "GLOBAL_HOOKS_DIR"},
+		"unnumbered-modules-order": {"ADDON_OPERATOR_UNNUMBERED_MODULES_ORDER", "UNNUMBERED_MODULES_ORDER"},
+		"namespace":                {"ADDON_OPERATOR_NAMESPACE"},
+		"config-map":               {"ADDON_OPERATOR_CONFIG_MAP"},
+		"tmp-dir":                  {"ADDON_OPERATOR_TMP_DIR"},
+		"hook-timeout":             {"ADDON_OPERATOR_HOOK_TIMEOUT"},
+		"retry-delay":              {"ADDON_OPERATOR_RETRY_DELAY"},
+		"retry-max-delay":          {"ADDON_OPERATOR_RETRY_MAX_DELAY"},
+		"helm-history-max":         {"HELM_HISTORY_MAX"},
+		"helm-timeout":             {"HELM_TIMEOUT"},
+		"helm-driver":              {"HELM_DRIVER"},
+		"kube-config":              {"KUBE_CONFIG", "KUBECONFIG"},
+		"kube-context":             {"KUBE_CONTEXT"},
+		"log-level":                {"LOG_LEVEL"},
+		"log-type":                 {"LOG_TYPE"},
+	}
+}
+
+// applyEnv sets every flag not given on the command line from its first
+// set environment variable.
+func applyEnv(fs *pflag.FlagSet, lookup func(string) (string, bool)) error {
+	var errs []error
+	for flag, names := range envFallbacks() {
+		f := fs.Lookup(flag)
+		if f == nil || f.Changed {
+			continue
+		}
+		for _, name := range names {
+			v, ok := lookup(name)
+			if !ok || v == "" {
+				continue
+			}
+			if err := fs.Set(flag, v); err != nil {
+				errs = append(errs, fmt.Errorf("environment variable %s=%q: %w", name, v, err))
+			}
+			break
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func newLogger(level, format string) (*slog.Logger, error) {
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level %q: want debug, info, warn or error", level)
+	}
+	opts := &slog.HandlerOptions{Level: lvl}
+	switch format {
+	case "json":
+		return slog.New(slog.NewJSONHandler(os.Stderr, opts)), nil
+	case "text", "color":
+		return slog.New(slog.NewTextHandler(os.Stderr, opts)), nil
+	default:
+		return nil, fmt.Errorf("--log-type %q: want text or json", format)
+	}
+}
+
+func (o *startOptions) restConfig() (*rest.Config, error) {
+	rules := &clientcmd.ClientConfigLoadingRules{ExplicitPath: o.kubeconfig}
+	overrides := &clientcmd.ConfigOverrides{CurrentContext: o.kubeContext}
+	if o.kubeconfig == "" {
+		cfg, err := rest.InClusterConfig()
+		if err != nil {
+			return nil, fmt.Errorf("no --kube-config given and not in a cluster: %w", err)
+		}
+		return cfg, nil
+	}
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("load kubeconfig %s: %w", o.kubeconfig, err)
+	}
+	return cfg, nil
+}
+
+func (o *startOptions) run(ctx context.Context) error {
+	log, err := newLogger(o.logLevel, o.logType)
+	if err != nil {
+		return err
+	}
+	klog.SetSlogLogger(log.With(slog.String("component", "client-go")))
+	if err := o.operator.Validate(); err != nil {
+		return err
+	}
+	restCfg, err := o.restConfig()
+	if err != nil {
+		return err
+	}
+	op, err := o.wire(restCfg, log)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	done := make(chan error, 1)
+	go func() { done <- op.Run(ctx) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down", slog.Duration("duration", shutdownGrace))
+	select {
+	case err := <-done:
+		log.Info("stopped")
+		return err
+	case <-time.After(shutdownGrace):
+		return fmt.Errorf("did not stop within %s", shutdownGrace)
+	}
+}
+
+// wire builds the operator with its real dependencies.
+func (o *startOptions) wire(restCfg *rest.Config, log *slog.Logger) (*operator.Operator, error) {
+	client, err := kubernetes.NewForConfig(restCfg)
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes client: %w", err)
+	}
+	hopts := o.helm
+	hopts.RESTConfig, hopts.Namespace, hopts.Logger = restCfg, o.operator.Namespace, log
+	releases, err := helm.New(hopts)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(o.operator.TempDir, 0o700); err != nil {
+		return nil, fmt.Errorf("create --tmp-dir: %w", err)
+	}
+	events := make(chan config.Event)
+	return operator.New(o.operator, operator.Deps{
+		Hooks:        &hook.Executor{Logger: log, Timeout: o.operator.HookTimeout, TempDir: o.operator.TempDir},
+		Releases:     releases,
+		Config:       config.NewSource(client, o.operator.Namespace, o.operator.ConfigMap, events, log),
+		ConfigEvents: events,
+		Clock:        clock.RealClock{},
+		Logger:       log,
+	})
+}

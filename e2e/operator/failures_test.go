@@ -1,0 +1,112 @@
+package operator
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+func TestHookFailingOnceIsRetried(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.setConfig(map[string]string{"flakyEnabled": "true"})
+	h.start()
+	trace := startupTrace()
+	last := len(trace) - 1
+	h.expectTrace(0, append(trace[:last:last], "flaky:beforeHelm", "flaky:beforeHelm", "global:afterAll")...)
+	h.waitLog(1, "first converge done", nil)
+	if n := h.countLog("task failed, will retry", map[string]string{
+		"task":  "ModuleRun flaky",
+		"error": "module flaky hook hooks/trace (beforeHelm): exit code 3",
+	}); n != 1 {
+		t.Errorf("failure log lines naming module, hook and exit code = %d, want 1", n)
+	}
+	if n := h.countLog("task failed, will retry", map[string]string{"error": "flaky hook fails on purpose"}); n != 1 {
+		t.Errorf("failure log lines with the hook's stderr = %d, want 1", n)
+	}
+}
+
+func TestHangingHookIsKilledAtTimeout(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.setConfig(map[string]string{"sleepyEnabled": "true"})
+	h.start("--hook-timeout=2s")
+	trace := startupTrace()
+	last := len(trace) - 1
+	h.expectTrace(0, append(trace[:last:last], "sleepy:beforeHelm", "sleepy:beforeHelm", "global:afterAll")...)
+	if n := h.countLog("task failed, will retry", map[string]string{"task": "ModuleRun sleepy", "error": "timed out after 2s"}); n != 1 {
+		t.Errorf("timeout log lines = %d, want 1", n)
+	}
+	data, err := os.ReadFile(h.trace + ".sleepy-child")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.poll("the hung hook's child to be killed", func() bool {
+		return syscall.Kill(pid, 0) != nil || isZombie(pid)
+	})
+}
+
+// isZombie reports a process that is dead but not reaped (its parent, the
+// sandbox's init, may not reap orphans).
+func isZombie(pid int) bool {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true
+	}
+	fields := strings.Fields(string(data))
+	return len(fields) > 2 && fields[2] == "Z"
+}
+
+func TestBadHookConfigIsReported(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.setConfig(map[string]string{"brokenConfigEnabled": "true"})
+	h.start()
+	h.waitLog(2, "task failed, will retry", map[string]string{
+		"task":  "ModuleRun broken-config",
+		"error": "900-broken-config/hooks/trace: schedule[0].crontab",
+	})
+	// Modules before it converged; nothing of them is lost.
+	if got := h.releaseRevision("alpha"); got != 1 {
+		t.Errorf("alpha release revision = %d, want 1", got)
+	}
+}
+
+func TestPatchOutsideOwnSectionFailsTheHook(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.setConfig(map[string]string{"badPatchEnabled": "true"})
+	h.start()
+	h.waitLog(2, "task failed, will retry", map[string]string{
+		"task":  "ModuleRun bad-patch",
+		"error": `module bad-patch hook hooks/trace (beforeHelm): values patch: `,
+	})
+	if n := h.countLog("task failed, will retry", map[string]string{"error": "/global/stolen"}); n == 0 {
+		t.Error("no failure log names the rejected path /global/stolen")
+	}
+}
+
+func TestInvalidConfigMapKeepsLastGoodConfig(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.setConfig(map[string]string{"alpha": "message: good"})
+	h.start()
+	mark := h.expectTrace(0, startupTrace()...)
+
+	h.setConfig(map[string]string{"alpha": "message: [unclosed"})
+	h.waitLog(1, "ConfigMap is invalid, keeping the last valid one", map[string]string{"error": `key "alpha"`})
+	h.setConfig(map[string]string{"alpha": "message: fixed"})
+	h.expectTrace(mark, "alpha:beforeHelm", "alpha:afterHelm")
+	if got := h.alphaData()["message"]; got != "fixed" {
+		t.Errorf("alpha message = %q, want fixed", got)
+	}
+	if got := h.releaseRevision("alpha"); got != 2 {
+		t.Errorf("alpha release revision = %d, want 2: the invalid ConfigMap changed nothing", got)
+	}
+}

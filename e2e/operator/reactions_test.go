@@ -1,0 +1,113 @@
+package operator
+
+import (
+	"testing"
+)
+
+func TestEnableModuleThroughConfigMap(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.start()
+	mark := h.expectTrace(0, startupTrace()...)
+
+	h.setConfig(map[string]string{"gammaEnabled": "true"})
+	h.expectTrace(mark,
+		"global:beforeAll",
+		`delta:enabled:["alpha","beta","gamma"]`,
+		"alpha:beforeHelm", "alpha:afterHelm",
+		"beta:beforeHelm", "beta:afterHelm",
+		"gamma:onStartup", "gamma:beforeHelm", "gamma:afterHelm",
+		"global:afterAll",
+	)
+	if got := h.releaseRevision("gamma"); got != 1 {
+		t.Errorf("gamma release revision = %d, want 1 (a chart without Chart.yaml)", got)
+	}
+	if got := h.releaseRevision("alpha"); got != 1 {
+		t.Errorf("alpha release revision = %d, want 1: nothing of alpha changed", got)
+	}
+}
+
+func TestDisableModuleWithOnlyItsEnabledKey(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	// alpha has a section of its own; only its Enabled key changes below.
+	h.setConfig(map[string]string{"alpha": "message: configured"})
+	h.start()
+	mark := h.expectTrace(0, startupTrace()...)
+	if got := h.alphaData()["message"]; got != "configured" {
+		t.Fatalf("alpha message = %q, want the ConfigMap's", got)
+	}
+
+	h.setConfig(map[string]string{"alpha": "message: configured", "alphaEnabled": "false"})
+	h.expectTrace(mark,
+		"global:beforeAll",
+		`delta:enabled:["beta"]`,
+		"alpha:beforeDeleteHelm", "alpha:afterDeleteHelm",
+		"beta:beforeHelm", "beta:afterHelm",
+		"global:afterAll",
+	)
+	if got := h.releaseRevision("alpha"); got != 0 {
+		t.Errorf("alpha release revision = %d after disabling, want no release", got)
+	}
+	if got := h.alphaData(); got != nil {
+		t.Errorf("alpha's ConfigMap still exists after uninstall: %v", got)
+	}
+}
+
+func TestModuleValuesChangeUpgradesOnce(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.start()
+	mark := h.expectTrace(0, startupTrace()...)
+
+	h.setConfig(map[string]string{"alpha": "message: changed"})
+	mark = h.expectTrace(mark, "alpha:beforeHelm", "alpha:afterHelm")
+	if got := h.alphaData()["message"]; got != "changed" {
+		t.Errorf("alpha message = %q, want changed", got)
+	}
+	// A later change to another module is a sync point: by then any second
+	// alpha upgrade would have happened.
+	h.setConfig(map[string]string{"alpha": "message: changed", "beta": "x: 1"})
+	h.expectTrace(mark, "beta:beforeHelm", "beta:afterHelm")
+	if got := h.releaseRevision("alpha"); got != 2 {
+		t.Errorf("alpha release revision = %d, want 2 (exactly one upgrade)", got)
+	}
+}
+
+func TestGlobalValuesChangeConverges(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.start()
+	mark := h.expectTrace(0, startupTrace()...)
+
+	h.setConfig(map[string]string{"global": "greeting: hi-there"})
+	h.expectTrace(mark,
+		"global:beforeAll",
+		`delta:enabled:["alpha","beta"]`,
+		"alpha:beforeHelm", "alpha:afterHelm",
+		"beta:beforeHelm", "beta:afterHelm",
+		"global:afterAll",
+	)
+	if got := h.alphaData()["greeting"]; got != "hi-there" {
+		t.Errorf("alpha greeting = %q, want the new global value", got)
+	}
+	if got := h.releaseRevision("alpha"); got != 2 {
+		t.Errorf("alpha release revision = %d, want 2", got)
+	}
+}
+
+func TestRestartWithoutChangesMakesNoRevision(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.start()
+	mark := h.expectTrace(0, startupTrace()...)
+	h.waitLog(1, "first converge done", nil)
+	h.stop()
+
+	h.start()
+	h.expectTrace(mark, startupTrace()...)
+	h.waitLog(2, "first converge done", nil)
+	if got := h.releaseRevision("alpha"); got != 1 {
+		t.Errorf("alpha release revision after restart = %d, want 1", got)
+	}
+}

@@ -1,0 +1,316 @@
+package operator
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+
+	"github.com/addon-operator/addon-operator/pkg/config"
+	"github.com/addon-operator/addon-operator/pkg/hook"
+	"github.com/addon-operator/addon-operator/pkg/module"
+	"github.com/addon-operator/addon-operator/pkg/values"
+)
+
+// handle runs one main-queue task. It is the queue's Handler: the only
+// place that changes module state and values.
+func (o *Operator) handle(ctx context.Context, t task) ([]task, error) {
+	start := o.clock.Now()
+	next, err := o.dispatch(ctx, t)
+	log := o.log.With(slog.String("task", t.String()), slog.Duration("duration", o.clock.Since(start)))
+	if err != nil {
+		if t.Module != "" && t.Kind != taskPurge {
+			o.state.update(t.Module, func(s *moduleState) { s.LastError = err.Error() })
+		}
+		log.Error("task failed, will retry", slog.String("error", err.Error()))
+		return nil, err
+	}
+	log.Debug("task done")
+	return next, nil
+}
+
+func (o *Operator) dispatch(ctx context.Context, t task) ([]task, error) {
+	switch t.Kind {
+	case taskStartup:
+		return o.startup(ctx)
+	case taskGlobalHook:
+		_, err := o.runGlobalHook(ctx, t.Hook, t.Binding)
+		return nil, err
+	case taskConverge:
+		o.converging = true
+		return append(globalHookTasks(o.global, hook.BeforeAll), task{Kind: taskPlan}), nil
+	case taskPlan:
+		return o.plan(ctx)
+	case taskAfterAll:
+		return append(globalHookTasks(o.global, hook.AfterAll),
+			task{Kind: taskConvergeDone, Checksum: values.Checksum(o.store.globalDoc())}), nil
+	case taskConvergeDone:
+		return o.convergeDone(t), nil
+	case taskModuleRun:
+		return o.moduleRun(ctx, t)
+	case taskModuleDelete:
+		return nil, o.moduleDelete(ctx, t.Module)
+	case taskPurge:
+		o.purge(ctx, t.Module)
+		return nil, nil
+	case taskApplyConfig:
+		o.applyConfig(t.Config)
+		return nil, nil
+	}
+	return nil, fmt.Errorf("unknown task kind %q", t.Kind)
+}
+
+// startup loads global hooks and queues their onStartup runs, then the first
+// converge. It waits for a valid ConfigMap: converging without one could
+// uninstall modules the ConfigMap enables.
+func (o *Operator) startup(ctx context.Context) ([]task, error) {
+	if o.store.currentConfig() == nil {
+		if err := o.configErr(); err != nil {
+			return nil, fmt.Errorf("ConfigMap %s/%s is invalid: %w", o.opts.Namespace, o.opts.ConfigMap, err)
+		}
+		return nil, errNoConfig
+	}
+	g := o.modules.Global()
+	hooks, err := loadHooks(ctx, o.runner, g.HooksDir(), g.Hooks(), hook.Global)
+	if err != nil {
+		return nil, err
+	}
+	o.global = hooks
+	o.started = true
+	return append(globalHookTasks(hooks, hook.OnStartup), task{Kind: taskConverge}), nil
+}
+
+// plan decides which modules are enabled and queues what follows from it.
+func (o *Operator) plan(ctx context.Context) ([]task, error) {
+	decisions, err := decideEnabled(o.enabledInputs(), func(name string, soFar []string) (bool, error) {
+		m, _ := o.modules.Module(name)
+		return o.runEnabledScript(ctx, m, soFar)
+	})
+	if err != nil {
+		return nil, err
+	}
+	owned, err := o.releases.Owned(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list releases: %w", err)
+	}
+	p := planConverge(decisions, o.state.enabledSet(), owned)
+	for _, d := range decisions {
+		o.state.update(d.Name, func(s *moduleState) {
+			s.Enabled, s.By = d.Enabled, d.By
+			if p.Startup[d.Name] {
+				s.StartupDone = false
+			}
+		})
+	}
+	o.log.Info("modules planned", slog.Any("run", p.Run), slog.Any("delete", p.Delete), slog.Any("purge", p.Purge))
+	var next []task
+	for _, name := range p.Delete {
+		next = append(next, task{Kind: taskModuleDelete, Module: name})
+	}
+	for _, name := range p.Purge {
+		next = append(next, task{Kind: taskPurge, Module: name})
+	}
+	for _, name := range p.Run {
+		// A run queued by an earlier event is covered by this one.
+		o.main.Remove(isModuleRun(name))
+		next = append(next, task{Kind: taskModuleRun, Module: name, Startup: p.Startup[name]})
+	}
+	return append(next, task{Kind: taskAfterAll}), nil
+}
+
+// enabledInputs collects what each module's enabled state depends on,
+// except its enabled script.
+func (o *Operator) enabledInputs() []enabledInput {
+	dynamic := o.store.dynamicEnabled()
+	cfg := o.store.currentConfig()
+	mods := o.modules.Modules()
+	inputs := make([]enabledInput, 0, len(mods))
+	for _, m := range mods {
+		in := enabledInput{Name: m.Name(), Common: m.CommonEnabled(), Own: m.StaticEnabled(), HasScript: m.EnabledScript() != ""}
+		if v, ok := dynamic[m.Key()]; ok {
+			in.Dynamic = &v
+		}
+		if v, ok := cfg.Enabled[m.Key()]; ok {
+			in.ConfigMap = &v
+		}
+		inputs = append(inputs, in)
+	}
+	return inputs
+}
+
+// convergeDone closes a converge; global values changed by afterAll hooks
+// start another one.
+func (o *Operator) convergeDone(t task) []task {
+	o.converging = false
+	if values.Checksum(o.store.globalDoc()) != t.Checksum {
+		o.log.Info("afterAll hooks changed global values, converging again")
+		return []task{{Kind: taskConverge}}
+	}
+	if o.ready.CompareAndSwap(false, true) {
+		o.log.Info("first converge done", slog.Duration("duration", o.clock.Since(o.startedAt)))
+	}
+	return nil
+}
+
+// moduleRun runs one enabled module: onStartup hooks (first run after it
+// was enabled), beforeHelm hooks, its Helm release, afterHelm hooks. When
+// afterHelm hooks change its values it runs again, within a bound.
+func (o *Operator) moduleRun(ctx context.Context, t task) ([]task, error) {
+	st := o.state.get(t.Module)
+	if !st.Enabled {
+		return nil, nil // disabled since it was queued
+	}
+	m, _ := o.modules.Module(t.Module)
+	hooks, err := o.moduleHooks(ctx, t.Module)
+	if err != nil {
+		return nil, err
+	}
+	if t.Startup && !st.StartupDone {
+		if _, err := o.runModuleHooks(ctx, m.Name(), hooks, hook.OnStartup); err != nil {
+			return nil, err
+		}
+		o.state.update(m.Name(), func(s *moduleState) { s.StartupDone = true })
+	}
+	if _, err := o.runModuleHooks(ctx, m.Name(), hooks, hook.BeforeHelm); err != nil {
+		return nil, err
+	}
+	if err := o.helmRun(ctx, m.Name()); err != nil {
+		return nil, err
+	}
+	changedBy, err := o.runModuleHooks(ctx, m.Name(), hooks, hook.AfterHelm)
+	if err != nil {
+		return nil, err
+	}
+	if len(changedBy) == 0 {
+		o.state.update(m.Name(), func(s *moduleState) { s.Reruns, s.LastError = 0, "" })
+		return nil, nil
+	}
+	var reruns int
+	o.state.update(m.Name(), func(s *moduleState) { s.Reruns = min(s.Reruns+1, o.opts.MaxValuesReruns+1); reruns = s.Reruns })
+	if reruns > o.opts.MaxValuesReruns {
+		return nil, fmt.Errorf("module %s: afterHelm hooks %v changed values on %d runs in a row; not running again until they settle",
+			m.Name(), changedBy, o.opts.MaxValuesReruns)
+	}
+	o.log.Info("afterHelm hooks changed values, running module again", slog.String("module", m.Name()), slog.Any("hook", changedBy))
+	return []task{{Kind: taskModuleRun, Module: m.Name()}}, nil
+}
+
+// moduleHooks loads a module's hooks on first use and caches them.
+func (o *Operator) moduleHooks(ctx context.Context, name string) ([]*loadedHook, error) {
+	if hooks := o.state.get(name).Hooks; hooks != nil {
+		return hooks, nil
+	}
+	m, _ := o.modules.Module(name)
+	hooks, err := loadHooks(ctx, o.runner, m.Path(), m.Hooks(), hook.Module)
+	if err != nil {
+		return nil, fmt.Errorf("module %s: %w", name, err)
+	}
+	o.state.update(name, func(s *moduleState) { s.Hooks = hooks })
+	return hooks, nil
+}
+
+// runModuleHooks runs a module's hooks of lifecycle binding b in order and
+// returns the names of those that changed the module's values.
+func (o *Operator) runModuleHooks(ctx context.Context, name string, hooks []*loadedHook, b hook.Binding) ([]string, error) {
+	m, _ := o.modules.Module(name)
+	var changedBy []string
+	for _, h := range byOrder(hooks, b) {
+		changed, err := o.runModuleHook(ctx, m, h, b)
+		if err != nil {
+			return nil, err
+		}
+		if changed {
+			changedBy = append(changedBy, h.Name)
+		}
+	}
+	return changedBy, nil
+}
+
+// moduleDelete runs beforeDeleteHelm hooks (when a release exists),
+// uninstalls the release, runs afterDeleteHelm hooks and forgets the
+// module's hook patches.
+func (o *Operator) moduleDelete(ctx context.Context, name string) error {
+	m, _ := o.modules.Module(name)
+	hooks, err := o.moduleHooks(ctx, name)
+	if err != nil {
+		return err
+	}
+	exists, err := o.releaseExists(ctx, name)
+	if err != nil {
+		return err
+	}
+	if exists {
+		if _, err := o.runModuleHooks(ctx, name, hooks, hook.BeforeDeleteHelm); err != nil {
+			return err
+		}
+		if _, err := o.releases.Uninstall(ctx, name); err != nil {
+			return fmt.Errorf("module %s: uninstall release: %w", name, err)
+		}
+		o.log.Info("release uninstalled", slog.String("module", name), slog.String("release", name))
+	}
+	if _, err := o.runModuleHooks(ctx, m.Name(), hooks, hook.AfterDeleteHelm); err != nil {
+		return err
+	}
+	o.store.resetModule(name)
+	o.state.update(name, func(s *moduleState) { s.StartupDone, s.Reruns, s.Revision, s.LastError = false, 0, 0, "" })
+	return nil
+}
+
+// purge uninstalls a release of ours whose module no longer exists. A
+// failure is logged, not retried: nothing else depends on it.
+func (o *Operator) purge(ctx context.Context, release string) {
+	if _, err := o.releases.Uninstall(ctx, release); err != nil {
+		o.log.Warn("purge of release without module failed", slog.String("release", release), slog.String("error", err.Error()))
+		return
+	}
+	o.log.Info("release without module purged", slog.String("release", release))
+}
+
+// applyConfig takes a new valid ConfigMap content into use and queues what
+// it changes: a converge for global or enabled changes, module runs for
+// changed module sections.
+func (o *Operator) applyConfig(c *config.Config) {
+	old := o.store.currentConfig()
+	o.store.setConfig(c)
+	if !o.started || old == nil {
+		return
+	}
+	change := config.Diff(old, c)
+	if change.GlobalChanged || len(change.EnabledChanged) > 0 {
+		o.log.Info("ConfigMap changed global values or enabled flags, converging",
+			slog.Bool("global", change.GlobalChanged), slog.Any("module", change.EnabledChanged))
+		o.queueConverge()
+	}
+	for _, key := range change.ModulesChanged {
+		m, ok := o.moduleByKey(key)
+		if !ok {
+			o.log.Warn("ConfigMap has a section for an unknown module", slog.String("module", key))
+			continue
+		}
+		if o.state.get(m).Enabled {
+			o.queueModuleRun(m)
+		}
+	}
+}
+
+// queueConverge appends a converge unless one is already waiting to start.
+func (o *Operator) queueConverge() {
+	if !o.main.Has(isKind(taskConverge)) {
+		o.main.PushBack(task{Kind: taskConverge})
+	}
+}
+
+// queueModuleRun appends a run of the module unless one is already waiting.
+func (o *Operator) queueModuleRun(name string) {
+	if !o.main.Has(isModuleRun(name)) {
+		o.main.PushBack(task{Kind: taskModuleRun, Module: name})
+	}
+}
+
+func (o *Operator) moduleByKey(key string) (string, bool) {
+	i := slices.IndexFunc(o.modules.Modules(), func(m *module.Module) bool { return m.Key() == key })
+	if i < 0 {
+		return "", false
+	}
+	return o.modules.Modules()[i].Name(), true
+}

@@ -1,0 +1,148 @@
+package operator
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+
+	"github.com/addon-operator/addon-operator/pkg/hook"
+	"github.com/addon-operator/addon-operator/pkg/module"
+	"github.com/addon-operator/addon-operator/pkg/values"
+)
+
+// hookRunner runs hook executables; *hook.Executor is the real one.
+type hookRunner interface {
+	Config(ctx context.Context, path string) ([]byte, error)
+	Run(ctx context.Context, r hook.Run) (*hook.Result, error)
+}
+
+// loadedHook is a hook with its parsed configuration.
+type loadedHook struct {
+	Path string
+	// Name is the path relative to the module or global hooks directory.
+	Name   string
+	Config *hook.Config
+}
+
+// loadHooks runs every hook with --config and parses what it prints. The
+// first error names the hook file.
+func loadHooks(ctx context.Context, runner hookRunner, base string, paths []string, kind hook.Kind) ([]*loadedHook, error) {
+	hooks := make([]*loadedHook, 0, len(paths))
+	for _, p := range paths {
+		name, err := filepath.Rel(base, p)
+		if err != nil {
+			name = p
+		}
+		out, err := runner.Config(ctx, p)
+		if err != nil {
+			return nil, fmt.Errorf("hook %s: run --config: %w", p, err)
+		}
+		cfg, err := hook.ParseConfig(p, out, kind)
+		if err != nil {
+			return nil, err
+		}
+		hooks = append(hooks, &loadedHook{Path: p, Name: name, Config: cfg})
+	}
+	return hooks, nil
+}
+
+// byOrder returns the hooks that declare lifecycle binding b, in ascending
+// ORDER, ties broken by path.
+func byOrder(hooks []*loadedHook, b hook.Binding) []*loadedHook {
+	var out []*loadedHook
+	for _, h := range hooks {
+		if _, ok := h.Config.Order(b); ok {
+			out = append(out, h)
+		}
+	}
+	slices.SortStableFunc(out, func(x, y *loadedHook) int {
+		ox, _ := x.Config.Order(b)
+		oy, _ := y.Config.Order(b)
+		return cmp.Or(cmp.Compare(ox, oy), cmp.Compare(x.Path, y.Path))
+	})
+	return out
+}
+
+// runGlobalHook runs one global hook for a lifecycle binding and keeps its
+// patches. It returns whether global values (or dynamic enabled flags)
+// changed.
+func (o *Operator) runGlobalHook(ctx context.Context, h *loadedHook, b hook.Binding) (bool, error) {
+	before := values.Checksum(o.store.globalDoc())
+	doc := o.store.globalDoc()
+	res, err := o.runner.Run(ctx, hook.Run{
+		Path:         h.Path,
+		Kind:         hook.RunHook,
+		Contexts:     []hook.BindingContext{{Binding: string(b)}},
+		Values:       values.Values{globalKey: doc[globalKey]},
+		ConfigValues: o.store.configFor(nil),
+		Hook:         h.Name,
+		Binding:      string(b),
+	})
+	if err != nil {
+		return false, fmt.Errorf("global hook %s (%s): %w", h.Name, b, err)
+	}
+	if err := o.store.addGlobalPatch(res.ValuesPatch); err != nil {
+		return false, fmt.Errorf("global hook %s (%s): values patch: %w", h.Name, b, err)
+	}
+	if err := o.writeConfigPatch(ctx, nil, res.ConfigValuesPatch); err != nil {
+		return false, fmt.Errorf("global hook %s (%s): config values patch: %w", h.Name, b, err)
+	}
+	return values.Checksum(o.store.globalDoc()) != before, nil
+}
+
+// moduleHookValues is what a module's hooks see in VALUES_PATH.
+func (o *Operator) moduleHookValues(m *module.Module) values.Values {
+	global := o.store.GlobalValues()
+	global["enabledModules"] = o.state.enabledList()
+	return values.Values{globalKey: global, m.Key(): o.store.ModuleValues(m)}
+}
+
+// runModuleHook runs one module hook for a lifecycle binding and keeps its
+// patches. It returns whether the module's values changed.
+func (o *Operator) runModuleHook(ctx context.Context, m *module.Module, h *loadedHook, b hook.Binding) (bool, error) {
+	before := values.Checksum(o.store.ModuleValues(m))
+	res, err := o.runner.Run(ctx, hook.Run{
+		Path:         h.Path,
+		Kind:         hook.RunHook,
+		Contexts:     []hook.BindingContext{{Binding: string(b)}},
+		Values:       o.moduleHookValues(m),
+		ConfigValues: o.store.configFor(m),
+		Module:       m.Name(),
+		Hook:         h.Name,
+		Binding:      string(b),
+	})
+	if err != nil {
+		return false, fmt.Errorf("module %s hook %s (%s): %w", m.Name(), h.Name, b, err)
+	}
+	if err := o.store.addModulePatch(m, res.ValuesPatch); err != nil {
+		return false, fmt.Errorf("module %s hook %s (%s): values patch: %w", m.Name(), h.Name, b, err)
+	}
+	if err := o.writeConfigPatch(ctx, m, res.ConfigValuesPatch); err != nil {
+		return false, fmt.Errorf("module %s hook %s (%s): config values patch: %w", m.Name(), h.Name, b, err)
+	}
+	return values.Checksum(o.store.ModuleValues(m)) != before, nil
+}
+
+// runEnabledScript asks a module's enabled script, giving it the modules
+// enabled so far in global.enabledModules.
+func (o *Operator) runEnabledScript(ctx context.Context, m *module.Module, enabledSoFar []string) (bool, error) {
+	global := o.store.GlobalValues()
+	global["enabledModules"] = enabledSoFar
+	res, err := o.runner.Run(ctx, hook.Run{
+		Path:         m.EnabledScript(),
+		Kind:         hook.RunEnabledScript,
+		Values:       values.Values{globalKey: global, m.Key(): o.store.ModuleValues(m)},
+		ConfigValues: o.store.configFor(m),
+		Module:       m.Name(),
+		Hook:         "enabled",
+	})
+	if err != nil {
+		return false, err
+	}
+	if res.Enabled == nil {
+		return false, fmt.Errorf("%s wrote no result to MODULE_ENABLED_RESULT", m.EnabledScript())
+	}
+	return *res.Enabled, nil
+}

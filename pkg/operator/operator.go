@@ -1,0 +1,224 @@
+// Package operator orchestrates addon-operator: the startup sequence, the
+// converge and module-run task graph on the main queue, and the reactions to
+// ConfigMap changes.
+package operator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+	"k8s.io/utils/clock"
+
+	"github.com/addon-operator/addon-operator/pkg/config"
+	"github.com/addon-operator/addon-operator/pkg/helm"
+	"github.com/addon-operator/addon-operator/pkg/module"
+	"github.com/addon-operator/addon-operator/pkg/queue"
+	"github.com/addon-operator/addon-operator/pkg/values"
+)
+
+// releaser manages modules' Helm releases; *helm.Client is the real one.
+type releaser interface {
+	Apply(ctx context.Context, r helm.Release) (helm.Outcome, error)
+	Uninstall(ctx context.Context, name string) (bool, error)
+	Status(ctx context.Context, name string) (helm.Status, error)
+	Owned(ctx context.Context) ([]string, error)
+}
+
+// configSource watches the users' ConfigMap and writes hooks' config
+// patches back; *config.Source is the real one.
+type configSource interface {
+	Run(ctx context.Context) error
+	Write(ctx context.Context, edit config.Edit) error
+}
+
+// Deps are the operator's seams to the outside world.
+type Deps struct {
+	Hooks    hookRunner
+	Releases releaser
+	Config   configSource
+	// ConfigEvents receives what Config observes.
+	ConfigEvents <-chan config.Event
+	Clock        clock.Clock
+	Logger       *slog.Logger
+}
+
+// Operator runs modules. Create it with New and start it with Run.
+type Operator struct {
+	opts     Options
+	log      *slog.Logger
+	clock    clock.Clock
+	runner   hookRunner
+	releases releaser
+	config   configSource
+	events   <-chan config.Event
+
+	modules *module.Set
+	store   *store
+	state   *states
+	main    *queue.Queue[task]
+
+	// Owned by the main queue worker.
+	global     []*loadedHook
+	started    bool // the first converge was queued
+	converging bool
+
+	startedAt time.Time
+	ready     atomic.Bool
+
+	cfgErrMu sync.Mutex
+	cfgErr   error // the last ConfigMap parse error, nil once a valid one came
+}
+
+// New discovers modules and global hooks and prepares the operator.
+func New(opts Options, deps Deps) (*Operator, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	mods, err := module.Discover(module.Options{
+		ModulesDirs:     module.SplitDirs(opts.ModulesDirs),
+		GlobalHooksDir:  opts.GlobalHooksDir,
+		UnnumberedOrder: opts.UnnumberedModulesOrder,
+		Logger:          deps.Logger,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("discover modules: %w", err)
+	}
+	names := make([]string, 0, len(mods.Modules()))
+	for _, m := range mods.Modules() {
+		names = append(names, m.Name())
+	}
+	o := &Operator{
+		opts: opts, log: deps.Logger, clock: deps.Clock,
+		runner: deps.Hooks, releases: deps.Releases, config: deps.Config, events: deps.ConfigEvents,
+		modules: mods, store: newStore(mods), state: newStates(names),
+		main: queue.New[task]("main", deps.Clock, queue.ExponentialBackoff(opts.RetryDelay, opts.RetryMaxDelay)),
+	}
+	deps.Logger.Info("modules discovered", slog.Int("modules", len(names)), slog.Int("global_hooks", len(mods.Global().Hooks())))
+	return o, nil
+}
+
+// Run works until ctx is cancelled: it watches the ConfigMap, runs the
+// startup sequence once the ConfigMap was read, then reacts to changes.
+func (o *Operator) Run(ctx context.Context) error {
+	o.startedAt = o.clock.Now()
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return o.config.Run(ctx) })
+	g.Go(func() error { return o.main.Run(ctx, o.handle) })
+	g.Go(func() error { return o.watchConfig(ctx) })
+	return g.Wait()
+}
+
+// watchConfig turns ConfigMap events into tasks. The first event, valid or
+// not, starts the startup sequence.
+func (o *Operator) watchConfig(ctx context.Context) error {
+	first := true
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev := <-o.events:
+			if ev.Err != nil {
+				o.setConfigErr(ev.Err)
+				o.log.Error("ConfigMap is invalid, keeping the last valid one",
+					slog.String("name", o.opts.ConfigMap), slog.String("error", ev.Err.Error()))
+			} else {
+				o.setConfigErr(nil)
+				o.main.PushFront(task{Kind: taskApplyConfig, Config: ev.Config})
+			}
+			if first {
+				first = false
+				o.main.PushBack(task{Kind: taskStartup})
+			}
+		}
+	}
+}
+
+func (o *Operator) setConfigErr(err error) {
+	o.cfgErrMu.Lock()
+	defer o.cfgErrMu.Unlock()
+	o.cfgErr = err
+}
+
+func (o *Operator) configErr() error {
+	o.cfgErrMu.Lock()
+	defer o.cfgErrMu.Unlock()
+	return o.cfgErr
+}
+
+// Ready reports whether the first converge has finished.
+func (o *Operator) Ready() bool { return o.ready.Load() }
+
+// Modules returns every module's status, in module order.
+func (o *Operator) Modules() []ModuleStatus { return o.state.snapshot() }
+
+// Queue returns a snapshot of the main queue.
+func (o *Operator) Queue() queue.Snapshot[task] { return o.main.Snapshot() }
+
+// writeConfigPatch applies a hook's config-values patch and writes the
+// changed sections back to the ConfigMap. m is nil for global hooks.
+func (o *Operator) writeConfigPatch(ctx context.Context, m *module.Module, p values.Patch) error {
+	if len(p) == 0 {
+		return nil
+	}
+	policy := values.GlobalHookRoots()
+	if m != nil {
+		policy = values.ModuleHookRoots(m.Key())
+	}
+	edit, err := patchConfig(p, o.store.configFor(m), policy)
+	if err != nil {
+		return err
+	}
+	if len(edit.Sections)+len(edit.Enabled) == 0 {
+		return nil
+	}
+	if err := o.config.Write(ctx, edit); err != nil {
+		return err
+	}
+	o.store.applyEdit(edit)
+	return nil
+}
+
+// releaseExists reports whether the module has a release.
+func (o *Operator) releaseExists(ctx context.Context, name string) (bool, error) {
+	_, err := o.releases.Status(ctx, name)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, helm.ErrNotFound):
+		return false, nil
+	default:
+		return false, fmt.Errorf("module %s: release status: %w", name, err)
+	}
+}
+
+// helmRun installs or upgrades a module's release; the Helm client skips it
+// when nothing changed.
+func (o *Operator) helmRun(ctx context.Context, name string) error {
+	m, _ := o.modules.Module(name)
+	if !m.IsHelm() {
+		return nil
+	}
+	global := o.store.GlobalValues()
+	out, err := o.releases.Apply(ctx, helm.Release{
+		Name:     name,
+		ChartDir: m.Path(),
+		Values:   map[string]any{globalKey: map[string]any(global), m.Key(): map[string]any(o.store.ModuleValues(m))},
+	})
+	if err != nil {
+		return fmt.Errorf("module %s: helm: %w", name, err)
+	}
+	o.state.update(name, func(s *moduleState) { s.Revision = out.Revision })
+	log := o.log.With(slog.String("module", name), slog.String("release", name), slog.Int("revision", out.Revision))
+	if out.Skipped {
+		log.Debug("release up to date")
+	} else {
+		log.Info("release deployed", slog.String("reason", string(out.Reason)))
+	}
+	return nil
+}

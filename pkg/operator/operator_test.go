@@ -1,0 +1,358 @@
+package operator
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"k8s.io/utils/clock"
+
+	"github.com/addon-operator/addon-operator/pkg/config"
+	"github.com/addon-operator/addon-operator/pkg/helm"
+	"github.com/addon-operator/addon-operator/pkg/hook"
+	"github.com/addon-operator/addon-operator/pkg/values"
+)
+
+// fakeRunner stands in for the hook executor: configs come from a map, runs
+// are recorded as "<dir>/<hook>:<binding>" and may return patches.
+type fakeRunner struct {
+	mu      sync.Mutex
+	configs map[string]string // by hook base name
+	calls   []string
+	// patch returns the values patch for a run, or nil.
+	patch func(call string, n int) values.Patch
+	runs  map[string]int
+}
+
+func (f *fakeRunner) Config(_ context.Context, path string) ([]byte, error) {
+	return []byte(f.configs[filepath.Base(path)]), nil
+}
+
+func (f *fakeRunner) Run(_ context.Context, r hook.Run) (*hook.Result, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	who := r.Module
+	if who == "" {
+		who = "global"
+	}
+	call := who + ":" + r.Binding
+	if r.Kind == hook.RunEnabledScript {
+		call = who + ":enabled"
+	}
+	f.calls = append(f.calls, call)
+	if f.runs == nil {
+		f.runs = map[string]int{}
+	}
+	f.runs[call]++
+	res := &hook.Result{}
+	if r.Kind == hook.RunEnabledScript {
+		yes := true
+		res.Enabled = &yes
+	}
+	if f.patch != nil {
+		res.ValuesPatch = f.patch(call, f.runs[call])
+	}
+	return res, nil
+}
+
+func (f *fakeRunner) recorded() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.calls...)
+}
+
+// fakeReleaser records Helm calls into the runner's call list.
+type fakeReleaser struct {
+	runner *fakeRunner
+	owned  []string
+}
+
+func (f *fakeReleaser) record(call string) {
+	f.runner.mu.Lock()
+	defer f.runner.mu.Unlock()
+	f.runner.calls = append(f.runner.calls, call)
+}
+
+func (f *fakeReleaser) Apply(_ context.Context, r helm.Release) (helm.Outcome, error) {
+	f.record("helm:" + r.Name)
+	return helm.Outcome{Revision: 1}, nil
+}
+
+func (f *fakeReleaser) Uninstall(_ context.Context, name string) (bool, error) {
+	f.record("uninstall:" + name)
+	return true, nil
+}
+
+func (f *fakeReleaser) Status(context.Context, string) (helm.Status, error) {
+	return helm.Status{}, helm.ErrNotFound
+}
+
+func (f *fakeReleaser) Owned(context.Context) ([]string, error) { return f.owned, nil }
+
+type fakeConfig struct{ writes []config.Edit }
+
+func (*fakeConfig) Run(ctx context.Context) error { <-ctx.Done(); return nil }
+
+func (f *fakeConfig) Write(_ context.Context, e config.Edit) error {
+	f.writes = append(f.writes, e)
+	return nil
+}
+
+// writeTree creates files (executable when under hooks/) below dir.
+func writeTree(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o750); err != nil {
+			t.Fatal(err)
+		}
+		mode := os.FileMode(0o600)
+		if strings.Contains(name, "hooks/") || filepath.Base(name) == "enabled" {
+			mode = 0o700
+		}
+		if err := os.WriteFile(p, []byte(content), mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// newTestOperator builds an operator over modules a (helm, order 10) and b
+// (hooks only, order 20), both enabled, and a global hook.
+func newTestOperator(t *testing.T, runner *fakeRunner, opts ...func(*Options)) (*Operator, *fakeReleaser) {
+	t.Helper()
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{
+		"modules/values.yaml":             "aEnabled: true\nbEnabled: true\n",
+		"modules/010-a/templates/cm.yaml": "kind: ConfigMap",
+		"modules/010-a/hooks/mod":         "",
+		"modules/020-b/hooks/mod":         "",
+		"global-hooks/hooks/global":       "",
+	})
+	if runner.configs == nil {
+		runner.configs = map[string]string{
+			"mod":    "configVersion: v1\nonStartup: 1\nbeforeHelm: 1\nafterHelm: 1\nafterDeleteHelm: 1\n",
+			"global": "configVersion: v1\nonStartup: 1\nbeforeAll: 1\nafterAll: 1\n",
+		}
+	}
+	o := DefaultOptions()
+	o.ModulesDirs, o.GlobalHooksDir, o.Namespace = filepath.Join(dir, "modules"), filepath.Join(dir, "global-hooks"), "ns"
+	o.RetryDelay, o.RetryMaxDelay = time.Millisecond, time.Millisecond
+	for _, f := range opts {
+		f(&o)
+	}
+	rel := &fakeReleaser{runner: runner}
+	op, err := New(o, Deps{
+		Hooks: runner, Releases: rel, Config: &fakeConfig{},
+		Clock: clock.RealClock{}, Logger: slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	return op, rel
+}
+
+// runUntil starts the main queue with an empty ConfigMap applied and the
+// startup task queued, and stops it once cond holds.
+func runUntil(t *testing.T, o *Operator, cond func() bool) {
+	t.Helper()
+	runUntilWith(t, o, &config.Config{}, cond)
+}
+
+// runUntilWith is runUntil with the given ConfigMap content.
+func runUntilWith(t *testing.T, o *Operator, cfg *config.Config, cond func() bool) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	o.main.PushBack(task{Kind: taskApplyConfig, Config: cfg}, task{Kind: taskStartup})
+	go func() { done <- o.main.Run(ctx, o.handle) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			cancel()
+			t.Fatalf("condition not reached; queue: %+v", o.main.Snapshot())
+		}
+		<-time.After(time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("queue: %v", err)
+	}
+}
+
+func TestStartupConvergeOrder(t *testing.T) {
+	runner := &fakeRunner{}
+	o, _ := newTestOperator(t, runner)
+	runUntil(t, o, o.Ready)
+	want := []string{
+		"global:onStartup",
+		"global:beforeAll",
+		"a:onStartup", "a:beforeHelm", "helm:a", "a:afterHelm",
+		"b:onStartup", "b:beforeHelm", "b:afterHelm",
+		"global:afterAll",
+	}
+	if diff := cmp.Diff(want, runner.recorded()); diff != "" {
+		t.Errorf("calls (-want +got):\n%s", diff)
+	}
+}
+
+func TestDisabledModuleWithReleaseIsDeletedAndOrphanPurged(t *testing.T) {
+	runner := &fakeRunner{}
+	o, rel := newTestOperator(t, runner)
+	rel.owned = []string{"b", "gone"}
+	runUntilWith(t, o, &config.Config{Enabled: map[string]bool{"b": false}}, o.Ready)
+	want := []string{
+		"global:onStartup",
+		"global:beforeAll",
+		"b:afterDeleteHelm", // the fake Status finds no release: no beforeDeleteHelm, no uninstall
+		"uninstall:gone",
+		"a:onStartup", "a:beforeHelm", "helm:a", "a:afterHelm",
+		"global:afterAll",
+	}
+	if diff := cmp.Diff(want, runner.recorded()); diff != "" {
+		t.Errorf("calls (-want +got):\n%s", diff)
+	}
+}
+
+func TestAfterHelmChangingValuesEveryRunIsBounded(t *testing.T) {
+	runner := &fakeRunner{patch: func(call string, n int) values.Patch {
+		if call == "a:afterHelm" {
+			return values.Patch{{Op: "add", Path: "/a/counter", Value: float64(n)}}
+		}
+		return nil
+	}}
+	o, _ := newTestOperator(t, runner, func(o *Options) { o.MaxValuesReruns = 3 })
+	runUntil(t, o, func() bool { return o.state.get("a").LastError != "" })
+	got := o.state.get("a").LastError
+	want := "module a: afterHelm hooks [hooks/mod] changed values on 3 runs in a row; not running again until they settle"
+	if got != want {
+		t.Errorf("last error = %q, want %q", got, want)
+	}
+	if n := runner.runs["a:afterHelm"]; n != 4 {
+		t.Errorf("afterHelm runs = %d, want 4 (the first and 3 reruns)", n)
+	}
+}
+
+func TestAfterAllChangingGlobalValuesConvergesAgain(t *testing.T) {
+	runner := &fakeRunner{patch: func(call string, n int) values.Patch {
+		if call == "global:afterAll" && n == 1 {
+			return values.Patch{{Op: "add", Path: "/global/discovered", Value: "yes"}}
+		}
+		return nil
+	}}
+	o, _ := newTestOperator(t, runner)
+	runUntil(t, o, o.Ready)
+	got := runner.recorded()
+	var converges []string
+	for _, c := range got {
+		if strings.HasPrefix(c, "global:") {
+			converges = append(converges, c)
+		}
+	}
+	want := []string{"global:onStartup", "global:beforeAll", "global:afterAll", "global:beforeAll", "global:afterAll"}
+	if diff := cmp.Diff(want, converges); diff != "" {
+		t.Errorf("global hook runs (-want +got):\n%s", diff)
+	}
+	if v := o.store.GlobalValues()["discovered"]; v != "yes" {
+		t.Errorf("global.discovered = %v, want the afterAll patch kept", v)
+	}
+}
+
+func TestApplyConfigQueuesTheRightWork(t *testing.T) {
+	base := &config.Config{
+		Global:  values.Values{"x": 1.0},
+		Modules: map[string]values.Values{"a": {"m": 1.0}},
+		Enabled: map[string]bool{},
+	}
+	tests := []struct {
+		name string
+		next *config.Config
+		want []string
+	}{
+		{"module section changed", &config.Config{Global: base.Global, Modules: map[string]values.Values{"a": {"m": 2.0}}}, []string{"ModuleRun a"}},
+		{"section of a disabled module changed", &config.Config{Global: base.Global, Modules: map[string]values.Values{"a": {"m": 1.0}, "b": {"z": 1.0}}}, nil},
+		{"global changed", &config.Config{Global: values.Values{"x": 2.0}, Modules: base.Modules}, []string{"Converge"}},
+		{"only an enabled flag of a module with a section", &config.Config{Global: base.Global, Modules: base.Modules, Enabled: map[string]bool{"a": true}}, []string{"Converge"}},
+		{"nothing changed", base, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o, _ := newTestOperator(t, &fakeRunner{})
+			o.started = true
+			o.state.update("a", func(s *moduleState) { s.Enabled = true })
+			o.applyConfig(base)
+			o.applyConfig(tt.next)
+			items := o.main.Snapshot().Items
+			got := make([]string, 0, len(items))
+			for _, it := range items {
+				got = append(got, it.Task.String())
+			}
+			if diff := cmp.Diff(tt.want, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("queued (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestPatchConfig(t *testing.T) {
+	current := values.Values{"global": map[string]any{"a": 1.0}, "mod": map[string]any{"x": "y"}}
+	yes := true
+	tests := []struct {
+		name    string
+		patch   values.Patch
+		policy  values.RootPolicy
+		want    config.Edit
+		wantErr string
+	}{
+		{
+			name:   "global section and a dynamic enabled flag",
+			patch:  values.Patch{{Op: "add", Path: "/global/b", Value: 2.0}, {Op: "add", Path: "/modEnabled", Value: true}},
+			policy: values.GlobalHookRoots(),
+			want: config.Edit{
+				Sections: map[string]values.Values{"global": {"a": 1.0, "b": 2.0}},
+				Enabled:  map[string]*bool{"mod": &yes},
+			},
+		},
+		{
+			name:   "module section removed",
+			patch:  values.Patch{{Op: "remove", Path: "/mod"}},
+			policy: values.ModuleHookRoots("mod"),
+			want:   config.Edit{Sections: map[string]values.Values{"mod": nil}, Enabled: map[string]*bool{}},
+		},
+		{
+			name:    "module hook may not touch global",
+			patch:   values.Patch{{Op: "add", Path: "/global/b", Value: 2.0}},
+			policy:  values.ModuleHookRoots("mod"),
+			wantErr: "patch root not allowed",
+		},
+		{
+			name:    "enabled flag must be a boolean",
+			patch:   values.Patch{{Op: "add", Path: "/modEnabled", Value: "yes"}},
+			policy:  values.GlobalHookRoots(),
+			wantErr: "/modEnabled must be true or false",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := patchConfig(tt.patch, current, tt.policy)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error = %v, want one containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("edit (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -1,0 +1,101 @@
+package operator
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/addon-operator/addon-operator/pkg/module"
+)
+
+// Options configure the operator. Defaults come from DefaultOptions; flags
+// from BindFlags; environment fallbacks are applied by the command.
+type Options struct {
+	// ModulesDirs is a ':'-separated list of directories with modules.
+	ModulesDirs string
+	// GlobalHooksDir holds global hooks (in hooks/ or directly) and openapi/.
+	GlobalHooksDir string
+	// UnnumberedModulesOrder is the order of modules without an NNN- prefix.
+	UnnumberedModulesOrder int
+	// Namespace is where the ConfigMap and all releases live.
+	Namespace string
+	// ConfigMap is the name of the users' ConfigMap.
+	ConfigMap string
+	// TempDir is where hooks' per-run files are created.
+	TempDir string
+	// HookTimeout bounds one hook run; the whole process group is killed then.
+	HookTimeout time.Duration
+	// RetryDelay and RetryMaxDelay bound the backoff of a failing task.
+	RetryDelay, RetryMaxDelay time.Duration
+	// MaxValuesReruns bounds how often afterHelm hooks may change a module's
+	// values in a row before the module run fails.
+	MaxValuesReruns int
+}
+
+// DefaultOptions returns the defaults documented in --help.
+func DefaultOptions() Options {
+	return Options{
+		ModulesDirs:            "modules",
+		GlobalHooksDir:         "global-hooks",
+		UnnumberedModulesOrder: module.DefaultUnnumberedOrder,
+		ConfigMap:              "addon-operator",
+		TempDir:                "/tmp/addon-operator",
+		HookTimeout:            10 * time.Minute,
+		RetryDelay:             5 * time.Second,
+		RetryMaxDelay:          time.Minute,
+		MaxValuesReruns:        10,
+	}
+}
+
+// BindFlags registers a flag for every option.
+func (o *Options) BindFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.ModulesDirs, "modules-dir", o.ModulesDirs,
+		"directories with modules, separated by ':' (env ADDON_OPERATOR_MODULES_DIR, MODULES_DIR)")
+	fs.StringVar(&o.GlobalHooksDir, "global-hooks-dir", o.GlobalHooksDir,
+		"directory with global hooks and their openapi/ schemas (env ADDON_OPERATOR_GLOBAL_HOOKS_DIR, GLOBAL_HOOKS_DIR)")
+	fs.IntVar(&o.UnnumberedModulesOrder, "unnumbered-modules-order", o.UnnumberedModulesOrder,
+		"order of modules whose directory has no NNN- prefix (env ADDON_OPERATOR_UNNUMBERED_MODULES_ORDER)")
+	fs.StringVar(&o.Namespace, "namespace", o.Namespace,
+		"namespace of the ConfigMap and of every module's Helm release (env ADDON_OPERATOR_NAMESPACE; required)")
+	fs.StringVar(&o.ConfigMap, "config-map", o.ConfigMap,
+		"name of the ConfigMap with global and module settings (env ADDON_OPERATOR_CONFIG_MAP)")
+	fs.StringVar(&o.TempDir, "tmp-dir", o.TempDir,
+		"directory for hooks' temporary files (env ADDON_OPERATOR_TMP_DIR)")
+	fs.DurationVar(&o.HookTimeout, "hook-timeout", o.HookTimeout,
+		"longest a hook may run; then its whole process group is killed (env ADDON_OPERATOR_HOOK_TIMEOUT)")
+	fs.DurationVar(&o.RetryDelay, "retry-delay", o.RetryDelay,
+		"first delay before a failed task is retried; it doubles on each failure (env ADDON_OPERATOR_RETRY_DELAY)")
+	fs.DurationVar(&o.RetryMaxDelay, "retry-max-delay", o.RetryMaxDelay,
+		"longest delay between retries of a failing task (env ADDON_OPERATOR_RETRY_MAX_DELAY)")
+}
+
+// Validate reports options that cannot work.
+func (o *Options) Validate() error {
+	var errs []error
+	if o.Namespace == "" {
+		errs = append(errs, errors.New("--namespace (ADDON_OPERATOR_NAMESPACE) is required"))
+	}
+	if o.ModulesDirs == "" {
+		errs = append(errs, errors.New("--modules-dir must name at least one directory"))
+	}
+	if o.ConfigMap == "" {
+		errs = append(errs, errors.New("--config-map must not be empty"))
+	}
+	for _, d := range []struct {
+		flag string
+		val  time.Duration
+	}{
+		{"--hook-timeout", o.HookTimeout}, {"--retry-delay", o.RetryDelay},
+		{"--retry-max-delay", o.RetryMaxDelay},
+	} {
+		if d.val <= 0 {
+			errs = append(errs, fmt.Errorf("%s must be positive, got %s", d.flag, d.val))
+		}
+	}
+	if o.RetryMaxDelay < o.RetryDelay {
+		errs = append(errs, fmt.Errorf("--retry-max-delay %s is shorter than --retry-delay %s", o.RetryMaxDelay, o.RetryDelay))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,97 @@
+package operator
+
+import (
+	"slices"
+	"sync"
+)
+
+// moduleState is what the operator remembers about one module between runs.
+type moduleState struct {
+	Enabled bool
+	By      Source
+	// Hooks are loaded on the module's first run; nil until then.
+	Hooks []*loadedHook
+	// StartupDone is set once onStartup hooks ran after the module was
+	// enabled.
+	StartupDone bool
+	// Reruns counts consecutive runs restarted because afterHelm hooks
+	// changed values.
+	Reruns int
+	// Revision is the release revision after the last Helm run.
+	Revision int
+	// LastError is the last failure of a run or delete, "" after success.
+	LastError string
+}
+
+// states holds every module's state. The main queue worker writes it; the
+// mutex lets status readers in.
+type states struct {
+	mu     sync.RWMutex
+	order  []string // module names in module order
+	byName map[string]*moduleState
+}
+
+func newStates(names []string) *states {
+	s := &states{order: names, byName: make(map[string]*moduleState, len(names))}
+	for _, n := range names {
+		s.byName[n] = &moduleState{}
+	}
+	return s
+}
+
+// update runs f on a module's state under the lock.
+func (s *states) update(name string, f func(*moduleState)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f(s.byName[name])
+}
+
+// get returns a copy of a module's state.
+func (s *states) get(name string) moduleState {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return *s.byName[name]
+}
+
+// enabledList returns enabled modules in module order.
+func (s *states) enabledList() []string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := []string{}
+	for _, n := range s.order {
+		if s.byName[n].Enabled {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// enabledSet returns the enabled modules as a set.
+func (s *states) enabledSet() map[string]bool {
+	set := map[string]bool{}
+	for _, n := range s.enabledList() {
+		set[n] = true
+	}
+	return set
+}
+
+// ModuleStatus is a module's state for status pages and tests.
+type ModuleStatus struct {
+	Name      string
+	Enabled   bool
+	By        Source
+	Revision  int
+	LastError string
+}
+
+// snapshot returns every module's status in module order.
+func (s *states) snapshot() []ModuleStatus {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := make([]ModuleStatus, 0, len(s.order))
+	for _, n := range slices.Clone(s.order) {
+		st := s.byName[n]
+		out = append(out, ModuleStatus{Name: n, Enabled: st.Enabled, By: st.By, Revision: st.Revision, LastError: st.LastError})
+	}
+	return out
+}

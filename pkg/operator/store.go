@@ -1,0 +1,260 @@
+package operator
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"strings"
+	"sync"
+
+	"github.com/addon-operator/addon-operator/pkg/config"
+	"github.com/addon-operator/addon-operator/pkg/module"
+	"github.com/addon-operator/addon-operator/pkg/values"
+)
+
+// globalKey is the top-level key of global values and config.
+const globalKey = "global"
+
+// store holds what values are computed from: static values from disk, the
+// last good ConfigMap, and hooks' accumulated patches. Effective values are
+// derived on demand, never stored, so they cannot go stale. The main queue
+// worker is the only writer; the mutex lets status readers in.
+type store struct {
+	mu sync.RWMutex
+
+	modules *module.Set
+	// config is the last valid ConfigMap content; nil until one was read.
+	config *config.Config
+	// globalPatch applies to {"global": ..., "<key>Enabled": ...}.
+	globalPatch values.Patch
+	// modulePatch applies to {"<key>": ...}, by module name.
+	modulePatch map[string]values.Patch
+}
+
+func newStore(mods *module.Set) *store {
+	return &store{modules: mods, modulePatch: map[string]values.Patch{}}
+}
+
+// globalDoc is the document global hooks patch: global values and the
+// dynamic <key>Enabled flags they set.
+func (s *store) globalDoc() values.Values {
+	base := values.Values{globalKey: values.Merge(s.modules.GlobalStatic(), s.configGlobal())}
+	return applyLenient(s.globalPatch, base)
+}
+
+func (s *store) configGlobal() values.Values {
+	if s.config == nil {
+		return nil
+	}
+	return s.config.Global
+}
+
+// GlobalValues returns the effective global values.
+func (s *store) GlobalValues() values.Values {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.globalDoc().Section(globalKey)
+}
+
+// dynamicEnabled returns the <key>Enabled flags set by global hooks.
+func (s *store) dynamicEnabled() map[string]bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	flags := map[string]bool{}
+	for k, v := range s.globalDoc() {
+		if b, ok := v.(bool); ok && strings.HasSuffix(k, "Enabled") {
+			flags[strings.TrimSuffix(k, "Enabled")] = b
+		}
+	}
+	return flags
+}
+
+// ModuleValues returns the effective values of one module (its own section).
+func (s *store) ModuleValues(m *module.Module) values.Values {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.moduleValues(m)
+}
+
+func (s *store) moduleValues(m *module.Module) values.Values {
+	var cfg values.Values
+	if s.config != nil {
+		cfg = s.config.Modules[m.Key()]
+	}
+	base := values.Values{m.Key(): values.Merge(m.CommonValues(), m.StaticValues(), cfg)}
+	return applyLenient(s.modulePatch[m.Name()], base).Section(m.Key())
+}
+
+// configFor returns the config values a hook sees: global, plus the
+// module's section for module hooks (m may be nil).
+func (s *store) configFor(m *module.Module) values.Values {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := values.Values{globalKey: values.Values{}}
+	if s.config == nil {
+		return out
+	}
+	out[globalKey] = s.config.Global.DeepCopy()
+	if m != nil {
+		out[m.Key()] = s.config.Modules[m.Key()].DeepCopy()
+	}
+	return out
+}
+
+// addGlobalPatch validates a global hook's patch against the current values
+// and keeps it. On error nothing changes.
+func (s *store) addGlobalPatch(p values.Patch) error {
+	if len(p) == 0 {
+		return nil
+	}
+	if err := p.CheckRoots(values.GlobalHookRoots()); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, err := p.Apply(s.globalDoc()); err != nil {
+		return err
+	}
+	s.globalPatch = values.Compact(append(s.globalPatch, p...))
+	return nil
+}
+
+// addModulePatch validates a module hook's patch and keeps it.
+func (s *store) addModulePatch(m *module.Module, p values.Patch) error {
+	if len(p) == 0 {
+		return nil
+	}
+	if err := p.CheckRoots(values.ModuleHookRoots(m.Key())); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, err := p.Apply(values.Values{m.Key(): s.moduleValues(m)}); err != nil {
+		return err
+	}
+	s.modulePatch[m.Name()] = values.Compact(append(s.modulePatch[m.Name()], p...))
+	return nil
+}
+
+// resetModule forgets a disabled module's patches, so enabling it again
+// starts clean.
+func (s *store) resetModule(name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.modulePatch, name)
+}
+
+// setConfig replaces the ConfigMap content.
+func (s *store) setConfig(c *config.Config) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.config = c
+}
+
+// currentConfig returns the ConfigMap content in force (nil before the first).
+func (s *store) currentConfig() *config.Config {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.config
+}
+
+// applyLenient re-applies accumulated patches to recomputed values. Each
+// patch was valid when its hook returned it; an op that no longer applies
+// (its base changed since) is skipped rather than losing every later op.
+func applyLenient(p values.Patch, base values.Values) values.Values {
+	if out, err := p.Apply(base); err == nil {
+		return out
+	}
+	out := base
+	for i := range p {
+		if next, err := p[i : i+1].Apply(out); err == nil {
+			out = next
+		}
+	}
+	return out
+}
+
+// errNoConfig is returned while no valid ConfigMap has been read.
+var errNoConfig = errors.New("no valid ConfigMap read yet")
+
+// patchConfig applies a hook's config-values patch to the config values it
+// saw and returns the ConfigMap edit that writes the result back.
+func patchConfig(p values.Patch, current values.Values, policy values.RootPolicy) (config.Edit, error) {
+	edit := config.Edit{Sections: map[string]values.Values{}, Enabled: map[string]*bool{}}
+	if len(p) == 0 {
+		return edit, nil
+	}
+	if err := p.CheckRoots(policy); err != nil {
+		return edit, err
+	}
+	next, err := p.Apply(current)
+	if err != nil {
+		return edit, err
+	}
+	keys := map[string]bool{}
+	for k := range next {
+		keys[k] = true
+	}
+	for k := range current {
+		keys[k] = true
+	}
+	for k := range keys {
+		v, present := next[k]
+		if present && values.Checksum(v) == values.Checksum(current[k]) {
+			continue
+		}
+		if flag, isFlag := strings.CutSuffix(k, "Enabled"); isFlag && k != globalKey {
+			b, ok := v.(bool)
+			switch {
+			case !present:
+				edit.Enabled[flag] = nil
+			case ok:
+				edit.Enabled[flag] = &b
+			default:
+				return edit, fmt.Errorf("/%s must be true or false, got %v", k, v)
+			}
+			continue
+		}
+		section, ok := v.(map[string]any)
+		switch {
+		case !present:
+			edit.Sections[k] = nil
+		case ok:
+			edit.Sections[k] = values.Values(section)
+		default:
+			return edit, fmt.Errorf("/%s must be an object, got %T", k, v)
+		}
+	}
+	return edit, nil
+}
+
+// applyEdit records a ConfigMap edit the operator wrote, so the watch event
+// that echoes it changes nothing.
+func (s *store) applyEdit(e config.Edit) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	next := &config.Config{Global: values.Values{}, Modules: map[string]values.Values{}, Enabled: map[string]bool{}}
+	if s.config != nil {
+		next.Global = s.config.Global
+		maps.Copy(next.Modules, s.config.Modules)
+		maps.Copy(next.Enabled, s.config.Enabled)
+	}
+	for k, v := range e.Sections {
+		switch {
+		case k == globalKey:
+			next.Global = v
+		case v == nil:
+			delete(next.Modules, k)
+		default:
+			next.Modules[k] = v
+		}
+	}
+	for k, v := range e.Enabled {
+		if v == nil {
+			delete(next.Enabled, k)
+		} else {
+			next.Enabled[k] = *v
+		}
+	}
+	s.config = next
+}

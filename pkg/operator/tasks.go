@@ -1,0 +1,92 @@
+package operator
+
+import (
+	"fmt"
+
+	"github.com/addon-operator/addon-operator/pkg/config"
+	"github.com/addon-operator/addon-operator/pkg/hook"
+)
+
+// taskKind names what a task on the main queue does.
+type taskKind string
+
+const (
+	// taskStartup loads global hooks and queues their onStartup runs and the
+	// first converge.
+	taskStartup taskKind = "Startup"
+	// taskGlobalHook runs one global hook for a lifecycle binding.
+	taskGlobalHook taskKind = "GlobalHookRun"
+	// taskConverge starts a converge: beforeAll hooks, then taskPlan.
+	taskConverge taskKind = "Converge"
+	// taskPlan decides enabled modules and queues deletes, purges, runs and
+	// the afterAll series.
+	taskPlan taskKind = "ConvergePlan"
+	// taskAfterAll runs afterAll hooks and converges again when they
+	// changed global values.
+	taskAfterAll taskKind = "AfterAll"
+	// taskConvergeDone closes a converge.
+	taskConvergeDone taskKind = "ConvergeDone"
+	// taskModuleRun runs a module: onStartup (first time), beforeHelm, Helm,
+	// afterHelm.
+	taskModuleRun taskKind = "ModuleRun"
+	// taskModuleDelete uninstalls a disabled module's release around its
+	// delete hooks.
+	taskModuleDelete taskKind = "ModuleDelete"
+	// taskPurge uninstalls a release of ours whose module is gone.
+	taskPurge taskKind = "ModulePurge"
+	// taskApplyConfig takes a new ConfigMap content into use.
+	taskApplyConfig taskKind = "ApplyConfig"
+)
+
+// task is one unit of work on the main queue.
+type task struct {
+	Kind taskKind
+	// Module names the module (or release, for purges).
+	Module string
+	// Hook and Binding select a global lifecycle hook run.
+	Hook    *loadedHook
+	Binding hook.Binding
+	// Startup asks a module run to run onStartup hooks first.
+	Startup bool
+	// Checksum is the global values checksum before the afterAll hooks.
+	Checksum string
+	// Config is the ConfigMap content to apply.
+	Config *config.Config
+}
+
+// String describes the task for logs and queue listings.
+func (t task) String() string {
+	switch t.Kind {
+	case taskGlobalHook:
+		return fmt.Sprintf("%s %s:%s", t.Kind, t.Binding, t.Hook.Name)
+	case taskModuleRun:
+		if t.Startup {
+			return fmt.Sprintf("%s %s (startup)", t.Kind, t.Module)
+		}
+		return fmt.Sprintf("%s %s", t.Kind, t.Module)
+	case taskModuleDelete, taskPurge:
+		return fmt.Sprintf("%s %s", t.Kind, t.Module)
+	default:
+		return string(t.Kind)
+	}
+}
+
+// isKind matches queued tasks of a kind, for deduplication.
+func isKind(k taskKind) func(task) bool {
+	return func(t task) bool { return t.Kind == k }
+}
+
+// isModuleRun matches a queued run of the named module.
+func isModuleRun(name string) func(task) bool {
+	return func(t task) bool { return t.Kind == taskModuleRun && t.Module == name }
+}
+
+// globalHookTasks returns one task per global hook with binding b, in order.
+func globalHookTasks(hooks []*loadedHook, b hook.Binding) []task {
+	sorted := byOrder(hooks, b)
+	out := make([]task, 0, len(sorted))
+	for _, h := range sorted {
+		out = append(out, task{Kind: taskGlobalHook, Hook: h, Binding: b})
+	}
+	return out
+}
