@@ -46,9 +46,9 @@ type Options struct {
 // BindFlags binds the options that are operator settings; the cluster
 // access, namespace and logger are wired by the caller.
 func (o *Options) BindFlags(fs *pflag.FlagSet) {
-	fs.IntVar(&o.HistoryMax, "helm-history-max", DefaultHistoryMax, "revisions kept per Helm release")
-	fs.DurationVar(&o.Timeout, "helm-timeout", DefaultTimeout, "timeout of one Helm install, upgrade or uninstall, chart hooks included")
-	fs.StringVar(&o.Driver, "helm-driver", DefaultDriver, `Helm release storage: "secret" or "configmap"`)
+	fs.IntVar(&o.HistoryMax, "helm-history-max", DefaultHistoryMax, "revisions kept per Helm release (env HELM_HISTORY_MAX)")
+	fs.DurationVar(&o.Timeout, "helm-timeout", DefaultTimeout, "timeout of one Helm install, upgrade or uninstall, chart hooks included (env HELM_TIMEOUT)")
+	fs.StringVar(&o.Driver, "helm-driver", DefaultDriver, `Helm release storage: "secret" or "configmap" (env HELM_DRIVER)`)
 }
 
 // Validate reports every invalid field.

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files in testdata/") //nolint:gochecknoglobals // the test binary's -update flag
+
+func TestStartHelpGolden(t *testing.T) {
+	root := newRootCommand()
+	var out bytes.Buffer
+	root.SetOut(&out)
+	root.SetArgs([]string{"start", "--help"})
+	if err := root.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	golden := filepath.Join("testdata", "start-help.golden")
+	if *update {
+		if err := os.WriteFile(golden, out.Bytes(), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(string(want), out.String()); diff != "" {
+		t.Errorf("start --help (-want +got), regenerate with -update:\n%s", diff)
+	}
+}
+
+func TestApplyEnv(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		env     map[string]string
+		want    map[string]string
+		wantErr string
+	}{
+		{
+			name: "new names win over old ones",
+			env:  map[string]string{"ADDON_OPERATOR_MODULES_DIR": "/new", "MODULES_DIR": "/old"},
+			want: map[string]string{"modules-dir": "/new"},
+		},
+		{
+			name: "old names still work",
+			env:  map[string]string{"MODULES_DIR": "/old", "GLOBAL_HOOKS_DIR": "/gh"},
+			want: map[string]string{"modules-dir": "/old", "global-hooks-dir": "/gh"},
+		},
+		{
+			name: "a flag on the command line wins over the environment",
+			args: []string{"--namespace=from-flag"},
+			env:  map[string]string{"ADDON_OPERATOR_NAMESPACE": "from-env"},
+			want: map[string]string{"namespace": "from-flag"},
+		},
+		{
+			name: "KUBE_CONFIG before KUBECONFIG",
+			env:  map[string]string{"KUBECONFIG": "/b", "KUBE_CONFIG": "/a"},
+			want: map[string]string{"kube-config": "/a"},
+		},
+		{
+			name:    "a bad value names the variable",
+			env:     map[string]string{"ADDON_OPERATOR_HOOK_TIMEOUT": "soon"},
+			wantErr: `environment variable ADDON_OPERATOR_HOOK_TIMEOUT="soon"`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fs := newStartCommand().Flags()
+			if err := fs.Parse(tt.args); err != nil {
+				t.Fatal(err)
+			}
+			err := applyEnv(fs, func(k string) (string, bool) { v, ok := tt.env[k]; return v, ok })
+			if tt.wantErr != "" {
+				if err == nil || !bytes.Contains([]byte(err.Error()), []byte(tt.wantErr)) {
+					t.Fatalf("error = %v, want it to contain %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			for name, want := range tt.want {
+				if got := fs.Lookup(name).Value.String(); got != want {
+					t.Errorf("--%s = %q, want %q", name, got, want)
+				}
+			}
+		})
+	}
+}
