@@ -72,6 +72,9 @@ func TestBadHookConfigIsReported(t *testing.T) {
 		"task":  "ModuleRun broken-config",
 		"error": "900-broken-config/hooks/trace: schedule[0].crontab",
 	})
+	if n := h.countLog("module hooks not loaded", map[string]string{"module": "broken-config", "error": "not a crontab"}); n != 1 {
+		t.Errorf("startup log lines reporting the broken hook config = %d, want 1", n)
+	}
 	// Modules before it converged; nothing of them is lost.
 	if got := h.releaseRevision("alpha"); got != 1 {
 		t.Errorf("alpha release revision = %d, want 1", got)

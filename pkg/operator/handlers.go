@@ -76,6 +76,14 @@ func (o *Operator) startup(ctx context.Context) ([]task, error) {
 		return nil, err
 	}
 	o.global = hooks
+	// Every module hook prints its config now, so a broken one is reported
+	// at startup; the module's runs keep failing with that error (and
+	// retrying) while the other modules go on.
+	for _, m := range o.modules.Modules() {
+		if _, err := o.moduleHooks(ctx, m.Name()); err != nil {
+			o.log.Error("module hooks not loaded", slog.String("module", m.Name()), slog.String("error", err.Error()))
+		}
+	}
 	o.started = true
 	return append(globalHookTasks(hooks, hook.OnStartup), task{Kind: taskConverge}), nil
 }

@@ -227,14 +227,20 @@ func TestAfterHelmChangingValuesEveryRunIsBounded(t *testing.T) {
 		}
 		return nil
 	}}
-	o, _ := newTestOperator(t, runner, func(o *Options) { o.MaxValuesReruns = 3 })
+	o, _ := newTestOperator(t, runner, func(o *Options) {
+		o.MaxValuesReruns = 3
+		o.RetryDelay, o.RetryMaxDelay = time.Hour, time.Hour // no retry before the check
+	})
 	runUntil(t, o, func() bool { return o.state.get("a").LastError != "" })
 	got := o.state.get("a").LastError
 	want := "module a: afterHelm hooks [hooks/mod] changed values on 3 runs in a row; not running again until they settle"
 	if got != want {
 		t.Errorf("last error = %q, want %q", got, want)
 	}
-	if n := runner.runs["a:afterHelm"]; n != 4 {
+	runner.mu.Lock()
+	n := runner.runs["a:afterHelm"]
+	runner.mu.Unlock()
+	if n != 4 {
 		t.Errorf("afterHelm runs = %d, want 4 (the first and 3 reruns)", n)
 	}
 }
