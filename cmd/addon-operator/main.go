@@ -25,7 +25,7 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: false,
 	}
-	root.AddCommand(newStartCommand(), &cobra.Command{
+	root.AddCommand(newStartCommand(), newModulesCommand(), &cobra.Command{
 		Use:   "version",
 		Short: "Print the operator's version",
 		Args:  cobra.NoArgs,

@@ -61,7 +61,8 @@ type Operator struct {
 	modules *module.Set
 	store   *store
 	state   *states
-	main    *queue.Queue[task]
+	queues  *queues
+	main    *queue.Queue[task] // queues.get(mainQueue)
 
 	// Owned by the main queue worker.
 	global     []*loadedHook
@@ -97,8 +98,9 @@ func New(opts Options, deps Deps) (*Operator, error) {
 		opts: opts, log: deps.Logger, clock: deps.Clock,
 		runner: deps.Hooks, releases: deps.Releases, config: deps.Config, events: deps.ConfigEvents,
 		modules: mods, store: newStore(mods), state: newStates(names),
-		main: queue.New[task]("main", deps.Clock, queue.ExponentialBackoff(opts.RetryDelay, opts.RetryMaxDelay)),
 	}
+	o.queues = newQueues(deps.Clock, queue.ExponentialBackoff(opts.RetryDelay, opts.RetryMaxDelay), mergeTasks)
+	o.main = o.queues.get(mainQueue)
 	deps.Logger.Info("modules discovered", slog.Int("modules", len(names)), slog.Int("global_hooks", len(mods.Global().Hooks())))
 	return o, nil
 }
@@ -109,7 +111,7 @@ func (o *Operator) Run(ctx context.Context) error {
 	o.startedAt = o.clock.Now()
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return o.config.Run(ctx) })
-	g.Go(func() error { return o.main.Run(ctx, o.handle) })
+	g.Go(func() error { return o.queues.Run(ctx, o.handle) })
 	g.Go(func() error { return o.watchConfig(ctx) })
 	return g.Wait()
 }
@@ -157,8 +159,8 @@ func (o *Operator) Ready() bool { return o.ready.Load() }
 // Modules returns every module's status, in module order.
 func (o *Operator) Modules() []ModuleStatus { return o.state.snapshot() }
 
-// Queue returns a snapshot of the main queue.
-func (o *Operator) Queue() queue.Snapshot[task] { return o.main.Snapshot() }
+// Queues returns a snapshot of every queue, main first.
+func (o *Operator) Queues() []queue.Snapshot[task] { return o.queues.snapshots() }
 
 // writeConfigPatch applies a hook's config-values patch and writes the
 // changed sections back to the ConfigMap. m is nil for global hooks.

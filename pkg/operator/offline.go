@@ -1,0 +1,137 @@
+package operator
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/addon-operator/addon-operator/pkg/config"
+	"github.com/addon-operator/addon-operator/pkg/helm"
+	"github.com/addon-operator/addon-operator/pkg/module"
+	"github.com/addon-operator/addon-operator/pkg/values"
+)
+
+// Offline answers what the operator would do with modules on disk and a
+// given ConfigMap content, without a cluster and without running hooks
+// (enabled scripts do run: they decide enabled state).
+type Offline struct {
+	modules *module.Set
+	store   *store
+	runner  hookRunner
+	ns      string
+}
+
+// ModuleInfo describes one module for listings.
+type ModuleInfo struct {
+	Name    string `json:"name"`
+	Order   int    `json:"order"`
+	Enabled bool   `json:"enabled"`
+	By      Source `json:"decidedBy"`
+	Helm    bool   `json:"helm"`
+	Path    string `json:"path"`
+}
+
+// NewOffline discovers modules as the operator would and takes cfg as the
+// ConfigMap content (nil: no ConfigMap).
+func NewOffline(opts Options, cfg *config.Config, runner hookRunner, log *slog.Logger) (*Offline, error) {
+	mods, err := module.Discover(module.Options{
+		ModulesDirs:     module.SplitDirs(opts.ModulesDirs),
+		GlobalHooksDir:  opts.GlobalHooksDir,
+		UnnumberedOrder: opts.UnnumberedModulesOrder,
+		Logger:          log,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("discover modules: %w", err)
+	}
+	if cfg == nil {
+		cfg = &config.Config{}
+	}
+	st := newStore(mods)
+	st.setConfig(cfg)
+	ns := opts.Namespace
+	if ns == "" {
+		ns = "default"
+	}
+	return &Offline{modules: mods, store: st, runner: runner, ns: ns}, nil
+}
+
+// List decides every module's enabled state, running enabled scripts.
+func (x *Offline) List(ctx context.Context) ([]ModuleInfo, error) {
+	o := &Operator{modules: x.modules, store: x.store, runner: x.runner, state: newStates(nil)}
+	decisions, err := decideEnabled(o.enabledInputs(), func(name string, soFar []string) (bool, error) {
+		m, _ := x.modules.Module(name)
+		return o.runEnabledScript(ctx, m, soFar)
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]ModuleInfo, 0, len(decisions))
+	for _, d := range decisions {
+		m, _ := x.modules.Module(d.Name)
+		out = append(out, ModuleInfo{Name: d.Name, Order: m.Order(), Enabled: d.Enabled, By: d.By, Helm: m.IsHelm(), Path: m.Path()})
+	}
+	return out, nil
+}
+
+func (x *Offline) module(name string) (*module.Module, error) {
+	m, ok := x.modules.Module(name)
+	if !ok {
+		return nil, fmt.Errorf("no module %q in %d discovered modules", name, len(x.modules.Modules()))
+	}
+	return m, nil
+}
+
+// Values returns a module's values as its chart gets them, without hook
+// patches: {global: ..., <moduleKey>: ...}. Name "global" returns global
+// values alone.
+func (x *Offline) Values(name string) (values.Values, error) {
+	if name == globalKey {
+		return values.Values{globalKey: x.store.GlobalValues()}, nil
+	}
+	m, err := x.module(name)
+	if err != nil {
+		return nil, err
+	}
+	return values.Values{globalKey: x.store.GlobalValues(), m.Key(): x.store.ModuleValues(m)}, nil
+}
+
+// Explain attributes every leaf of a module's values (or of global values,
+// for name "global") to the layer that set it.
+func (x *Offline) Explain(name string) ([]Leaf, error) {
+	if name == globalKey {
+		return prefixLeaves(globalKey, explain(x.store.globalLayers())), nil
+	}
+	m, err := x.module(name)
+	if err != nil {
+		return nil, err
+	}
+	return prefixLeaves(m.Key(), explain(x.store.moduleLayers(m))), nil
+}
+
+func prefixLeaves(key string, leaves []Leaf) []Leaf {
+	for i := range leaves {
+		if leaves[i].Path == "" {
+			leaves[i].Path = key
+		} else {
+			leaves[i].Path = key + "." + leaves[i].Path
+		}
+	}
+	return leaves
+}
+
+// Render returns the manifests Helm would apply for a module, rendered with
+// Helm's default capabilities.
+func (x *Offline) Render(ctx context.Context, name string) (*helm.Rendered, error) {
+	m, err := x.module(name)
+	if err != nil {
+		return nil, err
+	}
+	if !m.IsHelm() {
+		return nil, fmt.Errorf("module %q has no chart (neither Chart.yaml nor templates/)", name)
+	}
+	v, err := x.Values(name)
+	if err != nil {
+		return nil, err
+	}
+	return helm.RenderOffline(ctx, x.ns, helm.Release{Name: name, ChartDir: m.Path(), Values: map[string]any(v)})
+}
