@@ -6,6 +6,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 func TestHookFailingOnceIsRetried(t *testing.T) {
@@ -112,4 +113,34 @@ func TestInvalidConfigMapKeepsLastGoodConfig(t *testing.T) {
 	if got := h.releaseRevision("alpha"); got != 2 {
 		t.Errorf("alpha release revision = %d, want 2: the invalid ConfigMap changed nothing", got)
 	}
+}
+
+func TestSIGTERMKillsRunningHookAndStops(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.setConfig(map[string]string{"sleepyEnabled": "true"})
+	h.start()
+	trace := startupTrace()
+	last := len(trace) - 1
+	h.expectTrace(0, append(trace[:last:last], "sleepy:beforeHelm")...)
+	h.poll("the hanging hook to start its child", func() bool {
+		_, err := os.Stat(h.trace + ".sleepy-child")
+		return err == nil
+	})
+	started := time.Now()
+	h.stop()
+	if took := time.Since(started); took > 20*time.Second {
+		t.Errorf("stop took %s, want well under the 30s shutdown bound", took)
+	}
+	data, err := os.ReadFile(h.trace + ".sleepy-child")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.poll("the hanging hook's child to be killed", func() bool {
+		return syscall.Kill(pid, 0) != nil || isZombie(pid)
+	})
 }

@@ -2,6 +2,9 @@ package operator
 
 import (
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 func TestEnableModuleThroughConfigMap(t *testing.T) {
@@ -110,4 +113,29 @@ func TestRestartWithoutChangesMakesNoRevision(t *testing.T) {
 	if got := h.releaseRevision("alpha"); got != 1 {
 		t.Errorf("alpha release revision after restart = %d, want 1", got)
 	}
+}
+
+func TestConfigPatchIsWrittenBackToConfigMap(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.setConfig(map[string]string{"configWriterEnabled": "true", "configWriter": "mine: kept"})
+	h.start()
+	trace := startupTrace()
+	last := len(trace) - 1
+	mark := h.expectTrace(0, append(trace[:last:last], "config-writer:beforeHelm", "global:afterAll")...)
+	cm, err := h.client.CoreV1().ConfigMaps(h.ns).Get(t.Context(), "addon-operator", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"configWriterEnabled": "true",
+		"configWriter":        "mine: kept\nwritten: by-hook\n",
+	}
+	if diff := cmp.Diff(want, cm.Data); diff != "" {
+		t.Errorf("ConfigMap after the hook's config patch (-want +got):\n%s", diff)
+	}
+	// The write's own watch event changes nothing: the next trace lines come
+	// from this beta change only.
+	h.setConfig(map[string]string{"configWriterEnabled": "true", "configWriter": "mine: kept\nwritten: by-hook\n", "beta": "x: 1"})
+	h.expectTrace(mark, "beta:beforeHelm", "beta:afterHelm")
 }
