@@ -1,5 +1,6 @@
 // Package values owns the operator's values: the Values tree, its layered
-// merge, JSON patches from hooks, and canonical checksums.
+// merge, JSON patches from hooks, OpenAPI schemas (defaults, validation),
+// and canonical checksums.
 package values
 
 import (
