@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -21,7 +22,10 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/config"
 	"github.com/addon-operator/addon-operator/pkg/helm"
 	"github.com/addon-operator/addon-operator/pkg/hook"
+	"github.com/addon-operator/addon-operator/pkg/kube"
+	"github.com/addon-operator/addon-operator/pkg/metrics"
 	"github.com/addon-operator/addon-operator/pkg/operator"
+	"github.com/addon-operator/addon-operator/pkg/schedule"
 )
 
 // shutdownGrace bounds how long the operator may take to stop after
@@ -198,13 +202,33 @@ func (o *startOptions) wire(restCfg *rest.Config, log *slog.Logger) (*operator.O
 	if err := os.MkdirAll(o.operator.TempDir, 0o700); err != nil {
 		return nil, fmt.Errorf("create --tmp-dir: %w", err)
 	}
+	dyn, err := dynamic.NewForConfig(restCfg)
+	if err != nil {
+		return nil, fmt.Errorf("dynamic client: %w", err)
+	}
+	// One discovery cache serves monitors and the patcher; both reset it
+	// when a kind is unknown, so CRDs installed later are found.
+	mapper := kube.NewRESTMapper(client.Discovery())
+	monitorEvents := make(chan kube.MonitorEvent)
+	monitors, err := kube.NewMonitors(kube.MonitorOptions{Dynamic: dyn, Mapper: mapper, Log: log, Events: monitorEvents})
+	if err != nil {
+		return nil, err
+	}
+	ticks := make(chan schedule.Tick)
 	events := make(chan config.Event)
 	return operator.New(o.operator, operator.Deps{
-		Hooks:        &hook.Executor{Logger: log, Timeout: o.operator.HookTimeout, TempDir: o.operator.TempDir},
-		Releases:     releases,
-		Config:       config.NewSource(client, o.operator.Namespace, o.operator.ConfigMap, events, log),
-		ConfigEvents: events,
-		Clock:        clock.RealClock{},
-		Logger:       log,
+		Hooks:         &hook.Executor{Logger: log, Timeout: o.operator.HookTimeout, TempDir: o.operator.TempDir},
+		Releases:      releases,
+		Config:        config.NewSource(client, o.operator.Namespace, o.operator.ConfigMap, events, log),
+		ConfigEvents:  events,
+		Monitors:      monitors,
+		MonitorEvents: monitorEvents,
+		Scheduler:     schedule.New(clock.RealClock{}, ticks),
+		Ticks:         ticks,
+		Patcher:       kube.NewPatcher(dyn, mapper, log),
+		HookMetrics:   metrics.NewHookMetrics(),
+		Recorder:      metrics.NewRecorder(),
+		Clock:         clock.RealClock{},
+		Logger:        log,
 	})
 }

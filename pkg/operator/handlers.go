@@ -2,8 +2,10 @@ package operator
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 
 	"github.com/addon-operator/addon-operator/pkg/config"
@@ -56,6 +58,14 @@ func (o *Operator) dispatch(ctx context.Context, t task) ([]task, error) {
 	case taskApplyConfig:
 		o.applyConfig(t.Config)
 		return nil, nil
+	case taskGlobalBindings:
+		ids, err := o.startBindings(ctx, globalOwner, o.global)
+		if err != nil {
+			return nil, err
+		}
+		return nil, o.synchronize(ctx, ids)
+	case taskHookRun:
+		return nil, o.hookRun(ctx, t)
 	}
 	return nil, fmt.Errorf("unknown task kind %q", t.Kind)
 }
@@ -85,7 +95,8 @@ func (o *Operator) startup(ctx context.Context) ([]task, error) {
 		}
 	}
 	o.started = true
-	return append(globalHookTasks(hooks, hook.OnStartup), task{Kind: taskConverge}), nil
+	next := append(globalHookTasks(hooks, hook.OnStartup), task{Kind: taskGlobalBindings}, task{Kind: taskConverge})
+	return next, nil
 }
 
 // plan decides which modules are enabled and queues what follows from it.
@@ -168,18 +179,37 @@ func (o *Operator) moduleRun(ctx context.Context, t task) ([]task, error) {
 	if !st.Enabled {
 		return nil, nil // disabled since it was queued
 	}
+	if err := o.invalidConfig[t.Module]; err != nil {
+		// Reported, not retried: only a valid section (which queues a run)
+		// can fix it, and the other modules go on.
+		o.log.Error("module skipped: its ConfigMap section is invalid", slog.String("module", t.Module), slog.String("error", err.Error()))
+		o.state.update(t.Module, func(s *moduleState) { s.LastError = err.Error() })
+		return nil, nil //nolint:nilerr // reported above; retrying cannot fix a section only the user can
+	}
 	m, _ := o.modules.Module(t.Module)
 	hooks, err := o.moduleHooks(ctx, t.Module)
 	if err != nil {
 		return nil, err
 	}
-	if t.Startup && !st.StartupDone {
+	if !st.StartupDone {
 		if _, err := o.runModuleHooks(ctx, m.Name(), hooks, hook.OnStartup); err != nil {
 			return nil, err
 		}
 		o.state.update(m.Name(), func(s *moduleState) { s.StartupDone = true })
 	}
+	// Kubernetes bindings start, and synchronize, after onStartup and
+	// before beforeHelm; schedules start with them.
+	ids, err := o.startBindings(ctx, m.Name(), hooks)
+	if err != nil {
+		return nil, err
+	}
+	if err := o.synchronize(ctx, ids); err != nil {
+		return nil, err
+	}
 	if _, err := o.runModuleHooks(ctx, m.Name(), hooks, hook.BeforeHelm); err != nil {
+		return nil, err
+	}
+	if err := o.store.validateModule(m, m.IsHelm()); err != nil {
 		return nil, err
 	}
 	if err := o.helmRun(ctx, m.Name()); err != nil {
@@ -259,6 +289,7 @@ func (o *Operator) moduleDelete(ctx context.Context, name string) error {
 	if _, err := o.runModuleHooks(ctx, m.Name(), hooks, hook.AfterDeleteHelm); err != nil {
 		return err
 	}
+	o.stopBindings(name)
 	o.store.resetModule(name)
 	o.state.update(name, func(s *moduleState) { s.StartupDone, s.Reruns, s.Revision, s.LastError = false, 0, 0, "" })
 	return nil
@@ -279,6 +310,24 @@ func (o *Operator) purge(ctx context.Context, release string) {
 // changed module sections.
 func (o *Operator) applyConfig(c *config.Config) {
 	old := o.store.currentConfig()
+	moduleErrs, globalErr := o.store.validateConfig(c)
+	if globalErr != nil || (old != nil && len(moduleErrs) > 0) {
+		errs := make([]error, 0, 1+len(moduleErrs))
+		errs = append(errs, globalErr)
+		for _, name := range slices.Sorted(maps.Keys(moduleErrs)) {
+			errs = append(errs, moduleErrs[name])
+		}
+		err := errors.Join(errs...)
+		o.setConfigErr(err)
+		o.log.Error("ConfigMap is invalid, keeping the last valid one", slog.String("name", o.opts.ConfigMap), slog.String("error", err.Error()))
+		if o.recorder != nil {
+			o.recorder.ConfigError()
+		}
+		return
+	}
+	// At startup there is no last valid ConfigMap: modules whose section is
+	// invalid are skipped, the others converge.
+	o.invalidConfig = moduleErrs
 	o.store.setConfig(c)
 	if !o.started || old == nil {
 		return

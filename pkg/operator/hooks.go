@@ -69,27 +69,41 @@ func byOrder(hooks []*loadedHook, b hook.Binding) []*loadedHook {
 // patches. It returns whether global values (or dynamic enabled flags)
 // changed.
 func (o *Operator) runGlobalHook(ctx context.Context, h *loadedHook, b hook.Binding) (bool, error) {
+	bc := hook.BindingContext{Binding: string(b), Snapshots: o.lifecycleSnapshots(globalOwner, h)}
+	return o.runGlobalHookWith(ctx, h, string(b), []hook.BindingContext{bc})
+}
+
+// runGlobalHookWith runs a global hook with the given contexts and applies
+// its outputs: values and config patches, object operations, metrics.
+func (o *Operator) runGlobalHookWith(ctx context.Context, h *loadedHook, binding string, contexts []hook.BindingContext) (bool, error) {
 	before := values.Checksum(o.store.globalDoc())
 	doc := o.store.globalDoc()
 	res, err := o.runner.Run(ctx, hook.Run{
 		Path:         h.Path,
 		Kind:         hook.RunHook,
-		Contexts:     []hook.BindingContext{{Binding: string(b)}},
+		Contexts:     contexts,
 		Values:       values.Values{globalKey: doc[globalKey]},
 		ConfigValues: o.store.configFor(nil),
 		Hook:         h.Name,
-		Binding:      string(b),
+		Binding:      binding,
 	})
-	if err != nil {
-		return false, fmt.Errorf("global hook %s (%s): %w", h.Name, b, err)
+	if err == nil {
+		err = o.keepGlobalOutputs(ctx, h, res)
 	}
+	if err != nil {
+		return false, fmt.Errorf("global hook %s (%s): %w", h.Name, binding, err)
+	}
+	return valuesChanged(before, o.store.globalDoc()), nil
+}
+
+func (o *Operator) keepGlobalOutputs(ctx context.Context, h *loadedHook, res *hook.Result) error {
 	if err := o.store.addGlobalPatch(res.ValuesPatch); err != nil {
-		return false, fmt.Errorf("global hook %s (%s): values patch: %w", h.Name, b, err)
+		return fmt.Errorf("values patch: %w", err)
 	}
 	if err := o.writeConfigPatch(ctx, nil, res.ConfigValuesPatch); err != nil {
-		return false, fmt.Errorf("global hook %s (%s): config values patch: %w", h.Name, b, err)
+		return fmt.Errorf("config values patch: %w", err)
 	}
-	return values.Checksum(o.store.globalDoc()) != before, nil
+	return o.applyOutputs(ctx, nil, h, res)
 }
 
 // moduleHookValues is what a module's hooks see in VALUES_PATH.
@@ -102,27 +116,41 @@ func (o *Operator) moduleHookValues(m *module.Module) values.Values {
 // runModuleHook runs one module hook for a lifecycle binding and keeps its
 // patches. It returns whether the module's values changed.
 func (o *Operator) runModuleHook(ctx context.Context, m *module.Module, h *loadedHook, b hook.Binding) (bool, error) {
+	bc := hook.BindingContext{Binding: string(b), Snapshots: o.lifecycleSnapshots(m.Name(), h)}
+	return o.runModuleHookWith(ctx, m, h, string(b), []hook.BindingContext{bc})
+}
+
+// runModuleHookWith runs a module hook with the given contexts and applies
+// its outputs.
+func (o *Operator) runModuleHookWith(ctx context.Context, m *module.Module, h *loadedHook, binding string, contexts []hook.BindingContext) (bool, error) {
 	before := values.Checksum(o.store.ModuleValues(m))
 	res, err := o.runner.Run(ctx, hook.Run{
 		Path:         h.Path,
 		Kind:         hook.RunHook,
-		Contexts:     []hook.BindingContext{{Binding: string(b)}},
+		Contexts:     contexts,
 		Values:       o.moduleHookValues(m),
 		ConfigValues: o.store.configFor(m),
 		Module:       m.Name(),
 		Hook:         h.Name,
-		Binding:      string(b),
+		Binding:      binding,
 	})
-	if err != nil {
-		return false, fmt.Errorf("module %s hook %s (%s): %w", m.Name(), h.Name, b, err)
+	if err == nil {
+		err = o.keepModuleOutputs(ctx, m, h, res)
 	}
+	if err != nil {
+		return false, fmt.Errorf("module %s hook %s (%s): %w", m.Name(), h.Name, binding, err)
+	}
+	return valuesChanged(before, o.store.ModuleValues(m)), nil
+}
+
+func (o *Operator) keepModuleOutputs(ctx context.Context, m *module.Module, h *loadedHook, res *hook.Result) error {
 	if err := o.store.addModulePatch(m, res.ValuesPatch); err != nil {
-		return false, fmt.Errorf("module %s hook %s (%s): values patch: %w", m.Name(), h.Name, b, err)
+		return fmt.Errorf("values patch: %w", err)
 	}
 	if err := o.writeConfigPatch(ctx, m, res.ConfigValuesPatch); err != nil {
-		return false, fmt.Errorf("module %s hook %s (%s): config values patch: %w", m.Name(), h.Name, b, err)
+		return fmt.Errorf("config values patch: %w", err)
 	}
-	return values.Checksum(o.store.ModuleValues(m)) != before, nil
+	return o.applyOutputs(ctx, m, h, res)
 }
 
 // runEnabledScript asks a module's enabled script, giving it the modules

@@ -46,7 +46,10 @@ func NewOffline(opts Options, cfg *config.Config, runner hookRunner, log *slog.L
 	if cfg == nil {
 		cfg = &config.Config{}
 	}
-	st := newStore(mods)
+	st, err := newStore(mods)
+	if err != nil {
+		return nil, err
+	}
 	st.setConfig(cfg)
 	ns := opts.Namespace
 	if ns == "" {

@@ -17,8 +17,12 @@ import (
 
 	"github.com/addon-operator/addon-operator/pkg/config"
 	"github.com/addon-operator/addon-operator/pkg/helm"
+	"github.com/addon-operator/addon-operator/pkg/hook"
+	"github.com/addon-operator/addon-operator/pkg/kube"
+	"github.com/addon-operator/addon-operator/pkg/metrics"
 	"github.com/addon-operator/addon-operator/pkg/module"
 	"github.com/addon-operator/addon-operator/pkg/queue"
+	"github.com/addon-operator/addon-operator/pkg/schedule"
 	"github.com/addon-operator/addon-operator/pkg/values"
 )
 
@@ -44,8 +48,19 @@ type Deps struct {
 	Config   configSource
 	// ConfigEvents receives what Config observes.
 	ConfigEvents <-chan config.Event
-	Clock        clock.Clock
-	Logger       *slog.Logger
+	// Monitors and MonitorEvents serve kubernetes bindings.
+	Monitors      monitors
+	MonitorEvents <-chan kube.MonitorEvent
+	// Scheduler and Ticks serve schedule bindings.
+	Scheduler scheduler
+	Ticks     <-chan schedule.Tick
+	// Patcher applies hooks' object operations.
+	Patcher objectPatcher
+	// HookMetrics keeps hooks' metrics; Recorder records the operator's own.
+	HookMetrics hookMetricsSink
+	Recorder    *metrics.Recorder
+	Clock       clock.Clock
+	Logger      *slog.Logger
 }
 
 // Operator runs modules. Create it with New and start it with Run.
@@ -58,6 +73,15 @@ type Operator struct {
 	config   configSource
 	events   <-chan config.Event
 
+	monitors      monitors
+	monitorEvents <-chan kube.MonitorEvent
+	scheduler     scheduler
+	ticks         <-chan schedule.Tick
+	patcher       objectPatcher
+	hookMetrics   hookMetricsSink
+	recorder      *metrics.Recorder
+	bindings      *registry
+
 	modules *module.Set
 	store   *store
 	state   *states
@@ -68,6 +92,9 @@ type Operator struct {
 	global     []*loadedHook
 	started    bool // the first converge was queued
 	converging bool
+	// invalidConfig holds modules whose ConfigMap section failed its
+	// schema at startup; they are skipped until a valid section arrives.
+	invalidConfig map[string]error
 
 	startedAt time.Time
 	ready     atomic.Bool
@@ -94,10 +121,16 @@ func New(opts Options, deps Deps) (*Operator, error) {
 	for _, m := range mods.Modules() {
 		names = append(names, m.Name())
 	}
+	st, err := newStore(mods)
+	if err != nil {
+		return nil, err
+	}
 	o := &Operator{
 		opts: opts, log: deps.Logger, clock: deps.Clock,
 		runner: deps.Hooks, releases: deps.Releases, config: deps.Config, events: deps.ConfigEvents,
-		modules: mods, store: newStore(mods), state: newStates(names),
+		modules: mods, store: st, state: newStates(names), invalidConfig: map[string]error{},
+		monitors: deps.Monitors, monitorEvents: deps.MonitorEvents, scheduler: deps.Scheduler, ticks: deps.Ticks,
+		patcher: deps.Patcher, hookMetrics: deps.HookMetrics, recorder: deps.Recorder, bindings: newRegistry(),
 	}
 	o.queues = newQueues(deps.Clock, queue.ExponentialBackoff(opts.RetryDelay, opts.RetryMaxDelay), mergeTasks)
 	o.main = o.queues.get(mainQueue)
@@ -111,9 +144,60 @@ func (o *Operator) Run(ctx context.Context) error {
 	o.startedAt = o.clock.Now()
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return o.config.Run(ctx) })
+	g.Go(func() error { return o.monitors.Run(ctx) })
+	g.Go(func() error { return o.scheduler.Run(ctx) })
 	g.Go(func() error { return o.queues.Run(ctx, o.handle) })
 	g.Go(func() error { return o.watchConfig(ctx) })
+	g.Go(func() error { return o.routeBindingEvents(ctx) })
 	return g.Wait()
+}
+
+// routeBindingEvents turns monitor events and schedule ticks into hook
+// runs on their bindings' queues.
+func (o *Operator) routeBindingEvents(ctx context.Context) error {
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev := <-o.monitorEvents:
+			o.routeMonitorEvent(ev)
+		case tick := <-o.ticks:
+			o.routeTick(tick)
+		}
+	}
+}
+
+func (o *Operator) routeMonitorEvent(ev kube.MonitorEvent) {
+	ref, ok := o.bindings.get(ev.ID)
+	if !ok || ref.Kube == nil {
+		return
+	}
+	bc := hook.BindingContext{Binding: ref.name(), Type: hook.TypeEvent, WatchEvent: ev.WatchEvent, Object: ev.Object, FilterResult: ev.FilterResult}
+	if g := ref.group(); g != "" {
+		bc = hook.BindingContext{Binding: ref.name(), Type: hook.TypeGroup, GroupName: g}
+	}
+	o.queueHookRun(ev.ID, ref, bc)
+}
+
+func (o *Operator) routeTick(tick schedule.Tick) {
+	ref, ok := o.bindings.get(tick.ID)
+	if !ok || ref.Sched == nil {
+		return
+	}
+	bc := hook.BindingContext{Binding: ref.name(), Type: hook.TypeSchedule}
+	if g := ref.group(); g != "" {
+		bc = hook.BindingContext{Binding: ref.name(), Type: hook.TypeGroup, GroupName: g}
+	}
+	o.queueHookRun(tick.ID, ref, bc)
+}
+
+// queueHookRun appends a hook run to its binding's queue. Runs of a
+// module that is not enabled are dropped.
+func (o *Operator) queueHookRun(id string, ref bindingRef, bc hook.BindingContext) {
+	if ref.Module != "" && !o.state.get(ref.Module).Enabled {
+		return
+	}
+	o.queues.get(ref.queue()).PushBack(task{Kind: taskHookRun, Module: ref.Module, Hook: ref.Hook, BindingID: id, Contexts: []hook.BindingContext{bc}})
 }
 
 // watchConfig turns ConfigMap events into tasks. The first event, valid or

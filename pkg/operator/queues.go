@@ -88,7 +88,8 @@ func (qs *queues) snapshots() []queue.Snapshot[task] {
 		}
 	}
 	sort.Strings(names)
-	list := []*queue.Queue[task]{qs.byName[mainQueue]}
+	list := make([]*queue.Queue[task], 0, 1+len(names))
+	list = append(list, qs.byName[mainQueue])
 	for _, n := range names {
 		list = append(list, qs.byName[n])
 	}

@@ -30,10 +30,34 @@ type store struct {
 	globalPatch values.Patch
 	// modulePatch applies to {"<key>": ...}, by module name.
 	modulePatch map[string]values.Patch
+
+	// Schemas are loaded once; a nil *values.Schemas has no defaults and
+	// validates everything. schemaErrs holds modules whose schema files
+	// could not be loaded.
+	globalSchemas *values.Schemas
+	schemas       map[string]*values.Schemas
+	schemaErrs    map[string]error
 }
 
-func newStore(mods *module.Set) *store {
-	return &store{modules: mods, modulePatch: map[string]values.Patch{}}
+// newStore loads every schema. A broken global schema is an error; a broken
+// module schema is kept as that module's error.
+func newStore(mods *module.Set) (*store, error) {
+	s := &store{modules: mods, modulePatch: map[string]values.Patch{}, schemas: map[string]*values.Schemas{}, schemaErrs: map[string]error{}}
+	g := mods.Global()
+	gs, err := values.LoadSchemas(g.ConfigSchemaPath(), g.ValuesSchemaPath())
+	if err != nil {
+		return nil, fmt.Errorf("global schemas: %w", err)
+	}
+	s.globalSchemas = gs
+	for _, m := range mods.Modules() {
+		ms, err := values.LoadSchemas(m.ConfigSchemaPath(), m.ValuesSchemaPath())
+		if err != nil {
+			s.schemaErrs[m.Name()] = fmt.Errorf("module %s: %w", m.Name(), err)
+			continue
+		}
+		s.schemas[m.Name()] = ms
+	}
+	return s, nil
 }
 
 // globalDoc is the document global hooks patch: global values and the
@@ -46,10 +70,9 @@ func (s *store) globalDoc() values.Values {
 // globalLayers are the sources of global values below hook patches, lowest
 // priority first.
 func (s *store) globalLayers() []Layer {
-	return []Layer{
+	return withDefaults(s.globalSchemas, []Layer{
 		{Source: "modules/values.yaml key global", Values: s.modules.GlobalStatic()},
-		{Source: "ConfigMap key global", Values: s.configGlobal()},
-	}
+	}, Layer{Source: "ConfigMap key global", Values: s.configGlobal()})
 }
 
 // moduleLayers are the sources of a module's values below hook patches,
@@ -59,11 +82,50 @@ func (s *store) moduleLayers(m *module.Module) []Layer {
 	if s.config != nil {
 		cfg = s.config.Modules[m.Key()]
 	}
-	return []Layer{
+	return withDefaults(s.schemas[m.Name()], []Layer{
 		{Source: "modules/values.yaml key " + m.Key(), Values: m.CommonValues()},
 		{Source: filepath.Base(m.Path()) + "/values.yaml", Values: m.StaticValues()},
-		{Source: "ConfigMap key " + m.Key(), Values: cfg},
+	}, Layer{Source: "ConfigMap key " + m.Key(), Values: cfg})
+}
+
+// withDefaults adds schema defaults to static layers and the config layer:
+// config-values defaults fill what static values leave open, the config
+// overrides both, and values defaults fill what is still open. Each
+// defaults layer holds only the leaves it added, so merging the layers in
+// order gives the effective values and every leaf is attributed to the
+// layer that set it.
+func withDefaults(sch *values.Schemas, static []Layer, cfg Layer) []Layer {
+	base := mergeLayers(static)
+	withConfigDefaults := sch.ApplyDefaults(values.ConfigSchema, base)
+	merged := values.Merge(withConfigDefaults, cfg.Values)
+	withValuesDefaults := sch.ApplyDefaults(values.ValuesSchema, merged)
+	return append(static,
+		Layer{Source: "config-values schema default", Values: added(base, withConfigDefaults)},
+		cfg,
+		Layer{Source: "values schema default", Values: added(merged, withValuesDefaults)},
+	)
+}
+
+// added returns the parts of after that before lacks: keys that are new,
+// and whole values that differ (lists, scalars).
+func added(before, after values.Values) values.Values {
+	out := values.Values{}
+	for k, v := range after {
+		old, ok := before[k]
+		am, aIsMap := asMap(v)
+		bm, bIsMap := asMap(old)
+		switch {
+		case !ok:
+			out[k] = v
+		case aIsMap && bIsMap:
+			if sub := added(bm, am); len(sub) > 0 {
+				out[k] = map[string]any(sub)
+			}
+		case values.Checksum(v) != values.Checksum(old):
+			out[k] = v
+		}
 	}
+	return out
 }
 
 func mergeLayers(layers []Layer) values.Values {
@@ -140,7 +202,11 @@ func (s *store) addGlobalPatch(p values.Patch) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, err := p.Apply(s.globalDoc()); err != nil {
+	next, err := p.Apply(s.globalDoc())
+	if err != nil {
+		return err
+	}
+	if err := s.globalSchemas.ValidateValues(globalKey, next.Section(globalKey)); err != nil {
 		return err
 	}
 	s.globalPatch = values.Compact(append(s.globalPatch, p...))
@@ -157,7 +223,11 @@ func (s *store) addModulePatch(m *module.Module, p values.Patch) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, err := p.Apply(values.Values{m.Key(): s.moduleValues(m)}); err != nil {
+	next, err := p.Apply(values.Values{m.Key(): s.moduleValues(m)})
+	if err != nil {
+		return err
+	}
+	if err := s.schemas[m.Name()].ValidateValues(m.Key(), next.Section(m.Key())); err != nil {
 		return err
 	}
 	s.modulePatch[m.Name()] = values.Compact(append(s.modulePatch[m.Name()], p...))
@@ -285,4 +355,40 @@ func (s *store) applyEdit(e config.Edit) {
 		}
 	}
 	s.config = next
+}
+
+// validateConfig checks a ConfigMap content against every config-values
+// schema: the user's sections with config defaults, as the schemas say
+// users may set them. Modules whose section is checked are those that have
+// one or are switched on by the ConfigMap.
+func (s *store) validateConfig(c *config.Config) (moduleErrs map[string]error, globalErr error) {
+	globalErr = s.globalSchemas.ValidateConfig(globalKey, s.globalSchemas.ApplyDefaults(values.ConfigSchema, c.Global))
+	moduleErrs = map[string]error{}
+	for _, m := range s.modules.Modules() {
+		section, has := c.Modules[m.Key()]
+		if !has && !c.Enabled[m.Key()] {
+			continue
+		}
+		sch := s.schemas[m.Name()]
+		if err := sch.ValidateConfig(m.Key(), sch.ApplyDefaults(values.ConfigSchema, values.Merge(section))); err != nil {
+			moduleErrs[m.Name()] = err
+		}
+	}
+	return moduleErrs, globalErr
+}
+
+// validateModule checks a module's effective values against its values
+// schema, or for Helm against the values schema with x-required-for-helm.
+func (s *store) validateModule(m *module.Module, forHelm bool) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if err := s.schemaErrs[m.Name()]; err != nil {
+		return err
+	}
+	sch := s.schemas[m.Name()]
+	v := s.moduleValues(m)
+	if forHelm {
+		return sch.ValidateHelm(m.Key(), v)
+	}
+	return sch.ValidateValues(m.Key(), v)
 }

@@ -36,6 +36,12 @@ const (
 	taskPurge taskKind = "ModulePurge"
 	// taskApplyConfig takes a new ConfigMap content into use.
 	taskApplyConfig taskKind = "ApplyConfig"
+	// taskGlobalBindings starts global hooks' kubernetes and schedule
+	// bindings and runs their Synchronization.
+	taskGlobalBindings taskKind = "GlobalBindings"
+	// taskHookRun runs a hook for kubernetes or schedule binding contexts,
+	// on main or the binding's queue.
+	taskHookRun taskKind = "HookRun"
 )
 
 // task is one unit of work on the main queue.
@@ -52,6 +58,13 @@ type task struct {
 	Checksum string
 	// Config is the ConfigMap content to apply.
 	Config *config.Config
+	// BindingID names the binding of a hook run.
+	BindingID string
+	// Sync marks a hook run as its binding's Synchronization.
+	Sync bool
+	// Contexts are a hook run's binding contexts (empty for Sync: its
+	// objects are read when it runs).
+	Contexts []hook.BindingContext
 }
 
 // String describes the task for logs and queue listings.
@@ -66,6 +79,15 @@ func (t task) String() string {
 		return fmt.Sprintf("%s %s", t.Kind, t.Module)
 	case taskModuleDelete, taskPurge:
 		return fmt.Sprintf("%s %s", t.Kind, t.Module)
+	case taskHookRun:
+		owner := t.Module
+		if owner == "" {
+			owner = globalOwner
+		}
+		if t.Sync {
+			return fmt.Sprintf("%s %s/%s Synchronization", t.Kind, owner, t.Hook.Name)
+		}
+		return fmt.Sprintf("%s %s/%s (%d contexts)", t.Kind, owner, t.Hook.Name, len(t.Contexts))
 	default:
 		return string(t.Kind)
 	}
@@ -94,5 +116,13 @@ func globalHookTasks(hooks []*loadedHook, b hook.Binding) []task {
 // mergeTasks combines consecutive runs of one hook binding into one run
 // with all their binding contexts; lifecycle tasks never merge.
 func mergeTasks(head, next task) (task, bool) {
-	return head, false
+	if head.Kind != taskHookRun || next.Kind != taskHookRun || head.Sync || next.Sync ||
+		head.Hook != next.Hook || head.Module != next.Module {
+		return head, false
+	}
+	merged := head
+	merged.Contexts = append(append([]hook.BindingContext(nil), head.Contexts...), next.Contexts...)
+	// The binding id only selects the hook's settings; any of the merged
+	// bindings' ids names the same hook.
+	return merged, true
 }

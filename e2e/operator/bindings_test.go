@@ -1,0 +1,108 @@
+package operator
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// watchedConfigMap is an object the watcher module's binding selects.
+func (h *harness) createWatched(name, value string, labels map[string]string) {
+	h.t.Helper()
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}, Data: map[string]string{"value": value}}
+	if _, err := h.client.CoreV1().ConfigMaps(h.ns).Create(h.t.Context(), cm, metav1.CreateOptions{}); err != nil {
+		h.t.Fatalf("create ConfigMap %s: %v", name, err)
+	}
+}
+
+func (h *harness) waitMirrorCount(want string) {
+	h.t.Helper()
+	h.poll("watcher-mirror lastCount "+want, func() bool {
+		cm, err := h.client.CoreV1().ConfigMaps(h.ns).Get(h.t.Context(), "watcher-mirror", metav1.GetOptions{})
+		return err == nil && cm.Data["lastCount"] == want
+	})
+}
+
+func TestKubernetesBindingSyncEventsPatchesAndValues(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	watch := map[string]string{"watch-me": "yes"}
+	h.createWatched("before-start", "one", watch)
+	h.createWatched("not-selected", "nope", map[string]string{"watch-me": "no"})
+	h.setConfig(map[string]string{"watcherEnabled": "true"})
+	h.start()
+	trace := startupTrace()
+	last := len(trace) - 1
+	// Synchronization with the existing object, before beforeHelm (the
+	// watcher has no lifecycle hooks, so nothing else of it is traced).
+	mark := h.expectTrace(0, append(trace[:last:last], "watcher:Synchronization:one", "global:afterAll")...)
+	h.waitMirrorCount("1")
+
+	// An Added event for a new object; the hook's values patch changes
+	// watcher.seen, which runs the module (no lifecycle hooks: no trace).
+	h.createWatched("after-start", "two", watch)
+	mark = h.expectTrace(mark, "watcher:Event:two")
+	h.waitMirrorCount("1")
+
+	// A Modified event whose filter result did not change is dropped: only
+	// the change of value reaches the hook.
+	cms := h.client.CoreV1().ConfigMaps(h.ns)
+	cm, err := cms.Get(t.Context(), "after-start", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm.Annotations = map[string]string{"touched": "yes"}
+	if cm, err = cms.Update(t.Context(), cm, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cm.Data["value"] = "three"
+	if _, err := cms.Update(t.Context(), cm, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	mark = h.expectTrace(mark, "watcher:Event:three")
+
+	// Leaving the label selector is a Deleted event.
+	cm, err = cms.Get(t.Context(), "before-start", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm.Labels = map[string]string{"watch-me": "no"}
+	if _, err := cms.Update(t.Context(), cm, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h.expectTrace(mark, "watcher:Event:one")
+	if n := h.countLog("task failed, will retry", nil); n != 0 {
+		t.Errorf("%d task failures, want none", n)
+	}
+}
+
+func TestScheduleOnNamedQueueRunsWhileMainIsBusy(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	// ticker (order 800) starts its schedule, then sleepy (order 900) hangs
+	// its first beforeHelm for --hook-timeout, holding main.
+	h.setConfig(map[string]string{"tickerEnabled": "true", "sleepyEnabled": "true"})
+	h.start("--hook-timeout=6s")
+	h.poll("sleepy to hang and the ticker to tick three times meanwhile", func() bool {
+		tr := h.readTrace()
+		i := slices.Index(tr, "sleepy:beforeHelm")
+		return i >= 0 && countPrefix(tr[i:], "ticker:Schedule") >= 3 && !slices.Contains(tr[i+1:], "sleepy:beforeHelm")
+	})
+	// Main was held by the hanging hook all along: afterAll has not run.
+	if tr := h.readTrace(); slices.Contains(tr, "global:afterAll") {
+		t.Errorf("afterAll ran while main was blocked: %v", tr)
+	}
+}
+
+func countPrefix(lines []string, prefix string) int {
+	n := 0
+	for _, l := range lines {
+		if strings.HasPrefix(l, prefix) {
+			n++
+		}
+	}
+	return n
+}
