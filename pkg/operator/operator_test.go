@@ -28,7 +28,9 @@ type fakeRunner struct {
 	calls   []string
 	// patch returns the values patch for a run, or nil.
 	patch func(call string, n int) values.Patch
-	runs  map[string]int
+	// fail returns the error of a run, or nil.
+	fail func(call string) error
+	runs map[string]int
 }
 
 func (f *fakeRunner) Config(_ context.Context, path string) ([]byte, error) {
@@ -51,6 +53,11 @@ func (f *fakeRunner) Run(_ context.Context, r hook.Run) (*hook.Result, error) {
 		f.runs = map[string]int{}
 	}
 	f.runs[call]++
+	if f.fail != nil {
+		if err := f.fail(call); err != nil {
+			return nil, err
+		}
+	}
 	res := &hook.Result{}
 	if r.Kind == hook.RunEnabledScript {
 		yes := true

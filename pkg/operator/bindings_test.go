@@ -1,0 +1,188 @@
+package operator
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/addon-operator/addon-operator/pkg/hook"
+	"github.com/addon-operator/addon-operator/pkg/values"
+)
+
+// fakeMonitors answers snapshots from a map by binding id.
+type fakeMonitors struct {
+	objects map[string][]hook.FilteredObject
+	enabled []string
+}
+
+func (*fakeMonitors) Run(ctx context.Context) error { <-ctx.Done(); return nil }
+func (f *fakeMonitors) Start(_ context.Context, id string, _ hook.KubernetesBinding) ([]hook.FilteredObject, error) {
+	return f.objects[id], nil
+}
+func (f *fakeMonitors) EnableEvents(id string)                      { f.enabled = append(f.enabled, id) }
+func (f *fakeMonitors) SyncObjects(id string) []hook.FilteredObject { return f.objects[id] }
+func (f *fakeMonitors) Snapshot(id string) []hook.FilteredObject    { return f.objects[id] }
+func (*fakeMonitors) Stop(string)                                   {}
+
+func obj(name string) hook.FilteredObject {
+	return hook.FilteredObject{FilterResult: json.RawMessage(`"` + name + `"`)}
+}
+
+func TestMergeTasks(t *testing.T) {
+	h1, h2 := &loadedHook{Name: "h1"}, &loadedHook{Name: "h2"}
+	ev := func(h *loadedHook, binding string) task {
+		return task{Kind: taskHookRun, Module: "m", Hook: h, BindingID: "m/" + h.Name + "/" + binding, Contexts: []hook.BindingContext{{Binding: binding}}}
+	}
+	tests := []struct {
+		name       string
+		head, next task
+		want       []string // merged contexts' bindings; nil = not merged
+	}{
+		{"same hook, two bindings", ev(h1, "a"), ev(h1, "b"), []string{"a", "b"}},
+		{"other hook", ev(h1, "a"), ev(h2, "a"), nil},
+		{"a Synchronization never merges", task{Kind: taskHookRun, Module: "m", Hook: h1, Sync: true}, ev(h1, "a"), nil},
+		{"lifecycle tasks never merge", task{Kind: taskModuleRun, Module: "m"}, task{Kind: taskModuleRun, Module: "m"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := mergeTasks(tt.head, tt.next)
+			if !ok {
+				if tt.want != nil {
+					t.Fatalf("not merged, want contexts %v", tt.want)
+				}
+				return
+			}
+			var bindings []string
+			for _, c := range got.Contexts {
+				bindings = append(bindings, c.Binding)
+			}
+			if diff := cmp.Diff(tt.want, bindings); diff != "" {
+				t.Errorf("merged contexts (-want +got):\n%s", diff)
+			}
+			if len(tt.head.Contexts) != 1 {
+				t.Errorf("head task's contexts were modified: %v", tt.head.Contexts)
+			}
+		})
+	}
+}
+
+func TestCompactGroups(t *testing.T) {
+	in := []hook.BindingContext{
+		{Binding: "pods", Type: hook.TypeGroup, GroupName: "g"},
+		{Binding: "cms", Type: hook.TypeGroup, GroupName: "g"},
+		{Binding: "other", Type: hook.TypeEvent},
+		{Binding: "cms", Type: hook.TypeGroup, GroupName: "g"},
+		{Binding: "tick", Type: hook.TypeSchedule},
+		{Binding: "tick", Type: hook.TypeSchedule},
+	}
+	want := []hook.BindingContext{
+		{Binding: "cms", Type: hook.TypeGroup, GroupName: "g"},
+		{Binding: "other", Type: hook.TypeEvent},
+		{Binding: "cms", Type: hook.TypeGroup, GroupName: "g"},
+		{Binding: "tick", Type: hook.TypeSchedule},
+		{Binding: "tick", Type: hook.TypeSchedule},
+	}
+	if diff := cmp.Diff(want, compactGroups(in)); diff != "" {
+		t.Errorf("compacted (-want +got):\n%s", diff)
+	}
+}
+
+func TestSnapshotsAreReadAtExecution(t *testing.T) {
+	h := &loadedHook{Name: "hooks/h", Config: &hook.Config{
+		Kubernetes: []hook.KubernetesBinding{
+			{Name: "pods", IncludeSnapshotsFrom: []string{"pods", "cms"}},
+			{Name: "cms"},
+		},
+		Schedules: []hook.ScheduleBinding{{Name: "tick", IncludeSnapshotsFrom: []string{"cms", "missing"}}},
+	}}
+	mon := &fakeMonitors{objects: map[string][]hook.FilteredObject{
+		bindingID("m", h, hook.Kubernetes, 0): {obj("pod-a")},
+		bindingID("m", h, hook.Kubernetes, 1): {obj("cm-a"), obj("cm-b")},
+	}}
+	o := &Operator{monitors: mon}
+	got := o.withSnapshots("m", h, []hook.BindingContext{{Binding: "pods", Type: hook.TypeEvent}, {Binding: "tick", Type: hook.TypeSchedule}, {Binding: "cms", Type: hook.TypeEvent}})
+	want := []hook.BindingContext{
+		{Binding: "pods", Type: hook.TypeEvent, Snapshots: map[string][]hook.FilteredObject{
+			"pods": {obj("pod-a")}, "cms": {obj("cm-a"), obj("cm-b")},
+		}},
+		{Binding: "tick", Type: hook.TypeSchedule, Snapshots: map[string][]hook.FilteredObject{
+			"cms": {obj("cm-a"), obj("cm-b")}, "missing": {},
+		}},
+		{Binding: "cms", Type: hook.TypeEvent},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("contexts (-want +got):\n%s", diff)
+	}
+	lifecycle := o.lifecycleSnapshots("m", h)
+	if len(lifecycle) != 2 || len(lifecycle["pods"]) != 1 || len(lifecycle["cms"]) != 2 {
+		t.Errorf("lifecycle snapshots = %v, want every kubernetes binding of the hook", lifecycle)
+	}
+}
+
+func TestHookRunOutcomes(t *testing.T) {
+	for _, tt := range []struct {
+		name        string
+		binding     hook.KubernetesBinding
+		sync        bool
+		fail        bool
+		patch       bool
+		wantErr     bool
+		wantRuns    int
+		wantEnabled bool     // events released
+		wantQueued  []string // main queue afterwards
+	}{
+		{name: "sync runs the hook and releases events", binding: hook.KubernetesBinding{Name: "b", ExecuteHookOnSynchronization: true}, sync: true, wantRuns: 1, wantEnabled: true},
+		{name: "sync without executeHookOnSynchronization only releases events", binding: hook.KubernetesBinding{Name: "b"}, sync: true, wantEnabled: true},
+		{name: "sync values changes queue nothing", binding: hook.KubernetesBinding{Name: "b", ExecuteHookOnSynchronization: true}, sync: true, patch: true, wantRuns: 1, wantEnabled: true},
+		{name: "event values change queues a module run", binding: hook.KubernetesBinding{Name: "b"}, patch: true, wantRuns: 1, wantQueued: []string{"ModuleRun a"}},
+		{name: "failure fails the task", binding: hook.KubernetesBinding{Name: "b"}, fail: true, wantErr: true, wantRuns: 1},
+		{name: "allowed failure is not retried", binding: hook.KubernetesBinding{Name: "b", AllowFailure: true}, fail: true, wantRuns: 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			runner := &fakeRunner{
+				patch: func(string, int) values.Patch {
+					if tt.patch {
+						return values.Patch{{Op: "add", Path: "/a/x", Value: 1.0}}
+					}
+					return nil
+				},
+				fail: func(string) error {
+					if tt.fail {
+						return errors.New("boom")
+					}
+					return nil
+				},
+			}
+			o, _ := newTestOperator(t, runner)
+			mon := &fakeMonitors{}
+			o.monitors = mon
+			o.state.update("a", func(s *moduleState) { s.Enabled = true })
+			h := &loadedHook{Name: "hooks/k", Config: &hook.Config{Kubernetes: []hook.KubernetesBinding{tt.binding}}}
+			id := bindingID("a", h, hook.Kubernetes, 0)
+			o.bindings.add(id, bindingRef{Module: "a", Hook: h, Kube: &h.Config.Kubernetes[0]})
+			err := o.hookRun(t.Context(), task{Kind: taskHookRun, Module: "a", Hook: h, BindingID: id, Sync: tt.sync,
+				Contexts: []hook.BindingContext{{Binding: "b", Type: hook.TypeEvent}}})
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("hookRun error = %v, want error %v", err, tt.wantErr)
+			}
+			if got := len(runner.recorded()); got != tt.wantRuns {
+				t.Errorf("hook runs = %d, want %d", got, tt.wantRuns)
+			}
+			if got := len(mon.enabled) == 1 && o.bindings.isSynced(id); got != tt.wantEnabled {
+				t.Errorf("events released = %v, want %v", got, tt.wantEnabled)
+			}
+			items := o.main.Snapshot().Items
+			queued := make([]string, 0, len(items))
+			for _, it := range items {
+				queued = append(queued, it.Task.String())
+			}
+			if diff := cmp.Diff(tt.wantQueued, queued, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("queued (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
