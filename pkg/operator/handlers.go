@@ -18,7 +18,19 @@ import (
 // place that changes module state and values.
 func (o *Operator) handle(ctx context.Context, t task) ([]task, error) {
 	start := o.clock.Now()
+	moduleTask := t.Kind == taskModuleRun || t.Kind == taskModuleDelete
+	if moduleTask {
+		o.state.update(t.Module, func(s *moduleState) {
+			s.Phase = PhaseRunning
+			if t.Kind == taskModuleDelete {
+				s.Phase = PhaseDeleting
+			}
+		})
+	}
 	next, err := o.dispatch(ctx, t)
+	if moduleTask {
+		o.state.update(t.Module, func(s *moduleState) { s.Phase = phaseAfter(t.Kind, s.Enabled, err) })
+	}
 	log := o.log.With(slog.String("task", t.String()), slog.Duration("duration", o.clock.Since(start)))
 	if err != nil {
 		if t.Module != "" && t.Kind != taskPurge {
@@ -118,6 +130,7 @@ func (o *Operator) plan(ctx context.Context) ([]task, error) {
 			s.Enabled, s.By = d.Enabled, d.By
 			if p.Startup[d.Name] {
 				s.StartupDone = false
+				s.Phase = PhaseWaiting
 			}
 		})
 	}
@@ -370,4 +383,16 @@ func (o *Operator) moduleByKey(key string) (string, bool) {
 		return "", false
 	}
 	return o.modules.Modules()[i].Name(), true
+}
+
+// phaseAfter is a module's phase once a run or delete task returned.
+func phaseAfter(k taskKind, enabled bool, err error) Phase {
+	switch {
+	case err != nil:
+		return PhaseFailed
+	case k == taskModuleDelete || !enabled:
+		return PhaseDisabled
+	default:
+		return PhaseReady
+	}
 }

@@ -21,7 +21,22 @@ type moduleState struct {
 	Revision int
 	// LastError is the last failure of a run or delete, "" after success.
 	LastError string
+	// Phase is where the module is: see the Phase constants.
+	Phase Phase
 }
+
+// Phase is a module's place in its lifecycle, for status pages.
+type Phase string
+
+// Phases.
+const (
+	PhaseDisabled Phase = "Disabled"
+	PhaseWaiting  Phase = "Waiting"  // enabled, its run not done yet
+	PhaseRunning  Phase = "Running"  // a run or delete is in progress
+	PhaseReady    Phase = "Ready"    // the last run succeeded
+	PhaseFailed   Phase = "Failed"   // the last run failed; it is retried
+	PhaseDeleting Phase = "Deleting" // being uninstalled
+)
 
 // states holds every module's state. The main queue worker writes it; the
 // mutex lets status readers in.
@@ -77,11 +92,12 @@ func (s *states) enabledSet() map[string]bool {
 
 // ModuleStatus is a module's state for status pages and tests.
 type ModuleStatus struct {
-	Name      string
-	Enabled   bool
-	By        Source
-	Revision  int
-	LastError string
+	Name      string `json:"name"`
+	Enabled   bool   `json:"enabled"`
+	By        Source `json:"decidedBy"`
+	Phase     Phase  `json:"phase"`
+	Revision  int    `json:"revision,omitempty"`
+	LastError string `json:"lastError,omitempty"`
 }
 
 // snapshot returns every module's status in module order.
@@ -91,7 +107,11 @@ func (s *states) snapshot() []ModuleStatus {
 	out := make([]ModuleStatus, 0, len(s.order))
 	for _, n := range slices.Clone(s.order) {
 		st := s.byName[n]
-		out = append(out, ModuleStatus{Name: n, Enabled: st.Enabled, By: st.By, Revision: st.Revision, LastError: st.LastError})
+		phase := st.Phase
+		if phase == "" {
+			phase = PhaseDisabled
+		}
+		out = append(out, ModuleStatus{Name: n, Enabled: st.Enabled, By: st.By, Phase: phase, Revision: st.Revision, LastError: st.LastError})
 	}
 	return out
 }

@@ -1,0 +1,92 @@
+package operator
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/addon-operator/addon-operator/pkg/helm"
+	"github.com/addon-operator/addon-operator/pkg/values"
+)
+
+// QueueStatus is one queue as status pages and the debug CLI show it.
+type QueueStatus struct {
+	Name   string `json:"name"`
+	Status string `json:"status"`
+	// Tasks lists the running task first, then the queued ones.
+	Tasks []TaskStatus `json:"tasks"`
+}
+
+// TaskStatus is one task of a queue.
+type TaskStatus struct {
+	Description string    `json:"description"`
+	Queued      time.Time `json:"queued"`
+	Failures    int       `json:"failures,omitempty"`
+	LastError   string    `json:"lastError,omitempty"`
+}
+
+// QueueStatuses returns every queue, main first.
+func (o *Operator) QueueStatuses() []QueueStatus {
+	snaps := o.queues.snapshots()
+	out := make([]QueueStatus, 0, len(snaps))
+	for _, s := range snaps {
+		qs := QueueStatus{Name: s.Name, Status: s.Status, Tasks: make([]TaskStatus, 0, len(s.Items))}
+		for _, it := range s.Items {
+			qs.Tasks = append(qs.Tasks, TaskStatus{Description: it.Task.String(), Queued: it.Queued, Failures: it.Failures, LastError: it.LastError})
+		}
+		out = append(out, qs)
+	}
+	return out
+}
+
+// GlobalValues returns the effective global values, hook patches included.
+func (o *Operator) GlobalValues() values.Values { return o.store.GlobalValues() }
+
+// GlobalConfig returns the global section of the ConfigMap in force.
+func (o *Operator) GlobalConfig() values.Values { return o.store.configFor(nil).Section(globalKey) }
+
+// ModuleValues returns a module's effective values, hook patches included,
+// as its chart gets them: {global: ..., <moduleKey>: ...}.
+func (o *Operator) ModuleValues(name string) (values.Values, error) {
+	m, ok := o.modules.Module(name)
+	if !ok {
+		return nil, fmt.Errorf("no module %q", name)
+	}
+	return values.Values{globalKey: o.store.GlobalValues(), m.Key(): o.store.ModuleValues(m)}, nil
+}
+
+// ModuleConfig returns a module's section of the ConfigMap in force.
+func (o *Operator) ModuleConfig(name string) (values.Values, error) {
+	m, ok := o.modules.Module(name)
+	if !ok {
+		return nil, fmt.Errorf("no module %q", name)
+	}
+	return o.store.configFor(m).Section(m.Key()), nil
+}
+
+// renderer renders a module's chart against the cluster; *helm.Client is
+// the real one.
+type renderer interface {
+	Render(ctx context.Context, r helm.Release) (*helm.Rendered, error)
+}
+
+// RenderModule renders a module's chart with its current values, as the
+// next Helm run would.
+func (o *Operator) RenderModule(ctx context.Context, name string) (*helm.Rendered, error) {
+	m, ok := o.modules.Module(name)
+	if !ok {
+		return nil, fmt.Errorf("no module %q", name)
+	}
+	if !m.IsHelm() {
+		return nil, fmt.Errorf("module %q has no chart", name)
+	}
+	r, ok := o.releases.(renderer)
+	if !ok {
+		return nil, fmt.Errorf("the release client cannot render")
+	}
+	v, err := o.ModuleValues(name)
+	if err != nil {
+		return nil, err
+	}
+	return r.Render(ctx, helm.Release{Name: name, ChartDir: m.Path(), Values: map[string]any(v)})
+}
