@@ -45,7 +45,7 @@ func TestMergeTasks(t *testing.T) {
 		{"same hook, two bindings", ev(h1, "a"), ev(h1, "b"), []string{"a", "b"}},
 		{"other hook", ev(h1, "a"), ev(h2, "a"), nil},
 		{"a Synchronization never merges", task{Kind: taskHookRun, Module: "m", Hook: h1, Sync: true}, ev(h1, "a"), nil},
-		{"lifecycle tasks never merge", task{Kind: taskModuleRun, Module: "m"}, task{Kind: taskModuleRun, Module: "m"}, nil},
+		{"lifecycle tasks never merge", task{Kind: taskModuleDelete, Module: "m"}, task{Kind: taskModuleDelete, Module: "m"}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -138,7 +138,7 @@ func TestHookRunOutcomes(t *testing.T) {
 		{name: "sync runs the hook and releases events", binding: hook.KubernetesBinding{Name: "b", ExecuteHookOnSynchronization: true}, sync: true, wantRuns: 1, wantEnabled: true},
 		{name: "sync without executeHookOnSynchronization only releases events", binding: hook.KubernetesBinding{Name: "b"}, sync: true, wantEnabled: true},
 		{name: "sync values changes queue nothing", binding: hook.KubernetesBinding{Name: "b", ExecuteHookOnSynchronization: true}, sync: true, patch: true, wantRuns: 1, wantEnabled: true},
-		{name: "event values change queues a module run", binding: hook.KubernetesBinding{Name: "b"}, patch: true, wantRuns: 1, wantQueued: []string{"ModuleRun a"}},
+		{name: "event values change requests a module run", binding: hook.KubernetesBinding{Name: "b"}, patch: true, wantRuns: 1, wantQueued: []string{"a"}},
 		{name: "failure fails the task", binding: hook.KubernetesBinding{Name: "b"}, fail: true, wantErr: true, wantRuns: 1},
 		{name: "allowed failure is not retried", binding: hook.KubernetesBinding{Name: "b", AllowFailure: true}, fail: true, wantRuns: 1},
 	} {
@@ -175,12 +175,7 @@ func TestHookRunOutcomes(t *testing.T) {
 			if got := len(mon.enabled) == 1 && o.bindings.isSynced(id); got != tt.wantEnabled {
 				t.Errorf("events released = %v, want %v", got, tt.wantEnabled)
 			}
-			items := o.main.Snapshot().Items
-			queued := make([]string, 0, len(items))
-			for _, it := range items {
-				queued = append(queued, it.Task.String())
-			}
-			if diff := cmp.Diff(tt.wantQueued, queued, cmpopts.EquateEmpty()); diff != "" {
+			if diff := cmp.Diff(tt.wantQueued, requested(o), cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("queued (-want +got):\n%s", diff)
 			}
 		})

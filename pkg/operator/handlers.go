@@ -18,7 +18,7 @@ import (
 // place that changes module state and values.
 func (o *Operator) handle(ctx context.Context, t task) ([]task, error) {
 	start := o.clock.Now()
-	moduleTask := t.Kind == taskModuleRun || t.Kind == taskModuleDelete
+	moduleTask := t.Kind == taskModuleDelete
 	if moduleTask {
 		o.state.update(t.Module, func(s *moduleState) {
 			s.Phase = PhaseRunning
@@ -60,8 +60,8 @@ func (o *Operator) dispatch(ctx context.Context, t task) ([]task, error) {
 			task{Kind: taskConvergeDone, Checksum: values.Checksum(o.store.globalDoc())}), nil
 	case taskConvergeDone:
 		return o.convergeDone(t), nil
-	case taskModuleRun:
-		return o.moduleRun(ctx, t)
+	case taskRunGroup:
+		return o.runGroup(t), nil
 	case taskModuleDelete:
 		return nil, o.moduleDelete(ctx, t.Module)
 	case taskPurge:
@@ -142,12 +142,9 @@ func (o *Operator) plan(ctx context.Context) ([]task, error) {
 	for _, name := range p.Purge {
 		next = append(next, task{Kind: taskPurge, Module: name})
 	}
-	for _, name := range p.Run {
-		// A run queued by an earlier event is covered by this one.
-		o.main.Remove(isModuleRun(name))
-		next = append(next, task{Kind: taskModuleRun, Module: name, Startup: p.Startup[name]})
-	}
-	return append(next, task{Kind: taskAfterAll}), nil
+	o.convergeGen++
+	o.convergeGroups = orderGroups(o.modules, p.Run)
+	return append(next, task{Kind: taskRunGroup, Gen: o.convergeGen}), nil
 }
 
 // enabledInputs collects what each module's enabled state depends on,
@@ -182,68 +179,6 @@ func (o *Operator) convergeDone(t task) []task {
 		o.log.Info("first converge done", slog.Duration("duration", o.clock.Since(o.startedAt)))
 	}
 	return nil
-}
-
-// moduleRun runs one enabled module: onStartup hooks (first run after it
-// was enabled), beforeHelm hooks, its Helm release, afterHelm hooks. When
-// afterHelm hooks change its values it runs again, within a bound.
-func (o *Operator) moduleRun(ctx context.Context, t task) ([]task, error) {
-	st := o.state.get(t.Module)
-	if !st.Enabled {
-		return nil, nil // disabled since it was queued
-	}
-	if err := o.invalidConfig[t.Module]; err != nil {
-		// Reported, not retried: only a valid section (which queues a run)
-		// can fix it, and the other modules go on.
-		o.log.Error("module skipped: its ConfigMap section is invalid", slog.String("module", t.Module), slog.String("error", err.Error()))
-		o.state.update(t.Module, func(s *moduleState) { s.LastError = err.Error() })
-		return nil, nil //nolint:nilerr // reported above; retrying cannot fix a section only the user can
-	}
-	m, _ := o.modules.Module(t.Module)
-	hooks, err := o.moduleHooks(ctx, t.Module)
-	if err != nil {
-		return nil, err
-	}
-	if !st.StartupDone {
-		if _, err := o.runModuleHooks(ctx, m.Name(), hooks, hook.OnStartup); err != nil {
-			return nil, err
-		}
-		o.state.update(m.Name(), func(s *moduleState) { s.StartupDone = true })
-	}
-	// Kubernetes bindings start, and synchronize, after onStartup and
-	// before beforeHelm; schedules start with them.
-	ids, err := o.startBindings(ctx, m.Name(), hooks)
-	if err != nil {
-		return nil, err
-	}
-	if err := o.synchronize(ctx, ids); err != nil {
-		return nil, err
-	}
-	if _, err := o.runModuleHooks(ctx, m.Name(), hooks, hook.BeforeHelm); err != nil {
-		return nil, err
-	}
-	if err := o.store.validateModule(m, m.IsHelm()); err != nil {
-		return nil, err
-	}
-	if err := o.helmRun(ctx, m.Name()); err != nil {
-		return nil, err
-	}
-	changedBy, err := o.runModuleHooks(ctx, m.Name(), hooks, hook.AfterHelm)
-	if err != nil {
-		return nil, err
-	}
-	if len(changedBy) == 0 {
-		o.state.update(m.Name(), func(s *moduleState) { s.Reruns, s.LastError = 0, "" })
-		return nil, nil
-	}
-	var reruns int
-	o.state.update(m.Name(), func(s *moduleState) { s.Reruns = min(s.Reruns+1, o.opts.MaxValuesReruns+1); reruns = s.Reruns })
-	if reruns > o.opts.MaxValuesReruns {
-		return nil, fmt.Errorf("module %s: afterHelm hooks %v changed values on %d runs in a row; not running again until they settle",
-			m.Name(), changedBy, o.opts.MaxValuesReruns)
-	}
-	o.log.Info("afterHelm hooks changed values, running module again", slog.String("module", m.Name()), slog.Any("hook", changedBy))
-	return []task{{Kind: taskModuleRun, Module: m.Name()}}, nil
 }
 
 // moduleHooks loads a module's hooks on first use and caches them.
@@ -286,6 +221,8 @@ func (o *Operator) moduleDelete(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
+	// A run in flight or backing off would race the uninstall.
+	o.pool.cancel(name)
 	exists, err := o.releaseExists(ctx, name)
 	if err != nil {
 		return err
@@ -340,7 +277,7 @@ func (o *Operator) applyConfig(c *config.Config) {
 	}
 	// At startup there is no last valid ConfigMap: modules whose section is
 	// invalid are skipped, the others converge.
-	o.invalidConfig = moduleErrs
+	o.setInvalidConfig(moduleErrs)
 	o.store.setConfig(c)
 	if !o.started || old == nil {
 		return
@@ -370,11 +307,10 @@ func (o *Operator) queueConverge() {
 	}
 }
 
-// queueModuleRun appends a run of the module unless one is already waiting.
+// queueModuleRun asks for a run of the module; a run already pending
+// absorbs it.
 func (o *Operator) queueModuleRun(name string) {
-	if !o.main.Has(isModuleRun(name)) {
-		o.main.PushBack(task{Kind: taskModuleRun, Module: name})
-	}
+	o.pool.request(name, nil)
 }
 
 func (o *Operator) moduleByKey(key string) (string, bool) {

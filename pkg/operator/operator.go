@@ -59,7 +59,7 @@ type Deps struct {
 	// HookMetrics keeps hooks' metrics; Recorder records the operator's own.
 	HookMetrics hookMetricsSink
 	Recorder    *metrics.Recorder
-	Clock       clock.Clock
+	Clock       clock.WithDelayedExecution
 	Logger      *slog.Logger
 }
 
@@ -67,7 +67,7 @@ type Deps struct {
 type Operator struct {
 	opts     Options
 	log      *slog.Logger
-	clock    clock.Clock
+	clock    clock.WithDelayedExecution
 	runner   hookRunner
 	releases releaser
 	config   configSource
@@ -92,8 +92,15 @@ type Operator struct {
 	global     []*loadedHook
 	started    bool // the first converge was queued
 	converging bool
+	// convergeGen counts plans; tasks of an older one are stale.
+	convergeGen    int
+	convergeGroups [][]string
+
+	pool *moduleRunner
+
 	// invalidConfig holds modules whose ConfigMap section failed its
 	// schema at startup; they are skipped until a valid section arrives.
+	invalidMu     sync.Mutex
 	invalidConfig map[string]error
 
 	startedAt time.Time
@@ -132,7 +139,9 @@ func New(opts Options, deps Deps) (*Operator, error) {
 		monitors: deps.Monitors, monitorEvents: deps.MonitorEvents, scheduler: deps.Scheduler, ticks: deps.Ticks,
 		patcher: deps.Patcher, hookMetrics: deps.HookMetrics, recorder: deps.Recorder, bindings: newRegistry(),
 	}
-	o.queues = newQueues(deps.Clock, queue.ExponentialBackoff(opts.RetryDelay, opts.RetryMaxDelay), mergeTasks)
+	backoff := queue.ExponentialBackoff(opts.RetryDelay, opts.RetryMaxDelay)
+	o.queues = newQueues(deps.Clock, backoff, mergeTasks)
+	o.pool = newModuleRunner(opts.ModuleWorkers, o.attempt, backoff, deps.Clock)
 	o.main = o.queues.get(mainQueue)
 	deps.Logger.Info("modules discovered", slog.Int("modules", len(names)), slog.Int("global_hooks", len(mods.Global().Hooks())))
 	return o, nil
@@ -147,6 +156,7 @@ func (o *Operator) Run(ctx context.Context) error {
 	g.Go(func() error { return o.monitors.Run(ctx) })
 	g.Go(func() error { return o.scheduler.Run(ctx) })
 	g.Go(func() error { return o.queues.Run(ctx, o.handle) })
+	g.Go(func() error { return o.pool.Run(ctx) })
 	g.Go(func() error { return o.watchConfig(ctx) })
 	g.Go(func() error { return o.routeBindingEvents(ctx) })
 	return g.Wait()

@@ -172,13 +172,22 @@ func runUntil(t *testing.T, o *Operator, cond func() bool) {
 	runUntilWith(t, o, &config.Config{}, cond)
 }
 
+// requested lists modules with a run requested from the pool and not
+// started yet.
+func requested(o *Operator) []string {
+	o.pool.mu.Lock()
+	defer o.pool.mu.Unlock()
+	return append([]string(nil), o.pool.ready...)
+}
+
 // runUntilWith is runUntil with the given ConfigMap content.
 func runUntilWith(t *testing.T, o *Operator, cfg *config.Config, cond func() bool) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
+	done := make(chan error, 2)
 	o.main.PushBack(task{Kind: taskApplyConfig, Config: cfg}, task{Kind: taskStartup})
 	go func() { done <- o.main.Run(ctx, o.handle) }()
+	go func() { done <- o.pool.Run(ctx) }()
 	deadline := time.Now().Add(10 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
@@ -188,8 +197,10 @@ func runUntilWith(t *testing.T, o *Operator, cfg *config.Config, cond func() boo
 		<-time.After(time.Millisecond)
 	}
 	cancel()
-	if err := <-done; err != nil {
-		t.Errorf("queue: %v", err)
+	for range 2 {
+		if err := <-done; err != nil {
+			t.Errorf("queue: %v", err)
+		}
 	}
 }
 
@@ -288,7 +299,7 @@ func TestApplyConfigQueuesTheRightWork(t *testing.T) {
 		next *config.Config
 		want []string
 	}{
-		{"module section changed", &config.Config{Global: base.Global, Modules: map[string]values.Values{"a": {"m": 2.0}}}, []string{"ModuleRun a"}},
+		{"module section changed", &config.Config{Global: base.Global, Modules: map[string]values.Values{"a": {"m": 2.0}}}, []string{"run a"}},
 		{"section of a disabled module changed", &config.Config{Global: base.Global, Modules: map[string]values.Values{"a": {"m": 1.0}, "b": {"z": 1.0}}}, nil},
 		{"global changed", &config.Config{Global: values.Values{"x": 2.0}, Modules: base.Modules}, []string{"Converge"}},
 		{"only an enabled flag of a module with a section", &config.Config{Global: base.Global, Modules: base.Modules, Enabled: map[string]bool{"a": true}}, []string{"Converge"}},
@@ -305,6 +316,9 @@ func TestApplyConfigQueuesTheRightWork(t *testing.T) {
 			got := make([]string, 0, len(items))
 			for _, it := range items {
 				got = append(got, it.Task.String())
+			}
+			for _, name := range requested(o) {
+				got = append(got, "run "+name)
 			}
 			if diff := cmp.Diff(tt.want, got, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("queued (-want +got):\n%s", diff)

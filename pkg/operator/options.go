@@ -29,6 +29,8 @@ type Options struct {
 	HookTimeout time.Duration
 	// RetryDelay and RetryMaxDelay bound the backoff of a failing task.
 	RetryDelay, RetryMaxDelay time.Duration
+	// ModuleWorkers is how many module runs may be in progress at once.
+	ModuleWorkers int
 	// MaxValuesReruns bounds how often afterHelm hooks may change a module's
 	// values in a row before the module run fails.
 	MaxValuesReruns int
@@ -46,6 +48,7 @@ func DefaultOptions() Options {
 		RetryDelay:             5 * time.Second,
 		RetryMaxDelay:          time.Minute,
 		MaxValuesReruns:        10,
+		ModuleWorkers:          4,
 	}
 }
 
@@ -65,6 +68,8 @@ func (o *Options) BindFlags(fs *pflag.FlagSet) {
 		"directory for hooks' temporary files (env ADDON_OPERATOR_TMP_DIR)")
 	fs.DurationVar(&o.HookTimeout, "hook-timeout", o.HookTimeout,
 		"longest a hook may run; then its whole process group is killed (env ADDON_OPERATOR_HOOK_TIMEOUT)")
+	fs.IntVar(&o.ModuleWorkers, "module-workers", o.ModuleWorkers,
+		"module runs in progress at once; modules of one order group run in parallel (env ADDON_OPERATOR_MODULE_WORKERS)")
 	fs.DurationVar(&o.RetryDelay, "retry-delay", o.RetryDelay,
 		"first delay before a failed task is retried; it doubles on each failure (env ADDON_OPERATOR_RETRY_DELAY)")
 	fs.DurationVar(&o.RetryMaxDelay, "retry-max-delay", o.RetryMaxDelay,
@@ -93,6 +98,9 @@ func (o *Options) Validate() error {
 		if d.val <= 0 {
 			errs = append(errs, fmt.Errorf("%s must be positive, got %s", d.flag, d.val))
 		}
+	}
+	if o.ModuleWorkers < 1 {
+		errs = append(errs, fmt.Errorf("--module-workers must be at least 1, got %d", o.ModuleWorkers))
 	}
 	if o.RetryMaxDelay < o.RetryDelay {
 		errs = append(errs, fmt.Errorf("--retry-max-delay %s is shorter than --retry-delay %s", o.RetryMaxDelay, o.RetryDelay))

@@ -26,9 +26,10 @@ const (
 	taskAfterAll taskKind = "AfterAll"
 	// taskConvergeDone closes a converge.
 	taskConvergeDone taskKind = "ConvergeDone"
-	// taskModuleRun runs a module: onStartup (first time), beforeHelm, Helm,
-	// afterHelm.
-	taskModuleRun taskKind = "ModuleRun"
+	// taskRunGroup runs one order group of enabled modules on the module
+	// runner and queues the next group once each of them finished its
+	// first attempt.
+	taskRunGroup taskKind = "RunOrderGroup"
 	// taskModuleDelete uninstalls a disabled module's release around its
 	// delete hooks.
 	taskModuleDelete taskKind = "ModuleDelete"
@@ -52,8 +53,8 @@ type task struct {
 	// Hook and Binding select a global lifecycle hook run.
 	Hook    *loadedHook
 	Binding hook.Binding
-	// Startup asks a module run to run onStartup hooks first.
-	Startup bool
+	// Gen and Group select an order group of a converge's plan.
+	Gen, Group int
 	// Checksum is the global values checksum before the afterAll hooks.
 	Checksum string
 	// Config is the ConfigMap content to apply.
@@ -72,11 +73,8 @@ func (t task) String() string {
 	switch t.Kind {
 	case taskGlobalHook:
 		return fmt.Sprintf("%s %s:%s", t.Kind, t.Binding, t.Hook.Name)
-	case taskModuleRun:
-		if t.Startup {
-			return fmt.Sprintf("%s %s (startup)", t.Kind, t.Module)
-		}
-		return fmt.Sprintf("%s %s", t.Kind, t.Module)
+	case taskRunGroup:
+		return fmt.Sprintf("%s %d (converge %d)", t.Kind, t.Group, t.Gen)
 	case taskModuleDelete, taskPurge:
 		return fmt.Sprintf("%s %s", t.Kind, t.Module)
 	case taskHookRun:
@@ -96,11 +94,6 @@ func (t task) String() string {
 // isKind matches queued tasks of a kind, for deduplication.
 func isKind(k taskKind) func(task) bool {
 	return func(t task) bool { return t.Kind == k }
-}
-
-// isModuleRun matches a queued run of the named module.
-func isModuleRun(name string) func(task) bool {
-	return func(t task) bool { return t.Kind == taskModuleRun && t.Module == name }
 }
 
 // globalHookTasks returns one task per global hook with binding b, in order.
