@@ -74,6 +74,20 @@ func (h *harness) setConfig(data map[string]string) {
 	}
 }
 
+// setConfigKey sets one key of the operator's ConfigMap, keeping the others
+// (also those hooks wrote).
+func (h *harness) setConfigKey(key, value string) {
+	h.t.Helper()
+	cm, err := h.client.CoreV1().ConfigMaps(h.ns).Get(h.t.Context(), "addon-operator", metav1.GetOptions{})
+	if err != nil {
+		h.t.Fatalf("get ConfigMap: %v", err)
+	}
+	cm.Data[key] = value
+	if _, err := h.client.CoreV1().ConfigMaps(h.ns).Update(h.t.Context(), cm, metav1.UpdateOptions{}); err != nil {
+		h.t.Fatalf("update ConfigMap: %v", err)
+	}
+}
+
 // start runs the operator with short retry delays; args are extra flags.
 func (h *harness) start(args ...string) {
 	h.t.Helper()

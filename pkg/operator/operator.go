@@ -273,10 +273,14 @@ func (o *Operator) writeConfigPatch(ctx context.Context, m *module.Module, p val
 	if len(edit.Sections)+len(edit.Enabled) == 0 {
 		return nil
 	}
+	// Recorded before the write, so the watch event that echoes it (which
+	// the main queue may handle before Write even returns) changes nothing.
+	prev := o.store.currentConfig()
+	o.store.applyEdit(edit)
 	if err := o.config.Write(ctx, edit); err != nil {
+		o.store.setConfig(prev)
 		return err
 	}
-	o.store.applyEdit(edit)
 	return nil
 }
 

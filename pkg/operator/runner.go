@@ -41,12 +41,15 @@ type moduleRunState struct {
 	pending  bool // a run is wanted
 	queued   bool // in ready
 	running  bool
+	stopped  bool // cancel stopped the running attempt: no retry
 	failures int
 	retry    clock.Timer // backoff before the next attempt after a failure
 	cancel   context.CancelFunc
 	// waiters are called once with the result of the next attempt to
-	// finish after they were added.
-	waiters []func(error)
+	// start after they were added; running holds those of the attempt in
+	// progress.
+	waiters        []func(error)
+	runningWaiters []func(error)
 	idle    chan struct{} // closed when a running attempt ends; for cancel
 }
 
@@ -64,7 +67,8 @@ func (r *moduleRunner) state(name string) *moduleRunState {
 }
 
 // request asks for a run of the module. done, when not nil, is called with
-// the result of the next attempt that finishes. A run already pending
+// the result of the next attempt that starts after the request, so it sees
+// the values of this moment. A run already pending
 // absorbs the request; a module in backoff runs when its backoff ends.
 func (r *moduleRunner) request(name string, done func(error)) {
 	r.mu.Lock()
@@ -105,10 +109,11 @@ func (r *moduleRunner) cancel(name string) {
 		st.queued = false
 		r.ready = slices.DeleteFunc(r.ready, func(n string) bool { return n == name })
 	}
-	waiters := st.waiters
-	st.waiters = nil
+	waiters := append(st.waiters, st.runningWaiters...)
+	st.waiters, st.runningWaiters = nil, nil
 	var idle chan struct{}
 	if st.running {
+		st.stopped = true
 		st.cancel()
 		idle = st.idle
 	}
@@ -173,6 +178,7 @@ func (r *moduleRunner) take(ctx context.Context) (string, *moduleRunState, conte
 	r.ready = r.ready[1:]
 	st := r.mods[name]
 	st.queued, st.pending, st.running = false, false, true
+	st.runningWaiters, st.waiters = st.waiters, nil
 	st.idle = make(chan struct{})
 	runCtx, cancel := context.WithCancel(ctx)
 	st.cancel = cancel
@@ -192,9 +198,10 @@ func (r *moduleRunner) finish(ctx context.Context, name string, st *moduleRunSta
 	st.cancel()
 	st.running = false
 	close(st.idle)
-	waiters := st.waiters
-	st.waiters = nil
-	cancelled := ctx.Err() != nil
+	waiters := st.runningWaiters
+	st.runningWaiters = nil
+	cancelled := ctx.Err() != nil || st.stopped
+	st.stopped = false
 	switch {
 	case cancelled:
 	case err != nil:

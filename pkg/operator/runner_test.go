@@ -1,0 +1,145 @@
+package operator
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/utils/clock"
+
+	"github.com/addon-operator/addon-operator/pkg/queue"
+)
+
+// scriptedRuns is a runFunc whose calls block until released, so tests
+// control when each attempt ends.
+type scriptedRuns struct {
+	mu       sync.Mutex
+	started  chan string
+	release  map[string]chan error
+	inFlight map[string]int
+	overlap  bool
+}
+
+func newScriptedRuns() *scriptedRuns {
+	return &scriptedRuns{started: make(chan string, 100), release: map[string]chan error{}, inFlight: map[string]int{}}
+}
+
+func (s *scriptedRuns) ch(name string) chan error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.release[name]; !ok {
+		s.release[name] = make(chan error)
+	}
+	return s.release[name]
+}
+
+func (s *scriptedRuns) run(ctx context.Context, name string) (bool, error) {
+	s.mu.Lock()
+	s.inFlight[name]++
+	if s.inFlight[name] > 1 {
+		s.overlap = true
+	}
+	s.mu.Unlock()
+	defer func() { s.mu.Lock(); s.inFlight[name]--; s.mu.Unlock() }()
+	s.started <- name
+	select {
+	case err := <-s.ch(name):
+		return false, err
+	case <-ctx.Done():
+		return false, ctx.Err()
+	}
+}
+
+func (s *scriptedRuns) expectStart(t *testing.T, want string) {
+	t.Helper()
+	select {
+	case got := <-s.started:
+		if got != want {
+			t.Fatalf("started %q, want %q", got, want)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatalf("%q never started", want)
+	}
+}
+
+func startRunner(t *testing.T, workers int, s *scriptedRuns) *moduleRunner {
+	t.Helper()
+	r := newModuleRunner(workers, s.run, queue.ExponentialBackoff(time.Millisecond, time.Millisecond), clock.RealClock{})
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() { _ = r.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return r
+}
+
+func TestRunnerCoalescesRequestsAndNeverOverlaps(t *testing.T) {
+	s := newScriptedRuns()
+	r := startRunner(t, 2, s)
+	results := make(chan error, 10)
+	r.request("a", func(err error) { results <- err })
+	s.expectStart(t, "a")
+	// Three requests while a runs: they make one more run, which their
+	// waiters see, not the one in progress.
+	for range 3 {
+		r.request("a", func(err error) { results <- err })
+	}
+	s.ch("a") <- errors.New("first")
+	if err := <-results; err == nil || err.Error() != "first" {
+		t.Fatalf("first waiter got %v, want the first attempt's error", err)
+	}
+	s.expectStart(t, "a") // the retry after the failure, carrying the pending requests
+	s.ch("a") <- nil
+	for range 3 {
+		if err := <-results; err != nil {
+			t.Errorf("later waiter got %v, want the second attempt's success", err)
+		}
+	}
+	select {
+	case name := <-s.started:
+		t.Fatalf("unexpected extra run of %q", name)
+	default:
+	}
+	if s.overlap {
+		t.Error("two runs of one module overlapped")
+	}
+}
+
+func TestRunnerFailingModuleDoesNotBlockOthers(t *testing.T) {
+	s := newScriptedRuns()
+	r := startRunner(t, 1, s)
+	r.request("bad", nil)
+	s.expectStart(t, "bad")
+	s.ch("bad") <- errors.New("boom")
+	// With one worker, "good" still runs while "bad" backs off and retries.
+	r.request("good", nil)
+	for seen := map[string]bool{}; !seen["good"]; {
+		select {
+		case name := <-s.started:
+			seen[name] = true
+			s.ch(name) <- map[bool]error{true: nil, false: errors.New("boom")}[name == "good"]
+		case <-time.After(5 * time.Second):
+			t.Fatal("good never ran while bad kept failing")
+		}
+	}
+	if r.failures("bad") < 1 {
+		t.Errorf("bad failures = %d, want at least 1", r.failures("bad"))
+	}
+}
+
+func TestRunnerCancelStopsRunAndRetries(t *testing.T) {
+	s := newScriptedRuns()
+	r := startRunner(t, 1, s)
+	results := make(chan error, 2)
+	r.request("a", nil)
+	s.expectStart(t, "a")
+	r.request("a", func(err error) { results <- err }) // pending behind the running one
+	r.cancel("a")
+	if err := <-results; !errors.Is(err, errCancelled) {
+		t.Errorf("pending waiter got %v, want errCancelled", err)
+	}
+	r.request("b", nil)
+	s.expectStart(t, "b") // not a: its pending run and retry are gone
+	s.ch("b") <- nil
+}
