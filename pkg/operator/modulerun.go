@@ -95,7 +95,7 @@ func (o *Operator) runModule(ctx context.Context, name string) (bool, error) {
 		// run) can fix it, and the other modules go on.
 		o.log.Error("module skipped: its ConfigMap section is invalid", slog.String("module", name), slog.String("error", err.Error()))
 		o.state.update(name, func(s *moduleState) { s.LastError = err.Error() })
-		return false, nil
+		return false, nil //nolint:nilerr // reported above; retrying cannot fix a section only the user can
 	}
 	m, _ := o.modules.Module(name)
 	hooks, err := o.moduleHooks(ctx, name)

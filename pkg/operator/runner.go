@@ -50,7 +50,7 @@ type moduleRunState struct {
 	// progress.
 	waiters        []func(error)
 	runningWaiters []func(error)
-	idle    chan struct{} // closed when a running attempt ends; for cancel
+	idle           chan struct{} // closed when a running attempt ends; for cancel
 }
 
 func newModuleRunner(workers int, run runFunc, backoff queue.Backoff, clk clock.WithDelayedExecution) *moduleRunner {
@@ -109,7 +109,7 @@ func (r *moduleRunner) cancel(name string) {
 		st.queued = false
 		r.ready = slices.DeleteFunc(r.ready, func(n string) bool { return n == name })
 	}
-	waiters := append(st.waiters, st.runningWaiters...)
+	waiters := slices.Concat(st.waiters, st.runningWaiters)
 	st.waiters, st.runningWaiters = nil, nil
 	var idle chan struct{}
 	if st.running {
