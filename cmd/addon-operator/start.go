@@ -226,6 +226,7 @@ func (o *startOptions) wire(restCfg *rest.Config, log *slog.Logger) (*operator.O
 		Scheduler:     schedule.New(clock.RealClock{}, ticks),
 		Ticks:         ticks,
 		Patcher:       kube.NewPatcher(dyn, mapper, log),
+		Events:        kube.NewEventRecorder(client, o.operator.Namespace, o.operator.ConfigMap),
 		HookMetrics:   metrics.NewHookMetrics(),
 		Recorder:      metrics.NewRecorder(),
 		Clock:         clock.RealClock{},

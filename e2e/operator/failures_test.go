@@ -7,6 +7,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 func TestHookFailingOnceIsRetried(t *testing.T) {
@@ -29,6 +31,20 @@ func TestHookFailingOnceIsRetried(t *testing.T) {
 	if n := h.countLog("module run failed, will retry", map[string]string{"error": "flaky hook fails on purpose"}); n != 1 {
 		t.Errorf("failure log lines with the hook's stderr = %d, want 1", n)
 	}
+	// The failure and the recovery are Kubernetes Events on the ConfigMap.
+	h.poll("ModuleRunFailed and ModuleRecovered events", func() bool {
+		list, err := h.client.EventsV1().Events(h.ns).List(t.Context(), metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[string]bool{}
+		for _, e := range list.Items {
+			if e.Regarding.Kind == "ConfigMap" && e.Regarding.Name == "addon-operator" && strings.Contains(e.Note, "module flaky") {
+				seen[e.Reason+"/"+e.Type] = true
+			}
+		}
+		return seen["ModuleRunFailed/Warning"] && seen["ModuleRecovered/Normal"]
+	})
 }
 
 func TestHangingHookIsKilledAtTimeout(t *testing.T) {

@@ -64,7 +64,9 @@ func (o *Operator) attempt(ctx context.Context, name string) (bool, error) {
 	}
 	start := o.clock.Now()
 	o.state.update(name, func(s *moduleState) { s.Phase = PhaseRunning })
+	failuresBefore := o.pool.failures(name)
 	again, err := o.runModule(ctx, name)
+	o.recordModuleEvent(name, failuresBefore, err)
 	d := o.clock.Since(start)
 	if o.recorder != nil {
 		o.recorder.ModuleRun(name, d, err)
@@ -158,4 +160,24 @@ func (o *Operator) invalidConfigOf(name string) error {
 	o.invalidMu.Lock()
 	defer o.invalidMu.Unlock()
 	return o.invalidConfig[name]
+}
+
+// moduleEvents records module failures and recoveries as Kubernetes
+// Events; *kube.EventRecorder is the real one.
+type moduleEvents interface {
+	Run(ctx context.Context) error
+	ModuleFailed(module string, err error)
+	ModuleRecovered(module string, failures int)
+}
+
+// recordModuleEvent sends an Event on the first failure of a streak and on
+// the success that ends one, not on every retry.
+func (o *Operator) recordModuleEvent(name string, failuresBefore int, err error) {
+	switch {
+	case o.moduleEvents == nil:
+	case err != nil && failuresBefore == 0:
+		o.moduleEvents.ModuleFailed(name, err)
+	case err == nil && failuresBefore > 0:
+		o.moduleEvents.ModuleRecovered(name, failuresBefore)
+	}
 }

@@ -56,6 +56,9 @@ type Deps struct {
 	Ticks     <-chan schedule.Tick
 	// Patcher applies hooks' object operations.
 	Patcher objectPatcher
+	// Events records Kubernetes Events about module failures and
+	// recoveries; nil records none.
+	Events moduleEvents
 	// HookMetrics keeps hooks' metrics; Recorder records the operator's own.
 	HookMetrics hookMetricsSink
 	Recorder    *metrics.Recorder
@@ -80,6 +83,7 @@ type Operator struct {
 	patcher       objectPatcher
 	hookMetrics   hookMetricsSink
 	recorder      *metrics.Recorder
+	moduleEvents  moduleEvents
 	bindings      *registry
 
 	modules *module.Set
@@ -137,7 +141,7 @@ func New(opts Options, deps Deps) (*Operator, error) {
 		runner: deps.Hooks, releases: deps.Releases, config: deps.Config, events: deps.ConfigEvents,
 		modules: mods, store: st, state: newStates(names), invalidConfig: map[string]error{},
 		monitors: deps.Monitors, monitorEvents: deps.MonitorEvents, scheduler: deps.Scheduler, ticks: deps.Ticks,
-		patcher: deps.Patcher, hookMetrics: deps.HookMetrics, recorder: deps.Recorder, bindings: newRegistry(),
+		patcher: deps.Patcher, hookMetrics: deps.HookMetrics, recorder: deps.Recorder, moduleEvents: deps.Events, bindings: newRegistry(),
 	}
 	backoff := queue.ExponentialBackoff(opts.RetryDelay, opts.RetryMaxDelay)
 	o.queues = newQueues(deps.Clock, backoff, mergeTasks)
@@ -153,6 +157,9 @@ func (o *Operator) Run(ctx context.Context) error {
 	o.startedAt = o.clock.Now()
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return o.config.Run(ctx) })
+	if o.moduleEvents != nil {
+		g.Go(func() error { return o.moduleEvents.Run(ctx) })
+	}
 	g.Go(func() error { return o.monitors.Run(ctx) })
 	g.Go(func() error { return o.scheduler.Run(ctx) })
 	g.Go(func() error { return o.queues.Run(ctx, o.handle) })

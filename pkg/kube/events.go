@@ -1,0 +1,68 @@
+package kube
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/events"
+)
+
+// Event reasons the operator records.
+const (
+	ReasonModuleFailed    = "ModuleRunFailed"
+	ReasonModuleRecovered = "ModuleRecovered"
+)
+
+// EventRecorder records Kubernetes Events about modules in the operator's
+// namespace, regarding the operator's ConfigMap (the object users edit).
+// Run owns the broadcaster's goroutines.
+type EventRecorder struct {
+	broadcaster events.EventBroadcaster
+	recorder    events.EventRecorder
+	regarding   *corev1.ConfigMap
+}
+
+// NewEventRecorder returns a recorder whose events regard the ConfigMap
+// namespace/name; nothing is sent before Run.
+func NewEventRecorder(client kubernetes.Interface, namespace, configMap string) *EventRecorder {
+	b := events.NewBroadcaster(&events.EventSinkImpl{Interface: client.EventsV1()})
+	return &EventRecorder{
+		broadcaster: b,
+		recorder:    b.NewRecorder(scheme.Scheme, "addon-operator"),
+		regarding:   &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: configMap}},
+	}
+}
+
+// Run sends recorded events until ctx ends.
+func (r *EventRecorder) Run(ctx context.Context) error {
+	if err := r.broadcaster.StartRecordingToSinkWithContext(ctx); err != nil {
+		return fmt.Errorf("start event broadcaster: %w", err)
+	}
+	<-ctx.Done()
+	r.broadcaster.Shutdown()
+	return nil
+}
+
+// ModuleFailed records a Warning that a module's run failed.
+func (r *EventRecorder) ModuleFailed(module string, err error) {
+	r.recorder.Eventf(r.regarding, nil, corev1.EventTypeWarning, ReasonModuleFailed, "Run",
+		"module %s: %s", module, truncate(err.Error(), 900))
+}
+
+// ModuleRecovered records that a module ran successfully after failures.
+func (r *EventRecorder) ModuleRecovered(module string, failures int) {
+	r.recorder.Eventf(r.regarding, nil, corev1.EventTypeNormal, ReasonModuleRecovered, "Run",
+		"module %s recovered after %d failed runs", module, failures)
+}
+
+// truncate keeps an event note within the API's limit.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}
