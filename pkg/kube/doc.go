@@ -1,5 +1,7 @@
-// Package kube watches and changes Kubernetes objects for hooks: monitors
-// (dynamic informers with selectors, jq filters and snapshots) feed
-// kubernetes bindings, and the patcher applies the object operations hooks
-// write to KUBERNETES_PATCH_PATH.
+// Package kube watches and changes Kubernetes objects: monitors (dynamic
+// informers with selectors, jq filters and snapshots) feed kubernetes
+// bindings; the patcher applies the object operations hooks write to
+// KUBERNETES_PATCH_PATH; the heal watcher reports deleted release objects;
+// the drift checker compares live objects with what a release applied;
+// CRDs from a module's crds/ are applied; module Events are recorded.
 package kube
