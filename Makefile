@@ -28,14 +28,15 @@ run: build ## run the operator with ./modules and ./global-hooks against $$KUBEC
 		--namespace "$${ADDON_OPERATOR_NAMESPACE:-addon-operator}" \
 		--modules-dir "$${ADDON_OPERATOR_MODULES_DIR:-$(CURDIR)/modules}" \
 		--global-hooks-dir "$${ADDON_OPERATOR_GLOBAL_HOOKS_DIR:-$(CURDIR)/global-hooks}" \
-		--tmp-dir "$(CURDIR)/.tmp"
+		--tmp-dir "$(CURDIR)/.tmp" \
+		--debug-socket "$(CURDIR)/.tmp/debug.socket"
 
 .PHONY: build
 build: ## build bin/addon-operator
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN_DIR)/addon-operator ./cmd/addon-operator
 
 .PHONY: test
-test: lint test-unit test-e2e ## everything CI runs: lint, unit tests, e2e tests
+test: lint check-deploy test-unit test-e2e ## everything CI runs: lint, deploy/ in sync, unit tests, e2e tests
 
 .PHONY: test-unit
 test-unit: ## unit tests with the race detector
@@ -62,6 +63,14 @@ tidy: ## tidy every Go module in the repository
 	$(GO) mod tidy
 	cd tools && $(GO) mod tidy
 	cd e2e/cluster/tools && $(GO) mod tidy
+
+.PHONY: deploy
+deploy: ## regenerate deploy/addon-operator.yaml from charts/addon-operator
+	$(GO) run ./hack/gendeploy
+
+.PHONY: check-deploy
+check-deploy: ## fail when deploy/ is out of sync with charts/addon-operator
+	$(GO) run ./hack/gendeploy -check
 
 .PHONY: cluster-up
 cluster-up: ## start a local control plane and print the export KUBECONFIG=... line

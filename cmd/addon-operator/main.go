@@ -33,5 +33,6 @@ func newRootCommand() *cobra.Command {
 			fmt.Fprintln(cmd.OutOrStdout(), version)
 		},
 	})
+	root.AddCommand(newDebugCommands()...)
 	return root
 }

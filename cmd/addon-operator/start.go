@@ -7,11 +7,14 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"golang.org/x/sync/errgroup"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -26,6 +29,7 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/metrics"
 	"github.com/addon-operator/addon-operator/pkg/operator"
 	"github.com/addon-operator/addon-operator/pkg/schedule"
+	"github.com/addon-operator/addon-operator/pkg/server"
 )
 
 // shutdownGrace bounds how long the operator may take to stop after
@@ -36,6 +40,8 @@ const shutdownGrace = 30 * time.Second
 type startOptions struct {
 	operator    operator.Options
 	helm        helm.Options
+	leader      leaderOptions
+	server      server.Options
 	kubeconfig  string
 	kubeContext string
 	logLevel    string
@@ -43,7 +49,7 @@ type startOptions struct {
 }
 
 func newStartCommand() *cobra.Command {
-	o := &startOptions{operator: operator.DefaultOptions(), logLevel: "info", logType: "text"}
+	o := &startOptions{operator: operator.DefaultOptions(), leader: newLeaderOptions(), server: server.DefaultOptions(), logLevel: "info", logType: "text"}
 	cmd := &cobra.Command{
 		Use:   "start",
 		Short: "Run the operator: converge modules and react to ConfigMap changes",
@@ -65,6 +71,8 @@ its default.`,
 	fs := cmd.Flags()
 	o.operator.BindFlags(fs)
 	o.helm.BindFlags(fs)
+	o.leader.bindFlags(fs)
+	o.server.BindFlags(fs)
 	fs.StringVar(&o.kubeconfig, "kube-config", "", "kubeconfig file; in-cluster credentials when empty (env KUBE_CONFIG, KUBECONFIG)")
 	fs.StringVar(&o.kubeContext, "kube-context", "", "kubeconfig context to use (env KUBE_CONTEXT)")
 	fs.StringVar(&o.logLevel, "log-level", o.logLevel, "debug, info, warn or error (env LOG_LEVEL)")
@@ -92,6 +100,15 @@ func envFallbacks() map[string][]string {
 		"kube-context":             {"KUBE_CONTEXT"},
 		"log-level":                {"LOG_LEVEL"},
 		"log-type":                 {"LOG_TYPE"},
+		"listen-address":           {"ADDON_OPERATOR_LISTEN_ADDRESS"},
+		"debug-socket":             {"ADDON_OPERATOR_DEBUG_SOCKET", "DEBUG_UNIX_SOCKET"},
+		"module-workers":           {"ADDON_OPERATOR_MODULE_WORKERS"},
+		"ha":                       {"ADDON_OPERATOR_HA"},
+		"ha-lease-name":            {"ADDON_OPERATOR_HA_LEASE_NAME"},
+		"ha-identity":              {"ADDON_OPERATOR_POD", "POD_NAME"},
+		"ha-lease-duration":        {"ADDON_OPERATOR_HA_LEASE_DURATION"},
+		"ha-renew-deadline":        {"ADDON_OPERATOR_HA_RENEW_DEADLINE"},
+		"ha-retry-period":          {"ADDON_OPERATOR_HA_RETRY_PERIOD"},
 	}
 }
 
@@ -160,18 +177,48 @@ func (o *startOptions) run(ctx context.Context) error {
 	if err := o.operator.Validate(); err != nil {
 		return err
 	}
+	if err := o.leader.validate(); err != nil {
+		return err
+	}
+	if err := o.server.Validate(); err != nil {
+		return err
+	}
 	restCfg, err := o.restConfig()
 	if err != nil {
 		return err
 	}
-	op, err := o.wire(restCfg, log)
+	rec, hookMetrics := metrics.NewRecorder(), metrics.NewHookMetrics()
+	op, err := o.wire(restCfg, log, rec, hookMetrics)
 	if err != nil {
 		return err
 	}
+	so := o.server
+	so.Metrics, so.HookMetrics = rec.Handler(), hookMetrics.Handler()
+	leading := new(atomic.Bool)
+	srv := server.New(so, standbyReady{op, leading}, log)
+	// Leader election has a client of its own, so that the operator's
+	// requests cannot throttle lease renewals.
+	electionClient, err := kubernetes.NewForConfig(restCfg)
+	if err != nil {
+		return fmt.Errorf("leader election client: %w", err)
+	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// The server runs on every replica, leading or not, so probes answer;
+	// /readyz is 503 until this replica has converged.
 	done := make(chan error, 1)
-	go func() { done <- op.Run(ctx) }()
+	go func() {
+		g, gctx := errgroup.WithContext(ctx)
+		g.Go(func() error { return srv.Run(gctx) })
+		g.Go(func() error {
+			return runLeading(gctx, o.leader, electionClient, o.operator.Namespace, log, func(ctx context.Context) error {
+				leading.Store(true)
+				defer leading.Store(false)
+				return op.Run(ctx)
+			})
+		})
+		done <- g.Wait()
+	}()
 	select {
 	case err := <-done:
 		return err
@@ -188,7 +235,7 @@ func (o *startOptions) run(ctx context.Context) error {
 }
 
 // wire builds the operator with its real dependencies.
-func (o *startOptions) wire(restCfg *rest.Config, log *slog.Logger) (*operator.Operator, error) {
+func (o *startOptions) wire(restCfg *rest.Config, log *slog.Logger, rec *metrics.Recorder, hookMetrics *metrics.HookMetrics) (*operator.Operator, error) {
 	client, err := kubernetes.NewForConfig(restCfg)
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes client: %w", err)
@@ -199,6 +246,13 @@ func (o *startOptions) wire(restCfg *rest.Config, log *slog.Logger) (*operator.O
 	if err != nil {
 		return nil, err
 	}
+	// Hooks run in their own directory: their files' paths must not be
+	// relative to ours.
+	tmp, err := filepath.Abs(o.operator.TempDir)
+	if err != nil {
+		return nil, fmt.Errorf("--tmp-dir: %w", err)
+	}
+	o.operator.TempDir = tmp
 	if err := os.MkdirAll(o.operator.TempDir, 0o700); err != nil {
 		return nil, fmt.Errorf("create --tmp-dir: %w", err)
 	}
@@ -227,9 +281,20 @@ func (o *startOptions) wire(restCfg *rest.Config, log *slog.Logger) (*operator.O
 		Ticks:         ticks,
 		Patcher:       kube.NewPatcher(dyn, mapper, log),
 		Events:        kube.NewEventRecorder(client, o.operator.Namespace, o.operator.ConfigMap),
-		HookMetrics:   metrics.NewHookMetrics(),
-		Recorder:      metrics.NewRecorder(),
+		HookMetrics:   hookMetrics,
+		Recorder:      rec,
 		Clock:         clock.RealClock{},
 		Logger:        log,
 	})
 }
+
+// standbyReady reports a standby replica (one not leading) as ready: it is
+// ready to take over, and a rollout or drain must not wait for it to
+// converge, which it only does once it leads. The leader is ready after its
+// first converge.
+type standbyReady struct {
+	*operator.Operator
+	leading *atomic.Bool
+}
+
+func (s standbyReady) Ready() bool { return !s.leading.Load() || s.Operator.Ready() }

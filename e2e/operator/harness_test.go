@@ -100,6 +100,8 @@ func (h *harness) start(args ...string) {
 	cmd := exec.CommandContext(context.WithoutCancel(h.t.Context()), bin, append([]string{"start",
 		"--retry-delay=200ms", "--retry-max-delay=1s", "--log-type=json", "--log-level=debug",
 		"--tmp-dir=" + filepath.Join(h.dir, "tmp"),
+		// Tests run operators side by side: no fixed port or socket.
+		"--listen-address=127.0.0.1:0", "--debug-socket=" + filepath.Join(h.dir, "debug.socket"),
 	}, args...)...)
 	cmd.Env = append(os.Environ(),
 		"ADDON_OPERATOR_MODULES_DIR="+filepath.Join(h.dir, "modules"),

@@ -52,6 +52,7 @@ func (o *Operator) dispatch(ctx context.Context, t task) ([]task, error) {
 		return nil, err
 	case taskConverge:
 		o.converging = true
+		o.convergeStart = o.clock.Now()
 		return append(globalHookTasks(o.global, hook.BeforeAll), task{Kind: taskPlan}), nil
 	case taskPlan:
 		return o.plan(ctx)
@@ -174,6 +175,9 @@ func (o *Operator) convergeDone(t task) []task {
 	if values.Checksum(o.store.globalDoc()) != t.Checksum {
 		o.log.Info("afterAll hooks changed global values, converging again")
 		return []task{{Kind: taskConverge}}
+	}
+	if o.recorder != nil {
+		o.recorder.Converge(o.clock.Since(o.convergeStart), nil)
 	}
 	if o.ready.CompareAndSwap(false, true) {
 		o.log.Info("first converge done", slog.Duration("duration", o.clock.Since(o.startedAt)))

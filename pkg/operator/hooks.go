@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"time"
 
 	"github.com/addon-operator/addon-operator/pkg/hook"
 	"github.com/addon-operator/addon-operator/pkg/module"
@@ -78,6 +79,7 @@ func (o *Operator) runGlobalHook(ctx context.Context, h *loadedHook, b hook.Bind
 func (o *Operator) runGlobalHookWith(ctx context.Context, h *loadedHook, binding string, contexts []hook.BindingContext) (bool, error) {
 	before := values.Checksum(o.store.globalDoc())
 	doc := o.store.globalDoc()
+	start := o.clock.Now()
 	res, err := o.runner.Run(ctx, hook.Run{
 		Path:         h.Path,
 		Kind:         hook.RunHook,
@@ -87,6 +89,7 @@ func (o *Operator) runGlobalHookWith(ctx context.Context, h *loadedHook, binding
 		Hook:         h.Name,
 		Binding:      binding,
 	})
+	o.recordHookRun("", h, binding, start, err)
 	if err == nil {
 		err = o.keepGlobalOutputs(ctx, h, res)
 	}
@@ -124,6 +127,7 @@ func (o *Operator) runModuleHook(ctx context.Context, m *module.Module, h *loade
 // its outputs.
 func (o *Operator) runModuleHookWith(ctx context.Context, m *module.Module, h *loadedHook, binding string, contexts []hook.BindingContext) (bool, error) {
 	before := values.Checksum(o.store.ModuleValues(m))
+	start := o.clock.Now()
 	res, err := o.runner.Run(ctx, hook.Run{
 		Path:         h.Path,
 		Kind:         hook.RunHook,
@@ -134,6 +138,7 @@ func (o *Operator) runModuleHookWith(ctx context.Context, m *module.Module, h *l
 		Hook:         h.Name,
 		Binding:      binding,
 	})
+	o.recordHookRun(m.Name(), h, binding, start, err)
 	if err == nil {
 		err = o.keepModuleOutputs(ctx, m, h, res)
 	}
@@ -173,4 +178,11 @@ func (o *Operator) runEnabledScript(ctx context.Context, m *module.Module, enabl
 		return false, fmt.Errorf("%s wrote no result to MODULE_ENABLED_RESULT", m.EnabledScript())
 	}
 	return *res.Enabled, nil
+}
+
+// recordHookRun counts a hook run and its duration.
+func (o *Operator) recordHookRun(moduleName string, h *loadedHook, binding string, start time.Time, err error) {
+	if o.recorder != nil {
+		o.recorder.HookRun(moduleName, h.Name, binding, o.clock.Since(start), err)
+	}
 }

@@ -98,6 +98,7 @@ type Operator struct {
 	converging bool
 	// convergeGen counts plans; tasks of an older one are stale.
 	convergeGen    int
+	convergeStart  time.Time
 	convergeGroups [][]string
 
 	pool *moduleRunner
@@ -166,7 +167,34 @@ func (o *Operator) Run(ctx context.Context) error {
 	g.Go(func() error { return o.pool.Run(ctx) })
 	g.Go(func() error { return o.watchConfig(ctx) })
 	g.Go(func() error { return o.routeBindingEvents(ctx) })
+	g.Go(func() error { return o.recordQueues(ctx) })
 	return g.Wait()
+}
+
+// queueMetricsInterval is how often queue lengths are published.
+const queueMetricsInterval = 5 * time.Second
+
+// recordQueues publishes every queue's length and its head task's wait.
+func (o *Operator) recordQueues(ctx context.Context) error {
+	if o.recorder == nil {
+		return nil
+	}
+	tick := o.clock.NewTimer(queueMetricsInterval)
+	defer tick.Stop()
+	for {
+		for _, s := range o.queues.snapshots() {
+			o.recorder.QueueLength(s.Name, len(s.Items))
+			if len(s.Items) > 0 {
+				o.recorder.QueueWait(s.Name, o.clock.Since(s.Items[0].Queued))
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C():
+			tick.Reset(queueMetricsInterval)
+		}
+	}
 }
 
 // routeBindingEvents turns monitor events and schedule ticks into hook
@@ -312,11 +340,19 @@ func (o *Operator) helmRun(ctx context.Context, name string) error {
 		return nil
 	}
 	global := o.store.GlobalValues()
+	start := o.clock.Now()
 	out, err := o.releases.Apply(ctx, helm.Release{
 		Name:     name,
 		ChartDir: m.Path(),
 		Values:   map[string]any{globalKey: map[string]any(global), m.Key(): map[string]any(o.store.ModuleValues(m))},
 	})
+	if o.recorder != nil {
+		op := "upgrade"
+		if err == nil && out.Skipped {
+			op = "skip"
+		}
+		o.recorder.HelmOperation(name, op, o.clock.Since(start))
+	}
 	if err != nil {
 		return fmt.Errorf("module %s: helm: %w", name, err)
 	}

@@ -1,0 +1,273 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
+	"sigs.k8s.io/yaml"
+
+	"github.com/addon-operator/addon-operator/pkg/kube"
+	"github.com/addon-operator/addon-operator/pkg/operator"
+	"github.com/addon-operator/addon-operator/pkg/server"
+)
+
+// debugOptions are the flags shared by the commands that ask a running
+// operator.
+type debugOptions struct {
+	socket  string
+	address string
+	output  string
+}
+
+// fetchFunc gets what a debug command shows, and how to print it as text;
+// a nil text prints JSON.
+type fetchFunc func(ctx context.Context, c *server.Client, args []string) (v any, text func(io.Writer) error, err error)
+
+// newDebugCommands returns queue, module and global: commands that ask a
+// running operator over its debug socket, or over HTTP with --address.
+func newDebugCommands() []*cobra.Command {
+	o := &debugOptions{socket: server.DefaultDebugSocket, output: "text"}
+	queue := o.group("queue", "Show a running operator's queues")
+	queue.AddCommand(o.command("list", "List every queue with its tasks, their failures and last errors", cobra.NoArgs,
+		func(ctx context.Context, c *server.Client, _ []string) (any, func(io.Writer) error, error) {
+			qs, err := c.Queues(ctx)
+			return qs, func(w io.Writer) error { return printQueues(w, qs) }, err
+		}))
+	module := o.group("module", "Show a running operator's modules: state, values, config and rendered manifests")
+	module.AddCommand(
+		o.command("list", "List modules with their enabled state, phase, release revision and last error", cobra.NoArgs,
+			func(ctx context.Context, c *server.Client, _ []string) (any, func(io.Writer) error, error) {
+				ms, err := c.Modules(ctx)
+				return ms, func(w io.Writer) error { return printModuleStatuses(w, ms) }, err
+			}),
+		o.command("values NAME", "Print a module's effective values, hook patches included, as its chart gets them", cobra.ExactArgs(1),
+			func(ctx context.Context, c *server.Client, args []string) (any, func(io.Writer) error, error) {
+				v, err := c.ModuleValues(ctx, args[0])
+				return v, nil, err
+			}),
+		o.command("config NAME", "Print a module's section of the ConfigMap in force", cobra.ExactArgs(1),
+			func(ctx context.Context, c *server.Client, args []string) (any, func(io.Writer) error, error) {
+				v, err := c.ModuleConfig(ctx, args[0])
+				return v, nil, err
+			}),
+		o.renderCommand(),
+	)
+	global := o.group("global", "Show a running operator's global values and config")
+	global.AddCommand(
+		o.command("values", "Print the effective global values, hook patches included", cobra.NoArgs,
+			func(ctx context.Context, c *server.Client, _ []string) (any, func(io.Writer) error, error) {
+				v, err := c.GlobalValues(ctx)
+				return v, nil, err
+			}),
+		o.command("config", "Print the global section of the ConfigMap in force", cobra.NoArgs,
+			func(ctx context.Context, c *server.Client, _ []string) (any, func(io.Writer) error, error) {
+				v, err := c.GlobalConfig(ctx)
+				return v, nil, err
+			}),
+	)
+	return []*cobra.Command{queue, module, global}
+}
+
+// group returns a parent command holding the shared flags.
+func (o *debugOptions) group(use, short string) *cobra.Command {
+	cmd := &cobra.Command{Use: use, Short: short, Long: short + `.
+
+The operator is asked over its debug socket (--debug-socket), or over its
+HTTP listener when --address is given; run it where the operator runs, e.g.
+kubectl exec deploy/addon-operator -- addon-operator ` + use + ` ...`}
+	fs := cmd.PersistentFlags()
+	fs.StringVar(&o.socket, "debug-socket", o.socket, "the operator's debug socket (env ADDON_OPERATOR_DEBUG_SOCKET)")
+	fs.StringVar(&o.address, "address", o.address, "the operator's HTTP listener, e.g. http://10.0.0.5:9650; used instead of --debug-socket")
+	fs.StringVarP(&o.output, "output", "o", o.output, "output format: text, json or yaml")
+	return cmd
+}
+
+// command returns a debug command printing what fetch gets.
+func (o *debugOptions) command(use, short string, args cobra.PositionalArgs, fetch fetchFunc) *cobra.Command {
+	return &cobra.Command{
+		Use:   use,
+		Short: short,
+		Args:  args,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := o.client(cmd.Flags())
+			if err != nil {
+				return err
+			}
+			v, text, err := fetch(cmd.Context(), c, args)
+			if errors.Is(err, server.ErrUnreachable) {
+				return fmt.Errorf("%w; the operator may not be running there: point --debug-socket "+
+					"(env ADDON_OPERATOR_DEBUG_SOCKET) at its socket or --address at its HTTP listener", err)
+			}
+			if err != nil {
+				return err
+			}
+			return writeOutput(cmd.OutOrStdout(), o.output, v, text)
+		},
+	}
+}
+
+// client applies the environment to fs and returns a client for the
+// operator the flags name.
+func (o *debugOptions) client(fs *pflag.FlagSet) (*server.Client, error) {
+	if err := applyDebugEnv(fs, os.LookupEnv); err != nil {
+		return nil, err
+	}
+	switch o.output {
+	case "text", "json", "yaml":
+	default:
+		return nil, fmt.Errorf("--output %q: want text, json or yaml", o.output)
+	}
+	if o.address != "" {
+		return server.NewHTTPClient(o.address)
+	}
+	return server.NewSocketClient(o.socket), nil
+}
+
+// applyDebugEnv is applyEnv plus the debug socket's variable, which
+// applyEnv's table does not list while the start command has no
+// --debug-socket flag.
+func applyDebugEnv(fs *pflag.FlagSet, lookup func(string) (string, bool)) error {
+	if err := applyEnv(fs, lookup); err != nil {
+		return err
+	}
+	f := fs.Lookup("debug-socket")
+	if f == nil || f.Changed {
+		return nil
+	}
+	if v, ok := lookup("ADDON_OPERATOR_DEBUG_SOCKET"); ok && v != "" {
+		return fs.Set("debug-socket", v)
+	}
+	return nil
+}
+
+// renderOptions are the flags of module render.
+type renderOptions struct {
+	diff        bool
+	kubeconfig  string
+	kubeContext string
+	namespace   string
+}
+
+func (o *debugOptions) renderCommand() *cobra.Command {
+	r := &renderOptions{}
+	cmd := o.command("render NAME", "Print the manifests the operator would apply for a module; --diff compares them with the cluster",
+		cobra.ExactArgs(1), func(ctx context.Context, c *server.Client, args []string) (any, func(io.Writer) error, error) {
+			rendered, err := c.Render(ctx, args[0])
+			if err != nil {
+				return nil, nil, err
+			}
+			if r.diff {
+				diffs, err := r.compare(ctx, rendered.Manifest)
+				return diffs, func(w io.Writer) error { return printDiffs(w, diffs) }, err
+			}
+			return rendered, func(w io.Writer) error {
+				_, err := io.WriteString(w, strings.Join(append([]string{rendered.Manifest}, rendered.Hooks...), "\n---\n"))
+				return err
+			}, nil
+		})
+	fs := cmd.Flags()
+	fs.BoolVar(&r.diff, "diff", false, "show how each rendered object differs from the live one (chart hooks are not compared)")
+	fs.StringVar(&r.kubeconfig, "kube-config", "", "kubeconfig for --diff; in-cluster credentials when empty (env KUBE_CONFIG, KUBECONFIG)")
+	fs.StringVar(&r.kubeContext, "kube-context", "", "kubeconfig context for --diff (env KUBE_CONTEXT)")
+	fs.StringVar(&r.namespace, "namespace", "", "the operator's namespace, where rendered objects without one live (env ADDON_OPERATOR_NAMESPACE)")
+	return cmd
+}
+
+// compare diffs a rendered manifest against the cluster of the flags.
+func (r *renderOptions) compare(ctx context.Context, manifest string) ([]server.ObjectDiff, error) {
+	cfg, err := (&startOptions{kubeconfig: r.kubeconfig, kubeContext: r.kubeContext}).restConfig()
+	if err != nil {
+		return nil, err
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("dynamic client: %w", err)
+	}
+	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("discovery client: %w", err)
+	}
+	return server.Cluster{Dynamic: dyn, Mapper: kube.NewRESTMapper(disc), Namespace: r.namespace}.Diff(ctx, manifest)
+}
+
+// writeOutput writes v as JSON or YAML, or as text through text (JSON when
+// nil).
+func writeOutput(w io.Writer, format string, v any, text func(io.Writer) error) error {
+	switch {
+	case format == "yaml":
+		out, err := yaml.Marshal(v)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(out)
+		return err
+	case format == "json" || text == nil:
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(v)
+	default:
+		return text(w)
+	}
+}
+
+func printQueues(w io.Writer, qs []operator.QueueStatus) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "QUEUE\tSTATUS\tTASK\tQUEUED\tFAILURES\tLAST ERROR")
+	for _, q := range qs {
+		if len(q.Tasks) == 0 {
+			fmt.Fprintf(tw, "%s\t%s\t-\t\t\t\n", q.Name, q.Status)
+		}
+		for _, t := range q.Tasks {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", q.Name, q.Status, t.Description,
+				t.Queued.UTC().Format(time.DateTime+" UTC"), orEmpty(t.Failures), oneLine(t.LastError))
+		}
+	}
+	return tw.Flush()
+}
+
+func printModuleStatuses(w io.Writer, ms []operator.ModuleStatus) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tENABLED\tDECIDED BY\tPHASE\tREVISION\tLAST ERROR")
+	for _, m := range ms {
+		fmt.Fprintf(tw, "%s\t%t\t%s\t%s\t%s\t%s\n", m.Name, m.Enabled, m.By, m.Phase, orEmpty(m.Revision), oneLine(m.LastError))
+	}
+	return tw.Flush()
+}
+
+// printDiffs prints each object's verdict and diff, then a summary.
+func printDiffs(w io.Writer, diffs []server.ObjectDiff) error {
+	verdicts := map[server.Action]string{server.ActionCreate: "to be created", server.ActionUpdate: "to be updated", server.ActionNone: "unchanged"}
+	counts := map[server.Action]int{}
+	for _, d := range diffs {
+		counts[d.Action]++
+		if _, err := fmt.Fprintf(w, "%s: %s\n%s", d.Object, verdicts[d.Action], d.Diff); err != nil {
+			return err
+		}
+	}
+	_, err := fmt.Fprintf(w, "%d to create, %d to update, %d unchanged\n",
+		counts[server.ActionCreate], counts[server.ActionUpdate], counts[server.ActionNone])
+	return err
+}
+
+// orEmpty formats n, or "" for zero: a table cell with nothing to say.
+func orEmpty(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return strconv.Itoa(n)
+}
+
+// oneLine keeps a multi-line error on its table row.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -1,0 +1,280 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/spf13/cobra"
+
+	"github.com/addon-operator/addon-operator/pkg/helm"
+	"github.com/addon-operator/addon-operator/pkg/operator"
+	"github.com/addon-operator/addon-operator/pkg/server"
+	"github.com/addon-operator/addon-operator/pkg/values"
+)
+
+// debugSource is a server.Source over fixed data: two modules, one of them
+// failing, and two queues.
+type debugSource struct{}
+
+func (debugSource) Ready() bool { return true }
+
+func (debugSource) Modules() []operator.ModuleStatus {
+	return []operator.ModuleStatus{
+		{Name: "ingress", Enabled: true, By: operator.SourceConfigMap, Phase: operator.PhaseFailed, Revision: 2,
+			LastError: "upgrade release \"ingress\":\ntimed out"},
+		{Name: "legacy", By: operator.SourceDefault, Phase: operator.PhaseDisabled},
+	}
+}
+
+func (debugSource) QueueStatuses() []operator.QueueStatus {
+	queued := time.Date(2026, 5, 4, 10, 30, 0, 0, time.UTC)
+	return []operator.QueueStatus{
+		{Name: "main", Status: "running", Tasks: []operator.TaskStatus{
+			{Description: "ModuleRun ingress", Queued: queued, Failures: 3, LastError: "helm: timed out"},
+			{Description: "Converge", Queued: queued.Add(time.Second)},
+		}},
+		{Name: "monitors", Status: "idle", Tasks: []operator.TaskStatus{}},
+	}
+}
+
+func (debugSource) GlobalValues() values.Values {
+	return values.Values{"clusterName": "test", "enabledModules": []any{"ingress"}}
+}
+func (debugSource) GlobalConfig() values.Values { return values.Values{"clusterName": "test"} }
+
+func (debugSource) ModuleValues(string) (values.Values, error) {
+	return values.Values{"global": map[string]any{"clusterName": "test"}, "ingress": map[string]any{"replicas": 2}}, nil
+}
+func (debugSource) ModuleConfig(string) (values.Values, error) {
+	return values.Values{"replicas": 2}, nil
+}
+
+func (debugSource) RenderModule(context.Context, string) (*helm.Rendered, error) {
+	return &helm.Rendered{
+		Manifest: "# Source: ingress/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ingress\ndata:\n  replicas: \"2\"\n" +
+			"---\n# Source: ingress/templates/new.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: new\n",
+		Hooks:    []string{"# Source: ingress/templates/hook.yaml\napiVersion: v1\nkind: Secret\nmetadata:\n  name: hook\n"},
+		Checksum: "abc123",
+	}, nil
+}
+
+// debugServer serves debugSource over HTTP.
+func debugServer(t *testing.T) *httptest.Server {
+	t.Helper()
+	ts := httptest.NewServer(server.New(server.DefaultOptions(), debugSource{}, slog.New(slog.DiscardHandler)).Handler())
+	t.Cleanup(ts.Close)
+	return ts
+}
+
+// runDebug runs a debug command line and returns its output.
+func runDebug(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	root := &cobra.Command{Use: "addon-operator", SilenceUsage: true, SilenceErrors: true}
+	root.AddCommand(newDebugCommands()...)
+	var out bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&bytes.Buffer{})
+	root.SetArgs(args)
+	err := root.ExecuteContext(t.Context())
+	return out.String(), err
+}
+
+func TestDebugCommandsGolden(t *testing.T) {
+	t.Setenv("ADDON_OPERATOR_DEBUG_SOCKET", "")
+	address := debugServer(t).URL
+	tests := []struct {
+		golden string
+		args   []string
+	}{
+		{"queue-list.txt", []string{"queue", "list"}},
+		{"queue-list.json", []string{"queue", "list", "-o", "json"}},
+		{"queue-list.yaml", []string{"queue", "list", "-o", "yaml"}},
+		{"module-list.txt", []string{"module", "list"}},
+		{"module-list.json", []string{"module", "list", "-o", "json"}},
+		{"module-list.yaml", []string{"module", "list", "-o", "yaml"}},
+		{"module-values.txt", []string{"module", "values", "ingress"}},
+		{"module-values.yaml", []string{"module", "values", "ingress", "-o", "yaml"}},
+		{"module-config.json", []string{"module", "config", "ingress", "-o", "json"}},
+		{"global-values.yaml", []string{"global", "values", "-o", "yaml"}},
+		{"global-config.txt", []string{"global", "config"}},
+		{"module-render.txt", []string{"module", "render", "ingress"}},
+		{"module-render.yaml", []string{"module", "render", "ingress", "-o", "yaml"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.golden, func(t *testing.T) {
+			got, err := runDebug(t, append(tt.args, "--address", address)...)
+			if err != nil {
+				t.Fatalf("%v: %v", tt.args, err)
+			}
+			checkDebugGolden(t, tt.golden, got)
+		})
+	}
+}
+
+func checkDebugGolden(t *testing.T, name, got string) {
+	t.Helper()
+	golden := filepath.Join("testdata", "debug", name)
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(golden), 0o750); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(golden, []byte(got), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (create it with -update)", err)
+	}
+	if diff := cmp.Diff(string(want), got); diff != "" {
+		t.Errorf("%s (-want +got), regenerate with -update:\n%s", golden, diff)
+	}
+}
+
+// TestDebugOverSocket reaches the operator over a unix socket named by the
+// flag and by the environment.
+func TestDebugOverSocket(t *testing.T) {
+	dir, err := os.MkdirTemp("", "dbg") // short: socket paths are limited to about 100 bytes
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	path := filepath.Join(dir, "debug.socket")
+	var lc net.ListenConfig
+	ln, err := lc.Listen(t.Context(), "unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewUnstartedServer(server.New(server.DefaultOptions(), debugSource{}, slog.New(slog.DiscardHandler)).DebugHandler())
+	ts.Listener = ln
+	ts.Start()
+	t.Cleanup(ts.Close)
+
+	for name, args := range map[string][]string{
+		"flag": {"module", "list", "-o", "json", "--debug-socket", path},
+		"env":  {"module", "list", "-o", "json"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Setenv("ADDON_OPERATOR_DEBUG_SOCKET", path)
+			if name == "flag" {
+				t.Setenv("ADDON_OPERATOR_DEBUG_SOCKET", filepath.Join(dir, "wrong"))
+			}
+			got, err := runDebug(t, args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ms []operator.ModuleStatus
+			if err := json.Unmarshal([]byte(got), &ms); err != nil {
+				t.Fatalf("%v:\n%s", err, got)
+			}
+			if diff := cmp.Diff(debugSource{}.Modules(), ms); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestDebugCommandErrors(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "debug.socket")
+	address := debugServer(t).URL
+	tests := []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"socket missing", []string{"queue", "list", "--debug-socket", missing},
+			[]string{"operator not reachable at unix socket " + missing, "the operator may not be running"}},
+		{"unknown module", []string{"module", "values", "nope", "--address", address}, []string{`no module "nope" (HTTP 404)`}},
+		{"unknown module to render", []string{"module", "render", "nope", "--diff", "--address", address}, []string{`no module "nope" (HTTP 404)`}},
+		{"bad output", []string{"module", "list", "-o", "xml", "--address", address}, []string{`--output "xml": want text, json or yaml`}},
+		{"bad address", []string{"module", "list", "--address", "ftp://host"}, []string{`address "ftp://host"`}},
+		{"missing argument", []string{"module", "values"}, []string{"accepts 1 arg(s), received 0"}},
+		{"diff without a cluster", []string{"module", "render", "ingress", "--diff", "--address", address}, []string{"no --kube-config given and not in a cluster"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, env := range []string{"KUBE_CONFIG", "KUBECONFIG", "KUBERNETES_SERVICE_HOST", "ADDON_OPERATOR_DEBUG_SOCKET"} {
+				t.Setenv(env, "")
+			}
+			_, err := runDebug(t, tt.args...)
+			if err == nil {
+				t.Fatalf("%v succeeded", tt.args)
+			}
+			for _, want := range tt.want {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error %q does not contain %q", err, want)
+				}
+			}
+		})
+	}
+}
+
+func TestModuleRenderDiff(t *testing.T) {
+	kubeconfig := fakeAPIServer(t, map[string]string{
+		"/api/v1/namespaces/ops/configmaps/ingress": `{"apiVersion":"v1","kind":"ConfigMap",
+			"metadata":{"name":"ingress","namespace":"ops","uid":"1","resourceVersion":"7","labels":{"app.kubernetes.io/managed-by":"Helm"}},
+			"data":{"replicas":"1"}}`,
+	})
+	address := debugServer(t).URL
+	for _, format := range []string{"txt", "json"} {
+		t.Run(format, func(t *testing.T) {
+			args := []string{"module", "render", "ingress", "--diff", "--address", address, "--kube-config", kubeconfig, "--namespace", "ops"}
+			if format == "json" {
+				args = append(args, "-o", "json")
+			}
+			got, err := runDebug(t, args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkDebugGolden(t, "module-render-diff."+format, got)
+		})
+	}
+}
+
+// fakeAPIServer answers discovery for core/v1 ConfigMaps and GETs of the
+// objects given by path; it returns a kubeconfig for it.
+func fakeAPIServer(t *testing.T, objects map[string]string) string {
+	t.Helper()
+	routes := map[string]string{
+		"/api":    `{"kind":"APIVersions","versions":["v1"]}`,
+		"/apis":   `{"kind":"APIGroupList","apiVersion":"v1","groups":[]}`,
+		"/api/v1": `{"kind":"APIResourceList","groupVersion":"v1","resources":[{"name":"configmaps","singularName":"configmap","namespaced":true,"kind":"ConfigMap","verbs":["get"]}]}`,
+	}
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		body, ok := routes[r.URL.Path]
+		if !ok {
+			body, ok = objects[r.URL.Path]
+		}
+		if !ok {
+			w.WriteHeader(http.StatusNotFound)
+			body = `{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"NotFound","code":404}`
+		}
+		_, _ = fmt.Fprint(w, body)
+	}))
+	t.Cleanup(ts.Close)
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	kubeconfig := fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters: [{name: fake, cluster: {server: %q}}]
+users: [{name: fake, user: {token: t}}]
+contexts: [{name: fake, context: {cluster: fake, user: fake}}]
+current-context: fake
+`, ts.URL)
+	if err := os.WriteFile(path, []byte(kubeconfig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}

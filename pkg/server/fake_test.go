@@ -1,0 +1,86 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"time"
+
+	"github.com/addon-operator/addon-operator/pkg/helm"
+	"github.com/addon-operator/addon-operator/pkg/operator"
+	"github.com/addon-operator/addon-operator/pkg/values"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files in testdata/") //nolint:gochecknoglobals // the test binary's -update flag
+
+// fakeSource is a Source over fixed data.
+type fakeSource struct {
+	ready     bool
+	modules   []operator.ModuleStatus
+	queues    []operator.QueueStatus
+	global    values.Values
+	config    values.Values
+	values    map[string]values.Values
+	configs   map[string]values.Values
+	rendered  map[string]*helm.Rendered
+	renderErr error
+}
+
+func (f *fakeSource) Ready() bool                                  { return f.ready }
+func (f *fakeSource) Modules() []operator.ModuleStatus             { return f.modules }
+func (f *fakeSource) QueueStatuses() []operator.QueueStatus        { return f.queues }
+func (f *fakeSource) GlobalValues() values.Values                  { return f.global }
+func (f *fakeSource) GlobalConfig() values.Values                  { return f.config }
+func (f *fakeSource) ModuleValues(n string) (values.Values, error) { return lookup(f.values, n) }
+func (f *fakeSource) ModuleConfig(n string) (values.Values, error) { return lookup(f.configs, n) }
+
+func (f *fakeSource) RenderModule(_ context.Context, name string) (*helm.Rendered, error) {
+	if f.renderErr != nil {
+		return nil, f.renderErr
+	}
+	return lookup(f.rendered, name)
+}
+
+func lookup[V any](m map[string]V, name string) (V, error) {
+	v, ok := m[name]
+	if !ok {
+		var zero V
+		return zero, fmt.Errorf("no module %q", name)
+	}
+	return v, nil
+}
+
+// newFakeSource returns a converged operator with three modules, one of
+// them failing, and two queues.
+func newFakeSource() *fakeSource {
+	queued := time.Date(2026, 5, 4, 10, 30, 0, 0, time.UTC)
+	return &fakeSource{
+		ready: true,
+		modules: []operator.ModuleStatus{
+			{Name: "cert-manager", Enabled: true, By: operator.SourceConfigMap, Phase: operator.PhaseReady, Revision: 3},
+			{Name: "ingress", Enabled: true, By: operator.SourceStaticCommon, Phase: operator.PhaseFailed, Revision: 1,
+				LastError: "upgrade release \"ingress\": <script>alert(1)</script>"},
+			{Name: "legacy", By: operator.SourceDefault, Phase: operator.PhaseDisabled},
+		},
+		queues: []operator.QueueStatus{
+			{Name: "main", Status: "running", Tasks: []operator.TaskStatus{
+				{Description: "ModuleRun ingress", Queued: queued, Failures: 4, LastError: "helm: timeout"},
+				{Description: "Converge", Queued: queued.Add(time.Second)},
+			}},
+			{Name: "monitors", Status: "idle", Tasks: []operator.TaskStatus{}},
+		},
+		global:  values.Values{"clusterName": "test", "enabledModules": []any{"cert-manager", "ingress"}},
+		config:  values.Values{"clusterName": "test"},
+		values:  map[string]values.Values{"ingress": {"global": map[string]any{"clusterName": "test"}, "ingress": map[string]any{"replicas": 2}}},
+		configs: map[string]values.Values{"ingress": {"replicas": 2}},
+		rendered: map[string]*helm.Rendered{"ingress": {
+			Manifest: "# Source: ingress/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ingress\n",
+			Hooks:    []string{"# Source: ingress/templates/hook.yaml\napiVersion: v1\nkind: Secret\n"},
+			Checksum: "abc123",
+		}},
+	}
+}
+
+// errRender stands for a chart that does not render.
+var errRender = errors.New(`render chart "ingress": template: bad`)

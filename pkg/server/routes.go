@@ -1,0 +1,144 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+
+	"github.com/addon-operator/addon-operator/pkg/operator"
+)
+
+// Rendered is the wire form of a module's rendered chart.
+type Rendered struct {
+	// Manifest is the multi-document YAML Helm would apply.
+	Manifest string `json:"manifest"`
+	// Hooks are the chart hooks' manifests, in Helm's order.
+	Hooks    []string `json:"hooks,omitempty"`
+	Checksum string   `json:"checksum"`
+}
+
+// apiError is the body of every debug API error.
+type apiError struct {
+	Error string `json:"error"`
+}
+
+// debugRoutes lists the debug API; /debug/ answers with it.
+func debugRoutes() []string {
+	return []string{
+		"/debug/queues",
+		"/debug/modules",
+		"/debug/modules/{name}/values",
+		"/debug/modules/{name}/config",
+		"/debug/modules/{name}/render",
+		"/debug/global/values",
+		"/debug/global/config",
+	}
+}
+
+// Handler serves the TCP listener: /metrics, /metrics/hooks, /healthz,
+// /readyz, the status page at / and the debug API under /debug/.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	s.routeDebug(mux)
+	if s.opts.Metrics != nil {
+		mux.Handle("GET /metrics", s.opts.Metrics)
+	}
+	if s.opts.HookMetrics != nil {
+		mux.Handle("GET /metrics/hooks", s.opts.HookMetrics)
+	}
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		writeText(w, http.StatusOK, "ok")
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if !s.src.Ready() {
+			writeText(w, http.StatusServiceUnavailable, "the first converge has not finished")
+			return
+		}
+		writeText(w, http.StatusOK, "ok")
+	})
+	mux.HandleFunc("GET /{$}", s.statusPage)
+	return mux
+}
+
+// DebugHandler serves the debug API alone, as the unix socket does.
+func (s *Server) DebugHandler() http.Handler {
+	mux := http.NewServeMux()
+	s.routeDebug(mux)
+	return mux
+}
+
+func (s *Server) routeDebug(mux *http.ServeMux) {
+	mux.HandleFunc("GET /debug/{$}", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, debugRoutes())
+	})
+	mux.HandleFunc("GET /debug/queues", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, s.src.QueueStatuses())
+	})
+	mux.HandleFunc("GET /debug/modules", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, s.src.Modules())
+	})
+	mux.HandleFunc("GET /debug/global/values", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, s.src.GlobalValues())
+	})
+	mux.HandleFunc("GET /debug/global/config", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, s.src.GlobalConfig())
+	})
+	mux.HandleFunc("GET /debug/modules/{name}/values", s.moduleRoute(func(_ context.Context, name string) (any, error) {
+		return s.src.ModuleValues(name)
+	}))
+	mux.HandleFunc("GET /debug/modules/{name}/config", s.moduleRoute(func(_ context.Context, name string) (any, error) {
+		return s.src.ModuleConfig(name)
+	}))
+	mux.HandleFunc("GET /debug/modules/{name}/render", s.moduleRoute(func(ctx context.Context, name string) (any, error) {
+		r, err := s.src.RenderModule(ctx, name)
+		if err != nil {
+			return nil, err
+		}
+		return Rendered{Manifest: r.Manifest, Hooks: r.Hooks, Checksum: r.Checksum}, nil
+	}))
+}
+
+// moduleRoute answers a per-module route with get's result: 404 for a
+// module the source does not list, 500 with the message when get fails.
+func (s *Server) moduleRoute(get func(ctx context.Context, name string) (any, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		name := r.PathValue("name")
+		known := slices.ContainsFunc(s.src.Modules(), func(m operator.ModuleStatus) bool { return m.Name == name })
+		if !known {
+			writeJSON(w, http.StatusNotFound, apiError{Error: fmt.Sprintf("no module %q", name)})
+			return
+		}
+		v, err := get(r.Context(), name)
+		if err != nil {
+			s.log.Warn("debug request failed", slog.String("module", name), slog.Any("error", err))
+			writeJSON(w, http.StatusInternalServerError, apiError{Error: err.Error()})
+			return
+		}
+		writeJSON(w, http.StatusOK, v)
+	}
+}
+
+// writeJSON writes v indented, so curl output stays readable.
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		code = http.StatusInternalServerError
+		buf.Reset()
+		_ = json.NewEncoder(&buf).Encode(apiError{Error: fmt.Sprintf("encode response: %v", err)})
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_, _ = w.Write(buf.Bytes())
+}
+
+func writeText(w http.ResponseWriter, code int, msg string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(code)
+	_, _ = fmt.Fprintln(w, msg)
+}

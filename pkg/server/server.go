@@ -1,0 +1,220 @@
+// Package server is the operator's HTTP side: probes, Prometheus metrics, a
+// status page and a JSON debug API on a TCP listener, the debug API again on
+// a unix socket, and the client and render diff the debug CLI uses.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"html/template"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/spf13/pflag"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/addon-operator/addon-operator/pkg/helm"
+	"github.com/addon-operator/addon-operator/pkg/operator"
+	"github.com/addon-operator/addon-operator/pkg/values"
+)
+
+// Defaults of Options.
+const (
+	DefaultListenAddress = "0.0.0.0:9650"
+	DefaultPort          = "9650"
+	DefaultDebugSocket   = "/var/run/addon-operator/debug.socket"
+)
+
+// ShutdownTimeout bounds a graceful shutdown: requests still running then
+// are cut off.
+const ShutdownTimeout = 5 * time.Second
+
+// readHeaderTimeout stops clients that never finish their request headers
+// from holding connections.
+const readHeaderTimeout = 10 * time.Second
+
+// Options configure a Server. Defaults come from DefaultOptions, flags from
+// BindFlags; environment fallbacks are applied by the command.
+type Options struct {
+	// ListenAddress is the host:port of the HTTP listener. A bare host, as
+	// the established implementation's ADDON_OPERATOR_LISTEN_ADDRESS holds,
+	// listens on DefaultPort.
+	ListenAddress string
+	// DebugSocket is the path of the unix socket serving the debug API;
+	// empty disables it. The socket is created with mode 0600: the debug
+	// API shows values, which may hold secrets.
+	DebugSocket string
+	// Metrics serves /metrics, the operator's own metrics
+	// (metrics.Recorder.Handler); nil leaves the route out.
+	Metrics http.Handler
+	// HookMetrics serves /metrics/hooks, the metrics hooks emit
+	// (metrics.HookMetrics.Handler); nil leaves the route out.
+	HookMetrics http.Handler
+}
+
+// DefaultOptions returns the defaults documented in --help.
+func DefaultOptions() Options {
+	return Options{ListenAddress: DefaultListenAddress, DebugSocket: DefaultDebugSocket}
+}
+
+// BindFlags registers the listen address and the debug socket; the metrics
+// handlers are wired by the caller.
+func (o *Options) BindFlags(flags *pflag.FlagSet) {
+	flags.StringVar(&o.ListenAddress, "listen-address", o.ListenAddress,
+		"host:port serving metrics, probes, the status page and the debug API; a bare host listens on port "+DefaultPort+
+			" (env ADDON_OPERATOR_LISTEN_ADDRESS)")
+	flags.StringVar(&o.DebugSocket, "debug-socket", o.DebugSocket,
+		"unix socket serving the debug API to the debug commands; empty disables it (env ADDON_OPERATOR_DEBUG_SOCKET)")
+}
+
+// Validate reports options that cannot work.
+func (o *Options) Validate() error {
+	_, port, err := net.SplitHostPort(o.listenAddress())
+	if n, perr := strconv.Atoi(port); err != nil || perr != nil || n < 0 || n > 65535 {
+		return fmt.Errorf("--listen-address %q: want host:port, e.g. %s", o.ListenAddress, DefaultListenAddress)
+	}
+	return nil
+}
+
+// listenAddress is ListenAddress with DefaultPort added to a bare host.
+func (o *Options) listenAddress() string {
+	if _, _, err := net.SplitHostPort(o.ListenAddress); err != nil {
+		return net.JoinHostPort(o.ListenAddress, DefaultPort)
+	}
+	return o.ListenAddress
+}
+
+// Source is what the server shows; *operator.Operator is the real one. Its
+// methods are called from request goroutines and must be safe for
+// concurrent use.
+type Source interface {
+	// Ready reports whether the first converge has finished.
+	Ready() bool
+	// Modules returns every module's status, in module order.
+	Modules() []operator.ModuleStatus
+	// QueueStatuses returns every queue with its tasks, main first.
+	QueueStatuses() []operator.QueueStatus
+	// GlobalValues returns the effective global values, hook patches
+	// included; GlobalConfig the global section of the ConfigMap.
+	GlobalValues() values.Values
+	GlobalConfig() values.Values
+	// ModuleValues, ModuleConfig and RenderModule are only called with
+	// names Modules lists.
+	ModuleValues(name string) (values.Values, error)
+	ModuleConfig(name string) (values.Values, error)
+	RenderModule(ctx context.Context, name string) (*helm.Rendered, error)
+}
+
+// Server serves a Source over HTTP. Create it with New and start it with Run.
+type Server struct {
+	opts Options
+	src  Source
+	log  *slog.Logger
+	page *template.Template
+}
+
+// New returns a server for src; it does not listen until Run. A nil log
+// discards the server's logs.
+func New(opts Options, src Source, log *slog.Logger) *Server {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Server{opts: opts, src: src, log: log, page: statusTemplate()}
+}
+
+// Run listens on ListenAddress and DebugSocket and serves until ctx ends,
+// then shuts down within ShutdownTimeout and removes the socket. It returns
+// nil after a shutdown, or the error that stopped a listener.
+func (s *Server) Run(ctx context.Context) error {
+	if err := s.opts.Validate(); err != nil {
+		return err
+	}
+	var lc net.ListenConfig
+	tcp, err := lc.Listen(ctx, "tcp", s.opts.listenAddress())
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	var socket net.Listener
+	if s.opts.DebugSocket != "" {
+		socket, err = listenSocket(ctx, s.opts.DebugSocket)
+		if err != nil {
+			_ = tcp.Close()
+			return err
+		}
+	}
+	return s.Serve(ctx, tcp, socket)
+}
+
+// Serve is Run on listeners the caller opened: Handler on tcp and
+// DebugHandler on socket, which may be nil. It closes both.
+func (s *Server) Serve(ctx context.Context, tcp, socket net.Listener) error {
+	g, gctx := errgroup.WithContext(ctx)
+	s.serve(ctx, gctx, g, tcp, s.Handler())
+	if socket != nil {
+		s.serve(ctx, gctx, g, socket, s.DebugHandler())
+	}
+	s.log.Info("http server listening", slog.String("name", tcp.Addr().String()))
+	return g.Wait()
+}
+
+// serve runs one http.Server on ln in g and shuts it down when stop ends.
+// Requests get ctx, so a shutdown cancels what they wait for.
+func (s *Server) serve(ctx, stop context.Context, g *errgroup.Group, ln net.Listener, h http.Handler) {
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: readHeaderTimeout,
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+	}
+	g.Go(func() error {
+		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			return fmt.Errorf("serve %s: %w", ln.Addr(), err)
+		}
+		return nil
+	})
+	g.Go(func() error {
+		<-stop.Done()
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(stop), ShutdownTimeout)
+		defer cancel()
+		if err := srv.Shutdown(sctx); err != nil {
+			s.log.Warn("http server shutdown cut requests off", slog.String("name", ln.Addr().String()), slog.Any("error", err))
+			_ = srv.Close()
+		}
+		return nil
+	})
+}
+
+// listenSocket listens on a unix socket at path, replacing a socket a
+// killed operator left behind; any other file there is an error.
+func listenSocket(ctx context.Context, path string) (net.Listener, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
+		return nil, fmt.Errorf("debug socket directory: %w", err)
+	}
+	fi, err := os.Lstat(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+	case err != nil:
+		return nil, fmt.Errorf("debug socket: %w", err)
+	case fi.Mode()&os.ModeSocket == 0:
+		return nil, fmt.Errorf("debug socket %s: the file exists and is not a socket", path)
+	default:
+		if err := os.Remove(path); err != nil {
+			return nil, fmt.Errorf("remove stale debug socket: %w", err)
+		}
+	}
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "unix", path)
+	if err != nil {
+		return nil, fmt.Errorf("listen on debug socket: %w", err)
+	}
+	if err := os.Chmod(path, 0o600); err != nil {
+		_ = ln.Close()
+		return nil, fmt.Errorf("debug socket mode: %w", err)
+	}
+	return ln, nil
+}
