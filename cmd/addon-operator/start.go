@@ -268,6 +268,14 @@ func (o *startOptions) wire(restCfg *rest.Config, log *slog.Logger, rec *metrics
 	if err != nil {
 		return nil, err
 	}
+	heal, healEvents, err := newHealWatcher(restCfg, mapper, o.operator.Namespace, log)
+	if err != nil {
+		return nil, err
+	}
+	crds, err := newCRDApplier(restCfg, mapper)
+	if err != nil {
+		return nil, err
+	}
 	ticks := make(chan schedule.Tick)
 	events := make(chan config.Event)
 	return operator.New(o.operator, operator.Deps{
@@ -281,6 +289,10 @@ func (o *startOptions) wire(restCfg *rest.Config, log *slog.Logger, rec *metrics
 		Ticks:         ticks,
 		Patcher:       kube.NewPatcher(dyn, mapper, log),
 		Events:        kube.NewEventRecorder(client, o.operator.Namespace, o.operator.ConfigMap),
+		Healer:        heal,
+		HealEvents:    healEvents,
+		Drift:         kube.NewDriftChecker(dyn, mapper, log).WithNamespace(o.operator.Namespace),
+		CRDs:          crds,
 		HookMetrics:   hookMetrics,
 		Recorder:      rec,
 		Clock:         clock.RealClock{},

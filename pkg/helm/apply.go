@@ -49,6 +49,9 @@ type Outcome struct {
 	// uninstalling, or unknown) by an interrupted operation and was marked
 	// failed before upgrading.
 	Recovered bool
+	// Manifest is the release's rendered objects (Rendered.Manifest): what
+	// the cluster now holds for it, for healing and drift checks.
+	Manifest string
 }
 
 // Apply installs or upgrades release r so that the cluster matches its
@@ -94,7 +97,7 @@ func (c *Client) Apply(ctx context.Context, r Release) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, fmt.Errorf("apply release %q: %w", r.Name, err)
 	}
-	out := Outcome{Checksum: rendered.Checksum, Reason: reason, Missing: missing}
+	out := Outcome{Checksum: rendered.Checksum, Reason: reason, Missing: missing, Manifest: rendered.Manifest}
 	if reason == "" {
 		out.Skipped, out.Revision = true, last.Version
 		c.log.DebugContext(ctx, "release up to date", "release", r.Name, "duration", time.Since(start))

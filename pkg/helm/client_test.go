@@ -25,9 +25,12 @@ func TestApplyLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatalf("install: %v", err)
 	}
-	want := Outcome{Revision: 1, Checksum: installed.Checksum, Reason: ReasonNoRelease}
+	want := Outcome{Revision: 1, Checksum: installed.Checksum, Reason: ReasonNoRelease, Manifest: installed.Manifest}
 	if diff := cmp.Diff(want, installed); diff != "" {
 		t.Errorf("install outcome (-want +got):\n%s", diff)
+	}
+	if !strings.Contains(installed.Manifest, "greeting: hello") {
+		t.Errorf("install outcome manifest lacks the greeting:\n%s", installed.Manifest)
 	}
 	status, err := env.client.Status(ctx, "echo")
 	if err != nil {
@@ -41,7 +44,7 @@ func TestApplyLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatalf("second apply: %v", err)
 	}
-	if diff := cmp.Diff(Outcome{Revision: 1, Checksum: installed.Checksum, Skipped: true}, again); diff != "" {
+	if diff := cmp.Diff(Outcome{Revision: 1, Checksum: installed.Checksum, Skipped: true, Manifest: installed.Manifest}, again); diff != "" {
 		t.Errorf("second apply outcome (-want +got):\n%s", diff)
 	}
 

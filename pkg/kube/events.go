@@ -3,6 +3,7 @@ package kube
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -15,6 +16,7 @@ import (
 const (
 	ReasonModuleFailed    = "ModuleRunFailed"
 	ReasonModuleRecovered = "ModuleRecovered"
+	ReasonObjectDrifted   = "ObjectDrifted"
 )
 
 // EventRecorder records Kubernetes Events about modules in the operator's
@@ -57,6 +59,17 @@ func (r *EventRecorder) ModuleFailed(module string, err error) {
 func (r *EventRecorder) ModuleRecovered(module string, failures int) {
 	r.recorder.Eventf(r.regarding, nil, corev1.EventTypeNormal, ReasonModuleRecovered, "Run",
 		"module %s recovered after %d failed runs", module, failures)
+}
+
+// ObjectDrifted records a Warning that a release object's live state
+// differs from the release, naming the fields, never their values.
+func (r *EventRecorder) ObjectDrifted(module, object string, fields []string, reverted bool) {
+	action := "reported"
+	if reverted {
+		action = "reverted"
+	}
+	r.recorder.Eventf(r.regarding, nil, corev1.EventTypeWarning, ReasonObjectDrifted, "Drift",
+		"module %s: %s drifted in %s (%s)", module, object, truncate(strings.Join(fields, ", "), 600), action)
 }
 
 // truncate keeps an event note within the API's limit.

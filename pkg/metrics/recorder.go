@@ -56,6 +56,7 @@ type Recorder struct {
 	converges            *prometheus.CounterVec
 	configErrors         prometheus.Counter
 	healedObjects        *prometheus.CounterVec
+	driftedObjects       *prometheus.GaugeVec
 }
 
 // NewRecorder returns a Recorder with every metric registered on a new
@@ -89,13 +90,16 @@ func NewRecorder() *Recorder {
 			Name: "addon_operator_config_errors_total", Help: "Invalid user configurations seen.",
 		}),
 		healedObjects: counter("healed_objects_total", "Managed objects restored after they were deleted or changed.", "module"),
+		driftedObjects: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "addon_operator_drifted_objects", Help: "Release objects that drifted from their release at the module's last check.",
+		}, []string{"module"}),
 	}
 	r.registry.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		r.hookRunSeconds, r.hookRuns, r.hookAllowedErrors, r.moduleRunSeconds, r.moduleRuns,
 		r.helmOperationSeconds, r.queueLength, r.queueWaitSeconds, r.convergeSeconds, r.converges,
-		r.configErrors, r.healedObjects,
+		r.configErrors, r.healedObjects, r.driftedObjects,
 	)
 	return r
 }
@@ -157,6 +161,12 @@ func (r *Recorder) Converge(d time.Duration, err error) {
 // not per retry.
 func (r *Recorder) ConfigError() {
 	r.configErrors.Inc()
+}
+
+// DriftedObjects sets how many of a module's release objects drifted
+// from the release at its last check.
+func (r *Recorder) DriftedObjects(module string, n int) {
+	r.driftedObjects.WithLabelValues(module).Set(float64(n))
 }
 
 // ObjectsHealed records n managed objects of a module restored after they

@@ -225,8 +225,10 @@ func (o *Operator) moduleDelete(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	// A run in flight or backing off would race the uninstall.
+	// A run in flight or backing off would race the uninstall; the
+	// uninstall's deletions are not heal events.
 	o.pool.cancel(name)
+	defer o.pause(name)()
 	exists, err := o.releaseExists(ctx, name)
 	if err != nil {
 		return err
@@ -244,6 +246,9 @@ func (o *Operator) moduleDelete(ctx context.Context, name string) error {
 		return err
 	}
 	o.stopBindings(name)
+	if o.healer != nil {
+		o.healer.Forget(name)
+	}
 	o.store.resetModule(name)
 	o.state.update(name, func(s *moduleState) { s.StartupDone, s.Reruns, s.Revision, s.LastError = false, 0, 0, "" })
 	return nil

@@ -30,6 +30,10 @@ func (o *Operator) hookRun(ctx context.Context, t task) error {
 	if t.Module != "" && !o.state.get(t.Module).Enabled {
 		return nil
 	}
+	if t.Module != "" {
+		// The module's hooks may delete its objects on purpose.
+		defer o.pause(t.Module)()
+	}
 	if t.Sync && !ref.Kube.ExecuteHookOnSynchronization {
 		o.finishSync(t.BindingID)
 		return nil

@@ -63,6 +63,7 @@ func (o *Operator) attempt(ctx context.Context, name string) (bool, error) {
 		return false, nil // disabled since it was requested
 	}
 	start := o.clock.Now()
+	defer o.pause(name)()
 	o.state.update(name, func(s *moduleState) { s.Phase = PhaseRunning })
 	failuresBefore := o.pool.failures(name)
 	again, err := o.runModule(ctx, name)
@@ -123,6 +124,9 @@ func (o *Operator) runModule(ctx context.Context, name string) (bool, error) {
 	if err := o.store.validateModule(m, m.IsHelm()); err != nil {
 		return false, err
 	}
+	if err := o.applyCRDs(ctx, m); err != nil {
+		return false, err
+	}
 	if err := o.helmRun(ctx, name); err != nil {
 		return false, err
 	}
@@ -168,6 +172,7 @@ type moduleEvents interface {
 	Run(ctx context.Context) error
 	ModuleFailed(module string, err error)
 	ModuleRecovered(module string, failures int)
+	ObjectDrifted(module, object string, fields []string, reverted bool)
 }
 
 // recordModuleEvent sends an Event on the first failure of a streak and on

@@ -56,6 +56,13 @@ type Deps struct {
 	Ticks     <-chan schedule.Tick
 	// Patcher applies hooks' object operations.
 	Patcher objectPatcher
+	// Healer and HealEvents put deleted release objects back; Drift reports
+	// (and with Options.HealDrift reverts) changed ones; CRDs applies
+	// modules' crds/. Each may be nil.
+	Healer     healer
+	HealEvents <-chan kube.HealEvent
+	Drift      driftChecker
+	CRDs       crdApplier
 	// Events records Kubernetes Events about module failures and
 	// recoveries; nil records none.
 	Events moduleEvents
@@ -84,6 +91,10 @@ type Operator struct {
 	hookMetrics   hookMetricsSink
 	recorder      *metrics.Recorder
 	moduleEvents  moduleEvents
+	healer        healer
+	healEvents    <-chan kube.HealEvent
+	drift         driftChecker
+	crds          crdApplier
 	bindings      *registry
 
 	modules *module.Set
@@ -143,6 +154,7 @@ func New(opts Options, deps Deps) (*Operator, error) {
 		modules: mods, store: st, state: newStates(names), invalidConfig: map[string]error{},
 		monitors: deps.Monitors, monitorEvents: deps.MonitorEvents, scheduler: deps.Scheduler, ticks: deps.Ticks,
 		patcher: deps.Patcher, hookMetrics: deps.HookMetrics, recorder: deps.Recorder, moduleEvents: deps.Events, bindings: newRegistry(),
+		healer: deps.Healer, healEvents: deps.HealEvents, drift: deps.Drift, crds: deps.CRDs,
 	}
 	backoff := queue.ExponentialBackoff(opts.RetryDelay, opts.RetryMaxDelay)
 	o.queues = newQueues(deps.Clock, backoff, mergeTasks)
@@ -160,6 +172,9 @@ func (o *Operator) Run(ctx context.Context) error {
 	g.Go(func() error { return o.config.Run(ctx) })
 	if o.moduleEvents != nil {
 		g.Go(func() error { return o.moduleEvents.Run(ctx) })
+	}
+	if o.healer != nil {
+		g.Go(func() error { return o.healer.Run(ctx) })
 	}
 	g.Go(func() error { return o.monitors.Run(ctx) })
 	g.Go(func() error { return o.scheduler.Run(ctx) })
@@ -208,6 +223,8 @@ func (o *Operator) routeBindingEvents(ctx context.Context) error {
 			o.routeMonitorEvent(ev)
 		case tick := <-o.ticks:
 			o.routeTick(tick)
+		case ev := <-o.healEvents:
+			o.routeHeal(ev)
 		}
 	}
 }
@@ -357,6 +374,9 @@ func (o *Operator) helmRun(ctx context.Context, name string) error {
 		return fmt.Errorf("module %s: helm: %w", name, err)
 	}
 	o.state.update(name, func(s *moduleState) { s.Revision = out.Revision })
+	if err := o.afterDeploy(ctx, name, out.Manifest); err != nil {
+		return err
+	}
 	log := o.log.With(slog.String("module", name), slog.String("release", name), slog.Int("revision", out.Revision))
 	if out.Skipped {
 		log.Debug("release up to date")

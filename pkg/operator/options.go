@@ -29,6 +29,9 @@ type Options struct {
 	HookTimeout time.Duration
 	// RetryDelay and RetryMaxDelay bound the backoff of a failing task.
 	RetryDelay, RetryMaxDelay time.Duration
+	// HealDrift reverts release objects whose live state drifted from
+	// the manifest; without it drift is only reported.
+	HealDrift bool
 	// ModuleWorkers is how many module runs may be in progress at once.
 	ModuleWorkers int
 	// MaxValuesReruns bounds how often afterHelm hooks may change a module's
@@ -68,6 +71,8 @@ func (o *Options) BindFlags(fs *pflag.FlagSet) {
 		"directory for hooks' temporary files (env ADDON_OPERATOR_TMP_DIR)")
 	fs.DurationVar(&o.HookTimeout, "hook-timeout", o.HookTimeout,
 		"longest a hook may run; then its whole process group is killed (env ADDON_OPERATOR_HOOK_TIMEOUT)")
+	fs.BoolVar(&o.HealDrift, "heal-drift", o.HealDrift,
+		"revert fields of release objects that someone changed, instead of only reporting them (env ADDON_OPERATOR_HEAL_DRIFT)")
 	fs.IntVar(&o.ModuleWorkers, "module-workers", o.ModuleWorkers,
 		"module runs in progress at once; modules of one order group run in parallel (env ADDON_OPERATOR_MODULE_WORKERS)")
 	fs.DurationVar(&o.RetryDelay, "retry-delay", o.RetryDelay,
