@@ -23,7 +23,7 @@ func TestInstallSkipUpgrade(t *testing.T) {
 	c := newClient(t, ns)
 
 	installed := apply(t, c, echo("hello"))
-	if diff := cmp.Diff(helm.Outcome{Revision: 1, Checksum: installed.Checksum, Reason: helm.ReasonNoRelease}, installed); diff != "" {
+	if diff := cmp.Diff(helm.Outcome{Revision: 1, Checksum: installed.Checksum, Reason: helm.ReasonNoRelease, Manifest: installed.Manifest}, installed); diff != "" {
 		t.Errorf("install outcome (-want +got):\n%s", diff)
 	}
 	cm := configMap(t, ns, "echo")
@@ -43,7 +43,7 @@ func TestInstallSkipUpgrade(t *testing.T) {
 	checkCRDSkipped(t)
 
 	again := apply(t, c, echo("hello"))
-	if diff := cmp.Diff(helm.Outcome{Revision: 1, Checksum: installed.Checksum, Skipped: true}, again); diff != "" {
+	if diff := cmp.Diff(helm.Outcome{Revision: 1, Checksum: installed.Checksum, Skipped: true, Manifest: installed.Manifest}, again); diff != "" {
 		t.Errorf("second apply outcome (-want +got):\n%s", diff)
 	}
 

@@ -2,6 +2,7 @@ package helm
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -66,6 +67,13 @@ type Outcome struct {
 // Helm itself records an operation that did not complete; Helm then
 // upgrades from the last deployed revision (or from the marked one, which
 // ends superseded, when none was ever deployed). Outcome.Recovered tells.
+// After upgrading over a revision that is not deployed (recovered or
+// failed), Apply deletes the objects that the revisions after the last
+// deployed one created and the new one no longer renders, if they still
+// carry Helm's ownership annotations for this release; Helm's upgrade,
+// which diffs against the last deployed revision only, would leave them.
+// If that deletion fails, the new revision is marked failed so that the
+// next Apply retries.
 //
 // Every revision carries LabelManagedBy and LabelChecksum (so a release
 // found without them, e.g. one made by the established implementation, is
@@ -125,20 +133,9 @@ type deployment struct {
 // deploy runs the Helm operation planDeploy chooses for last, and reports
 // whether it recovered an interrupted revision first.
 func (c *Client) deploy(ctx context.Context, cfg *action.Configuration, r Release, last *release.Release, checksum string) (*release.Release, bool, error) {
-	ch, err := loadChart(r.Name, r.ChartDir, r.Values)
+	d, err := newDeployment(r, checksum)
 	if err != nil {
 		return nil, false, err
-	}
-	vals, err := copyValues(r.Values)
-	if err != nil {
-		return nil, false, err
-	}
-	d := deployment{
-		name:   r.Name,
-		chart:  ch,
-		values: vals,
-		labels: map[string]string{LabelManagedBy: ManagedByValue, LabelChecksum: checksum},
-		post:   labeler{labels: objectLabels(r.Name)},
 	}
 	switch planDeploy(statusPtr(last)) {
 	case stepInstall:
@@ -153,12 +150,58 @@ func (c *Client) deploy(ctx context.Context, cfg *action.Configuration, r Releas
 		if err := cfg.Releases.Update(last); err != nil {
 			return nil, false, fmt.Errorf("mark interrupted revision %d failed: %w", last.Version, err)
 		}
-		rel, err := c.upgrade(ctx, cfg, d)
+		rel, err := c.upgradeOver(ctx, cfg, d, last)
 		return rel, true, err
 	default:
-		rel, err := c.upgrade(ctx, cfg, d)
+		rel, err := c.upgradeOver(ctx, cfg, d, last)
 		return rel, false, err
 	}
+}
+
+func newDeployment(r Release, checksum string) (deployment, error) {
+	ch, err := loadChart(r.Name, r.ChartDir, r.Values)
+	if err != nil {
+		return deployment{}, err
+	}
+	vals, err := copyValues(r.Values)
+	if err != nil {
+		return deployment{}, err
+	}
+	return deployment{
+		name:   r.Name,
+		chart:  ch,
+		values: vals,
+		labels: map[string]string{LabelManagedBy: ManagedByValue, LabelChecksum: checksum},
+		post:   labeler{labels: objectLabels(r.Name)},
+	}, nil
+}
+
+// upgradeOver upgrades d over last, the release's last revision. When last
+// is not deployed (failed, or just marked failed by a recovery), it then
+// deletes the objects that the revisions after the last deployed one left
+// behind (see deleteAbandoned). Should that fail, the new revision is
+// marked failed, so the next Apply upgrades again and retries instead of
+// skipping a release whose cluster state is not its manifest.
+func (c *Client) upgradeOver(ctx context.Context, cfg *action.Configuration, d deployment, last *release.Release) (*release.Release, error) {
+	var left []*release.Release
+	if last.Info.Status != release.StatusDeployed {
+		var err error
+		if left, err = readAbandoned(cfg, d.name); err != nil {
+			return nil, err
+		}
+	}
+	rel, err := c.upgrade(ctx, cfg, d)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.deleteAbandoned(ctx, cfg, rel, left); err != nil {
+		rel.SetStatus(release.StatusFailed, fmt.Sprintf("upgraded, but objects left by interrupted revisions were not deleted: %v", err))
+		if uerr := cfg.Releases.Update(rel); uerr != nil {
+			err = errors.Join(err, fmt.Errorf("mark revision %d failed: %w", rel.Version, uerr))
+		}
+		return nil, fmt.Errorf("clean up after interrupted revisions: %w", err)
+	}
+	return rel, nil
 }
 
 // install installs d; replace installs over a history whose last revision
@@ -189,13 +232,31 @@ func (c *Client) upgrade(ctx context.Context, cfg *action.Configuration, d deplo
 	upgrade.ResetValues = true // values are always complete; never reuse the last ones
 	upgrade.SkipCRDs = true
 	upgrade.TakeOwnership = true
+	// A failure while the process lives deletes the objects it created.
+	upgrade.CleanupOnFail = true
 	upgrade.Labels = d.labels // merged by Helm into the last revision's labels
 	upgrade.PostRenderer = d.post
-	rel, err := upgrade.RunWithContext(ctx, d.name, d.chart, d.values)
+	helmCtx, stop := upgradeContext(ctx)
+	rel, err := upgrade.RunWithContext(helmCtx, d.name, d.chart, d.values)
+	stop()
+	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+		err = ctx.Err() // helmCtx ended because ctx did: say why
+	}
 	if err != nil {
 		return nil, fmt.Errorf("upgrade: %w", err)
 	}
 	return rel, nil
+}
+
+// upgradeContext returns the context for Helm's upgrade: it ends when ctx
+// ends, until stop is called, and never after. Helm's upgrade watches its
+// context in a goroutine which, if it first runs once the upgrade has
+// returned and the context has ended, picks at random between the two and
+// may mark the revision just deployed failed (then blocks for ever); Apply
+// ends ctx as soon as it returns.
+func upgradeContext(ctx context.Context) (context.Context, func() bool) {
+	helmCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	return helmCtx, context.AfterFunc(ctx, cancel)
 }
 
 func statusPtr(rel *release.Release) *Status {

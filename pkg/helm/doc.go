@@ -4,8 +4,8 @@
 // module's chart against the cluster, decides whether the release needs a
 // deployment (a pure function of the last revision, the rendered checksum
 // and the objects present), installs or upgrades it, recovers revisions
-// left pending by a killed process, uninstalls, and lists the releases the
-// operator owns. Every revision it creates carries LabelManagedBy and
+// left pending by a killed process and deletes the objects they left
+// behind, uninstalls, and lists the releases the operator owns. Every revision it creates carries LabelManagedBy and
 // LabelChecksum on its storage record; every object it renders carries
 // LabelHeritage and LabelModule.
 package helm

@@ -19,6 +19,7 @@ type restGetter struct {
 	config    *rest.Config
 	namespace string
 	discovery discovery.CachedDiscoveryInterface
+	deferred  *restmapper.DeferredDiscoveryRESTMapper
 	mapper    meta.RESTMapper
 }
 
@@ -28,8 +29,9 @@ func newRESTGetter(config *rest.Config, namespace string) (*restGetter, error) {
 		return nil, fmt.Errorf("create discovery client: %w", err)
 	}
 	cached := memory.NewMemCacheClient(dc)
-	mapper := restmapper.NewShortcutExpander(restmapper.NewDeferredDiscoveryRESTMapper(cached), cached, nil)
-	return &restGetter{config: config, namespace: namespace, discovery: cached, mapper: mapper}, nil
+	deferred := restmapper.NewDeferredDiscoveryRESTMapper(cached)
+	mapper := restmapper.NewShortcutExpander(deferred, cached, nil)
+	return &restGetter{config: config, namespace: namespace, discovery: cached, deferred: deferred, mapper: mapper}, nil
 }
 
 func (g *restGetter) ToRESTConfig() (*rest.Config, error) { return rest.CopyConfig(g.config), nil }
@@ -38,7 +40,13 @@ func (g *restGetter) ToDiscoveryClient() (discovery.CachedDiscoveryInterface, er
 	return g.discovery, nil
 }
 
-func (g *restGetter) ToRESTMapper() (meta.RESTMapper, error) { return g.mapper, nil }
+// ToRESTMapper resets the mapper first: every Helm operation asks for it
+// once, and kinds whose CRDs were installed since (by another module's
+// crds/ or chart) must resolve without restarting the operator.
+func (g *restGetter) ToRESTMapper() (meta.RESTMapper, error) {
+	g.deferred.Reset()
+	return g.mapper, nil
+}
 
 // ToRawKubeConfigLoader only answers the namespace; Helm takes everything
 // else from ToRESTConfig.

@@ -9,6 +9,7 @@ import (
 
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/kube"
 	kubefake "helm.sh/helm/v3/pkg/kube/fake"
 	"helm.sh/helm/v3/pkg/storage"
 	"helm.sh/helm/v3/pkg/storage/driver"
@@ -34,10 +35,11 @@ func writeFiles(t *testing.T, files map[string]string) string {
 }
 
 // testEnv is a Client over Helm's memory storage and a kube client that
-// accepts everything and creates nothing.
+// accepts everything and creates nothing, or kube when set.
 type testEnv struct {
 	client *Client
 	store  *storage.Storage
+	kube   kube.Interface
 }
 
 func newTestEnv(t *testing.T) *testEnv {
@@ -56,9 +58,13 @@ func (e *testEnv) config(debug action.DebugLog) *action.Configuration {
 	if debug == nil {
 		debug = func(string, ...any) {}
 	}
+	var kc kube.Interface = &kubefake.PrintingKubeClient{Out: io.Discard}
+	if e.kube != nil {
+		kc = e.kube
+	}
 	return &action.Configuration{
 		Releases:     e.store,
-		KubeClient:   &kubefake.PrintingKubeClient{Out: io.Discard},
+		KubeClient:   kc,
 		Capabilities: chartutil.DefaultCapabilities.Copy(),
 		Log:          debug,
 	}

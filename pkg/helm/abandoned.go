@@ -1,0 +1,151 @@
+package helm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/kube"
+	"helm.sh/helm/v3/pkg/release"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// Helm's ownership annotations, set on every object of a release.
+const (
+	annotationReleaseName      = "meta.helm.sh/release-name"
+	annotationReleaseNamespace = "meta.helm.sh/release-namespace"
+)
+
+// abandonedRevisions returns the revisions of history after the last
+// deployed one (all of them when none is deployed), in version order.
+//
+// Helm upgrades from the last deployed revision and deletes only the
+// objects of that revision which the new manifest drops. Objects that a
+// later, failed or interrupted, revision created are in neither manifest,
+// so Helm would leave them behind; these revisions name them.
+func abandonedRevisions(history []*release.Release) []*release.Release {
+	deployed := 0
+	for _, rel := range history {
+		if rel.Info.Status == release.StatusDeployed {
+			deployed = max(deployed, rel.Version)
+		}
+	}
+	var out []*release.Release
+	for _, rel := range history {
+		if rel.Version > deployed {
+			out = append(out, rel)
+		}
+	}
+	slices.SortFunc(out, func(a, b *release.Release) int { return a.Version - b.Version })
+	return out
+}
+
+// readAbandoned returns the abandoned revisions of release name (see
+// abandonedRevisions). Read it before upgrading: the upgrade supersedes the
+// deployed revision and may prune history.
+func readAbandoned(cfg *action.Configuration, name string) ([]*release.Release, error) {
+	history, err := cfg.Releases.History(name)
+	if err != nil {
+		return nil, fmt.Errorf("read history: %w", err)
+	}
+	return abandonedRevisions(history), nil
+}
+
+// deleteAbandoned deletes the objects of the abandoned revisions that rel,
+// the release just deployed over them, no longer has, as long as they
+// still exist, carry Helm's ownership annotations for rel and no
+// helm.sh/resource-policy: keep. Objects of another release, or of none,
+// are never touched. Deletion propagates in the background.
+func (c *Client) deleteAbandoned(ctx context.Context, cfg *action.Configuration, rel *release.Release, abandoned []*release.Release) error {
+	if len(abandoned) == 0 {
+		return nil
+	}
+	objects, err := leftObjects(cfg, rel, abandoned)
+	if err != nil {
+		return err
+	}
+	if len(objects) == 0 {
+		return nil
+	}
+	if err := deleteObjects(cfg, objects); err != nil {
+		return err
+	}
+	for _, info := range objects {
+		attrs := []any{"release", rel.Name, "kind", info.Mapping.GroupVersionKind.Kind, "name", info.Name}
+		if info.Namespace != "" && info.Namespace != c.namespace {
+			attrs = append(attrs, "namespace", info.Namespace) // c.log carries the Client's
+		}
+		c.log.InfoContext(ctx, "deleted object left by an interrupted revision", attrs...)
+	}
+	return nil
+}
+
+// leftObjects returns the live objects of the abandoned revisions that rel
+// dropped and that rel's release still owns (see deleteAbandoned).
+func leftObjects(cfg *action.Configuration, rel *release.Release, abandoned []*release.Release) (kube.ResourceList, error) {
+	current, err := cfg.KubeClient.Build(strings.NewReader(rel.Manifest), false)
+	if err != nil {
+		return nil, fmt.Errorf("build objects of revision %d: %w", rel.Version, err)
+	}
+	var dropped kube.ResourceList
+	for _, old := range abandoned {
+		objects, err := cfg.KubeClient.Build(strings.NewReader(old.Manifest), false)
+		if err != nil {
+			return nil, fmt.Errorf("build objects of revision %d: %w", old.Version, err)
+		}
+		// Difference and Contains match on group, kind, namespace and name,
+		// as Helm's own upgrade diff does.
+		for _, info := range objects.Difference(current) {
+			if !dropped.Contains(info) {
+				dropped.Append(info)
+			}
+		}
+	}
+	var owned kube.ResourceList
+	for _, info := range dropped {
+		err := info.Get() // replaces the rendered object with the live one
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("get %s: %w", objectRef(info), err)
+		}
+		if ownedBy(info.Object, rel.Name, rel.Namespace) {
+			owned.Append(info)
+		}
+	}
+	return owned, nil
+}
+
+// ownedBy reports whether obj carries Helm's ownership annotations for
+// release name in namespace, and no helm.sh/resource-policy: keep.
+func ownedBy(obj runtime.Object, name, namespace string) bool {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return false
+	}
+	a := m.GetAnnotations()
+	return a[annotationReleaseName] == name && a[annotationReleaseNamespace] == namespace &&
+		a[kube.ResourcePolicyAnno] != kube.KeepPolicy
+}
+
+// deleteObjects deletes objects with background propagation; an object
+// already gone counts as deleted.
+func deleteObjects(cfg *action.Configuration, objects kube.ResourceList) error {
+	var errs []error
+	if kc, ok := cfg.KubeClient.(kube.InterfaceDeletionPropagation); ok {
+		_, errs = kc.DeleteWithPropagationPolicy(objects, metav1.DeletePropagationBackground)
+	} else {
+		_, errs = cfg.KubeClient.Delete(objects) // Helm's client propagates in the background
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("delete objects: %w", err)
+	}
+	return nil
+}
