@@ -1,0 +1,188 @@
+package catalogue
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// jsonAwkCopies are the copies of the JSON flattener the hooks use: each
+// hooks tree is copied into the image on its own.
+var jsonAwkCopies = []string{ //nolint:gochecknoglobals // a fixed list
+	"global-hooks/hooks/lib/json.awk",
+	"modules/010-namespace-defaults/hooks/lib/json.awk",
+}
+
+func TestJSONAwk(t *testing.T) {
+	t.Parallel()
+	first, err := os.ReadFile(filepath.Join(repoDir(), jsonAwkCopies[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range jsonAwkCopies[1:] {
+		data, err := os.ReadFile(filepath.Join(repoDir(), c))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(data, first) {
+			t.Errorf("%s differs from %s", c, jsonAwkCopies[0])
+		}
+	}
+	for _, tt := range []struct {
+		name, in, want string
+	}{
+		{"nested", `{"a":{"b":[1,"x\"y"]},"c":{},"d":[]}`, ".a.b[0]\t1\n.a.b[1]\t\"x\\\"y\"\n.c\t{}\n.d\t[]\n"},
+		{"spaces and scalars", "[ {\"n\" : -1.5e3 ,\n \"t\":true,\"f\":false,\"z\":null} ]\n", "[0].n\t-1.5e3\n[0].t\ttrue\n[0].f\tfalse\n[0].z\tnull\n"},
+		{"root string", `"s"`, "\t\"s\"\n"},
+		{"brackets in strings", `{"k":"a]b},[c"}`, ".k\t\"a]b},[c\"\n"},
+		{"binding context", `[{"binding":"nodes","type":"Synchronization","objects":[{"filterResult":"n1"}],"snapshots":{"nodes":[]}}]`,
+			"[0].binding\t\"nodes\"\n[0].type\t\"Synchronization\"\n[0].objects[0].filterResult\t\"n1\"\n[0].snapshots.nodes\t[]\n"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := flatten(t, tt.in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("flattened (-want +got):\n%s", diff)
+			}
+		})
+	}
+	for _, bad := range []string{`{"a":}`, `{"a":1} x`, `[1,`, `{"a" 1}`, `"open`, `tru`, ``} {
+		if got, err := flatten(t, bad); err == nil {
+			t.Errorf("%q: no error, output %q", bad, got)
+		}
+	}
+}
+
+// flatten runs json.awk on in.
+func flatten(t *testing.T, in string) (string, error) {
+	t.Helper()
+	cmd := exec.CommandContext(t.Context(), "awk", "-f", filepath.Join(repoDir(), jsonAwkCopies[0]))
+	cmd.Stdin = strings.NewReader(in)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return string(out), errors.New(err.Error() + ": " + stderr.String())
+	}
+	return string(out), nil
+}
+
+// jsonStream decodes a stream of JSON values, as hooks write patches.
+func jsonStream(t *testing.T, s string) []any {
+	t.Helper()
+	var out []any
+	dec := json.NewDecoder(strings.NewReader(s))
+	for {
+		var v any
+		err := dec.Decode(&v)
+		if errors.Is(err, io.EOF) {
+			return out
+		}
+		if err != nil {
+			t.Fatalf("decode %q: %v", s, err)
+		}
+		out = append(out, v)
+	}
+}
+
+func TestDiscoveryHookOffline(t *testing.T) {
+	t.Parallel()
+	nodes := func(names ...string) string {
+		items := make([]string, 0, len(names))
+		for _, n := range names {
+			items = append(items, `{"filterResult":"`+n+`"}`)
+		}
+		return `{"nodes":[` + strings.Join(items, ",") + `]}`
+	}
+	count := func(n float64) any {
+		return map[string]any{"op": "add", "path": "/global/discovery/nodeCount", "value": n}
+	}
+	version := map[string]any{"op": "add", "path": "/global/discovery/kubernetesVersion", "value": "v1.36.3"}
+	for _, tt := range []struct {
+		name, contexts, version string
+		want                    []any
+	}{
+		{"onStartup: version only", `[{"binding":"onStartup"}]`, "v1.36.3", []any{version}},
+		{"onStartup without a version", `[{"binding":"onStartup"}]`, "", nil},
+		{"onStartup: an empty snapshot is not a count", `[{"binding":"onStartup","snapshots":` + nodes() + `}]`, "", nil},
+		{"a malformed version is ignored", `[{"binding":"onStartup"}]`, `1.2"}`, nil},
+		{"Synchronization", `[{"binding":"nodes","type":"Synchronization","objects":[{"filterResult":"a"},{"filterResult":"b"}],"snapshots":` + nodes("a", "b") + `}]`,
+			"v1.36.3", []any{count(2), version}},
+		{"no nodes", `[{"binding":"nodes","type":"Synchronization","objects":[],"snapshots":` + nodes() + `}]`, "", []any{count(0)}},
+		{"combined events: the last snapshot", `[{"binding":"nodes","type":"Event","watchEvent":"Added","filterResult":"c","snapshots":` + nodes("a", "b", "c") +
+			`},{"binding":"nodes","type":"Event","watchEvent":"Deleted","filterResult":"a","snapshots":` + nodes("b", "c") + `}]`, "", []any{count(2)}},
+		{"beforeAll", `[{"binding":"beforeAll","snapshots":` + nodes("x") + `}]`, "", []any{count(1)}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var env []string
+			if tt.version != "" {
+				env = append(env, "KUBERNETES_VERSION="+tt.version)
+			}
+			out := runScript(t, "global-hooks/hooks/discovery", tt.contexts, `{"global":{"clusterName":"c","discovery":{"nodeCount":0}}}`, env...)
+			if diff := cmp.Diff(tt.want, jsonStream(t, out["VALUES_JSON_PATCH_PATH"])); diff != "" {
+				t.Errorf("values patch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestNamespaceDefaultsHookOffline(t *testing.T) {
+	t.Parallel()
+	snap := func(names ...string) string {
+		items := make([]string, 0, len(names))
+		for _, n := range names {
+			items = append(items, `{"filterResult":"`+n+`"}`)
+		}
+		return "[" + strings.Join(items, ",") + "]"
+	}
+	contexts := `[{"binding":"quotas","type":"Group","groupName":"defaults","snapshots":{"namespaces":` + snap("a", "b") +
+		`,"quotas":` + snap("b", "c") + `,"limitranges":` + snap("c", "d") + `}}]`
+	values := `{"global":{"clusterName":"x"},"namespaceDefaults":{"quota":{"requestsCPU":"2","requestsMemory":"4Gi","limitsCPU":"3","limitsMemory":"6Gi","pods":7},` +
+		`"limitRange":{"defaultRequestCPU":"50m","defaultRequestMemory":"64Mi","defaultLimitCPU":"250m","defaultLimitMemory":"256Mi"}}}`
+	out := runScript(t, "modules/010-namespace-defaults/hooks/namespace-defaults", contexts, values)
+
+	meta := func(ns string) map[string]any {
+		return map[string]any{"name": "namespace-defaults", "namespace": ns,
+			"labels": map[string]any{"heritage": "addon-operator", "addon-operator.io/module": "namespace-defaults"}}
+	}
+	apply := func(ns string) []any {
+		quota := map[string]any{"apiVersion": "v1", "kind": "ResourceQuota", "metadata": meta(ns), "spec": map[string]any{"hard": map[string]any{
+			"requests.cpu": "2", "requests.memory": "4Gi", "limits.cpu": "3", "limits.memory": "6Gi", "pods": "7"}}}
+		limits := map[string]any{"apiVersion": "v1", "kind": "LimitRange", "metadata": meta(ns), "spec": map[string]any{"limits": []any{map[string]any{
+			"type": "Container", "defaultRequest": map[string]any{"cpu": "50m", "memory": "64Mi"}, "default": map[string]any{"cpu": "250m", "memory": "256Mi"}}}}}
+		return []any{
+			map[string]any{"operation": "CreateOrUpdate", "object": quota},
+			map[string]any{"operation": "CreateOrUpdate", "object": limits},
+		}
+	}
+	remove := func(ns string) []any {
+		ops := make([]any, 0, 2)
+		for _, kind := range []string{"ResourceQuota", "LimitRange"} {
+			ops = append(ops, map[string]any{"operation": "DeleteInBackground", "apiVersion": "v1", "kind": kind, "namespace": ns, "name": "namespace-defaults", "ignoreMissingObject": true})
+		}
+		return ops
+	}
+	want := make([]any, 0, 8)
+	want = append(want, apply("a")...)
+	want = append(want, apply("b")...)
+	want = append(want, remove("c")...)
+	want = append(want, remove("d")...)
+	if diff := cmp.Diff(want, jsonStream(t, out["KUBERNETES_PATCH_PATH"])); diff != "" {
+		t.Errorf("object operations (-want +got):\n%s", diff)
+	}
+	if out["VALUES_JSON_PATCH_PATH"] != "" {
+		t.Errorf("values patch %q, want none", out["VALUES_JSON_PATCH_PATH"])
+	}
+}
