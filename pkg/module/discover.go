@@ -173,7 +173,8 @@ func isModuleDir(path string, log *slog.Logger) (bool, error) {
 		return false, nil
 	case info.IsDir():
 		return true, nil
-	case base != valuesFileName:
+	case base != valuesFileName && !isNotHookExt(filepath.Ext(base)):
+		// Documentation (README.md and the like) is expected here.
 		log.Warn("file in modules dir ignored", "path", path)
 	}
 	return false, nil

@@ -104,12 +104,13 @@ func TestDiscoverOrder(t *testing.T) {
 func TestDiscoverDirEntries(t *testing.T) {
 	runListCases(t, []listCase{
 		{
-			name: "hidden entries skipped, stray files and broken links warned",
+			name: "hidden entries and docs skipped, stray files and broken links warned",
 			entries: map[string]node{
 				"m/.git/config":    file(""),
 				"m/.hidden-module": dir(),
 				"m/.hidden-file":   file(""),
 				"m/README.md":      file("docs"),
+				"m/stray":          file("x"),
 				"m/values.yaml":    file("global: {}\n"),
 				"m/010-broken":     symlink("../nowhere"),
 				"m/010-a":          dir(),
@@ -118,7 +119,7 @@ func TestDiscoverDirEntries(t *testing.T) {
 			want: []summary{{"a", "a", 10, "$ROOT/m/010-a"}},
 			wantLogs: []map[string]string{
 				warn("broken symlink in modules dir ignored", "path", "$ROOT/m/010-broken"),
-				warn("file in modules dir ignored", "path", "$ROOT/m/README.md"),
+				warn("file in modules dir ignored", "path", "$ROOT/m/stray"),
 			},
 		},
 		{

@@ -141,7 +141,6 @@ func TestDiscoverGolden(t *testing.T) {
 	}
 
 	wantLogs := []map[string]string{
-		warn("file in modules dir ignored", "path", "$ROOT/modules/README.md"),
 		warn("duplicate module dir ignored", "module", "cert-manager",
 			"path", "$ROOT/extra/010-cert-manager", "kept_path", "$ROOT/modules/010-cert-manager"),
 		warn("enabled script is not executable, ignored", "module", "ingress-nginx", "path", "$ROOT/modules/020-ingress-nginx/enabled"),

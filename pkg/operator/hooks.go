@@ -70,7 +70,10 @@ func byOrder(hooks []*loadedHook, b hook.Binding) []*loadedHook {
 // patches. It returns whether global values (or dynamic enabled flags)
 // changed.
 func (o *Operator) runGlobalHook(ctx context.Context, h *loadedHook, b hook.Binding) (bool, error) {
-	bc := hook.BindingContext{Binding: string(b), Snapshots: o.lifecycleSnapshots(globalOwner, h)}
+	bc := hook.BindingContext{Binding: string(b)}
+	if b != hook.OnStartup { // bindings start after onStartup: nothing to show yet
+		bc.Snapshots = o.lifecycleSnapshots(globalOwner, h)
+	}
 	return o.runGlobalHookWith(ctx, h, string(b), []hook.BindingContext{bc})
 }
 
@@ -119,7 +122,10 @@ func (o *Operator) moduleHookValues(m *module.Module) values.Values {
 // runModuleHook runs one module hook for a lifecycle binding and keeps its
 // patches. It returns whether the module's values changed.
 func (o *Operator) runModuleHook(ctx context.Context, m *module.Module, h *loadedHook, b hook.Binding) (bool, error) {
-	bc := hook.BindingContext{Binding: string(b), Snapshots: o.lifecycleSnapshots(m.Name(), h)}
+	bc := hook.BindingContext{Binding: string(b)}
+	if b != hook.OnStartup { // bindings start after onStartup: nothing to show yet
+		bc.Snapshots = o.lifecycleSnapshots(m.Name(), h)
+	}
 	return o.runModuleHookWith(ctx, m, h, string(b), []hook.BindingContext{bc})
 }
 
