@@ -1,0 +1,198 @@
+// Command bench measures the addon-operator binary over generated modules
+// against local control planes and prints a Markdown report (see
+// docs/benchmarks.md):
+//
+//	go run ./e2e/bench/cmd/bench [-n 10,100] [-workers 4] [-workers-sweep 1,2,4,8] [-out FILE]
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/addon-operator/addon-operator/e2e/bench"
+	"github.com/addon-operator/addon-operator/e2e/cluster"
+)
+
+func main() { os.Exit(run()) }
+
+func run() int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	o, err := parseFlags(os.Args[1:])
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
+		return 2
+	}
+	if err := o.run(ctx, os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// options are the command's flags.
+type options struct {
+	sizes     []int
+	workers   int
+	sweep     []int
+	sweepN    int
+	rounds    int
+	groupSize int
+	samples   int
+	out       string
+	operator  string
+	keep      bool
+}
+
+func parseFlags(args []string) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	sizes := fs.String("n", "10,100", "numbers of generated modules, one run each")
+	sweep := fs.String("workers-sweep", "", "module worker counts for a start-to-converged sweep, e.g. 1,2,4,8")
+	fs.IntVar(&o.workers, "workers", 4, "--module-workers of the operator in the runs of -n")
+	fs.IntVar(&o.sweepN, "sweep-n", 100, "number of modules in the sweep")
+	fs.IntVar(&o.rounds, "sweep-rounds", 1, "how often the sweep goes through the worker counts (alternating direction)")
+	fs.IntVar(&o.groupSize, "group", 10, "modules per order prefix (modules of one order run in parallel)")
+	fs.IntVar(&o.samples, "samples", 5, "samples per reaction measurement")
+	fs.StringVar(&o.out, "out", "", "also write the report to this file")
+	fs.StringVar(&o.operator, "operator", "", "operator binary to measure instead of building ./cmd/addon-operator (e.g. another commit's)")
+	fs.BoolVar(&o.keep, "keep", false, "keep the work directory (operator and control-plane logs)")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	var err1, err2 error
+	o.sizes, err1 = parseInts(*sizes)
+	if *sweep != "" {
+		o.sweep, err2 = parseInts(*sweep)
+	}
+	if o.workers < 1 || o.groupSize < 1 || o.samples < 1 || o.sweepN < 1 || o.rounds < 1 {
+		return o, errors.New("-workers, -group, -samples, -sweep-n and -sweep-rounds must be positive")
+	}
+	return o, errors.Join(err1, err2)
+}
+
+// parseInts parses "10,100".
+func parseInts(s string) ([]int, error) {
+	var out []int
+	for f := range strings.SplitSeq(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("%q is not a list of positive numbers", s)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// run builds what it needs, runs every measurement and prints the report.
+func (o options) run(ctx context.Context, stdout, progress io.Writer) (err error) {
+	dir, err := os.MkdirTemp("", "addon-operator-bench-")
+	if err != nil {
+		return fmt.Errorf("create work dir: %w", err)
+	}
+	defer func() {
+		if o.keep || err != nil {
+			fmt.Fprintf(progress, "work directory with logs kept: %s\n", dir)
+			return
+		}
+		_ = os.RemoveAll(dir)
+	}()
+	env, err := o.env(ctx, dir, progress)
+	if err != nil {
+		return err
+	}
+	report, err := o.measure(ctx, env)
+	if report != "" {
+		fmt.Fprint(stdout, report)
+	}
+	if err != nil {
+		return err
+	}
+	if o.out != "" {
+		if err := os.WriteFile(o.out, []byte(report), 0o600); err != nil {
+			return fmt.Errorf("write report: %w", err)
+		}
+	}
+	return nil
+}
+
+// env builds the operator and the control plane (or finds them cached).
+func (o options) env(ctx context.Context, dir string, progress io.Writer) (bench.Env, error) {
+	bin := o.operator
+	if bin == "" {
+		fmt.Fprintln(progress, "building the operator")
+		var err error
+		if bin, err = bench.BuildOperator(ctx, dir); err != nil {
+			return bench.Env{}, err
+		}
+	}
+	cache, err := cluster.DefaultCacheDir()
+	if err != nil {
+		return bench.Env{}, err
+	}
+	bins, err := cluster.Build(ctx, cache, progress)
+	if err != nil {
+		return bench.Env{}, err
+	}
+	return bench.Env{
+		Binary: bin, ControlPlane: bins, Dir: dir,
+		GroupSize: o.groupSize, Samples: o.samples, Progress: progress,
+	}, nil
+}
+
+// measure runs every size and the sweep, and returns the report of what
+// finished, also on error.
+func (o options) measure(ctx context.Context, env bench.Env) (string, error) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Machine: %d CPUs (%s/%s), %s; module workers %d; %d modules per order prefix.\n\n",
+		runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version(), o.workers, o.groupSize)
+	if o.operator != "" {
+		fmt.Fprintf(&b, "Operator binary: %s.\n\n", o.operator)
+	}
+	var results []bench.Result
+	var err error
+	for _, n := range o.sizes {
+		var r bench.Result
+		if r, err = bench.Run(ctx, env, n, o.workers); err != nil {
+			err = fmt.Errorf("run with %d modules: %w", n, err)
+			break
+		}
+		results = append(results, r)
+	}
+	writeResults(&b, results)
+	if err != nil || len(o.sweep) == 0 {
+		return b.String(), err
+	}
+	sw, err := bench.Sweep(ctx, env, o.sweepN, o.sweep, o.rounds)
+	if len(sw) > 0 {
+		fmt.Fprintf(&b, "\nWorker sweep, %d round(s); load average (1 min) at its end: %s\n\n", o.rounds, bench.LoadAverage())
+		b.WriteString(bench.SweepMarkdown(o.sweepN, sw))
+	}
+	if err != nil {
+		return b.String(), fmt.Errorf("sweep: %w", err)
+	}
+	return b.String(), nil
+}
+
+// writeResults writes the results table and the time breakdown.
+func writeResults(b *strings.Builder, results []bench.Result) {
+	if len(results) == 0 {
+		return
+	}
+	b.WriteString(bench.Markdown(results))
+	b.WriteString("\nLoad average (1 min) at the start and end of each run:")
+	for i := range results {
+		fmt.Fprintf(b, " N=%d: %s .. %s;", results[i].N, results[i].LoadBefore, results[i].LoadAfter)
+	}
+	b.WriteString("\n\nWhere the time goes, from the operator's debug log:\n\n")
+	b.WriteString(bench.PhasesMarkdown(results))
+}

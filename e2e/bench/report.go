@@ -1,0 +1,180 @@
+package bench
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Targets from the design: start-to-converged is set for 100 modules and
+// also applied to smaller runs; event-to-upgraded has no target of its own
+// and is held to the ConfigMap-change one.
+const (
+	targetConverged = 10 * time.Second
+	targetReaction  = 300 * time.Millisecond
+	targetHealed    = 2 * time.Second
+	targetIdleCPU   = 0.5       // percent of one core
+	targetPeakRSS   = 100 * 1e6 // bytes: MB, 10^6
+)
+
+// Row is one line of the results table.
+type Row struct {
+	N      int
+	Metric string
+	Value  string
+	Target string
+	Met    bool
+}
+
+// Rows turns a result into table rows, one per metric.
+func Rows(r *Result) []Row {
+	change, event := median(totals(r.Change)), median(totals(r.Event))
+	healed := spreadOf(r.Healed)
+	if r.NotHealed {
+		healed = fmt.Sprintf("not healed within %s (no healing)", healLimit)
+	}
+	return []Row{
+		{r.N, "start to converged", formatDuration(r.Converge.Wall), "< 10 s (for 100 modules)", r.Converge.Wall < targetConverged},
+		{r.N, "ConfigMap change to upgraded", spread(r.Change), "< 300 ms", change < targetReaction},
+		{r.N, "event to upgraded", spread(r.Event), "< 300 ms (as ConfigMap change)", event < targetReaction},
+		{r.N, "delete to healed", healed, "< 2 s", !r.NotHealed && len(r.Healed) > 0 && median(r.Healed) < targetHealed},
+		{r.N, "idle CPU", fmt.Sprintf("%.2f %% of a core", r.IdleCPU), "< 0.5 % of a core", r.IdleCPU < targetIdleCPU},
+		{r.N, "peak RSS (VmHWM)", fmt.Sprintf("%.1f MB", float64(r.PeakRSS)/1e6), "< 100 MB", float64(r.PeakRSS) < targetPeakRSS},
+	}
+}
+
+// Markdown renders the results table.
+func Markdown(results []Result) string {
+	var b strings.Builder
+	b.WriteString("| N | metric | value | target | |\n| ---: | --- | --- | --- | --- |\n")
+	for i := range results {
+		for _, row := range Rows(&results[i]) {
+			status := "missed"
+			if row.Met {
+				status = "met"
+			}
+			fmt.Fprintf(&b, "| %d | %s | %s | %s | %s |\n", row.N, row.Metric, row.Value, row.Target, status)
+		}
+	}
+	return b.String()
+}
+
+// PhasesMarkdown renders where the first converge and the reactions spent
+// their time, from the operator's debug log.
+func PhasesMarkdown(results []Result) string {
+	var b strings.Builder
+	b.WriteString("| N | discovery | setup | hooks --config | planning | module runs (wall) |" +
+		" Σ module runs | Σ Helm | of which before writes | Σ hooks + bindings | parallelism | CPU: operator | CPU: hooks |" +
+		" client-side throttling |\n")
+	b.WriteString("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	for i := range results {
+		r, c := &results[i], results[i].Converge
+		p := c.Phases
+		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %.1f | %s | %s | %s in %d requests |\n", r.N,
+			formatDuration(p.Discovery), formatDuration(p.Setup), formatDuration(p.HookConfig),
+			formatDuration(p.Planning), formatDuration(p.ModuleRuns), formatDuration(p.RunSum),
+			formatDuration(p.HelmSum), formatDuration(p.HelmPrepSum), formatDuration(p.HookSum()), p.Parallelism(),
+			formatDuration(c.OperatorCPU), formatDuration(c.HooksCPU), formatDuration(p.ThrottleSum), p.Throttled)
+	}
+	b.WriteString("\n| N | reaction | median total | median module run | median Helm | of which before writes |" +
+		" median hooks + bindings | median client-side throttling |\n")
+	b.WriteString("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	for i := range results {
+		r := &results[i]
+		for _, k := range []struct {
+			name    string
+			samples []Sample
+		}{{"ConfigMap change", r.Change}, {"event", r.Event}} {
+			fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s | %s |\n", r.N, k.name,
+				formatDuration(median(totals(k.samples))), formatDuration(median(field(k.samples, sampleRun))),
+				formatDuration(median(field(k.samples, sampleHelm))), formatDuration(median(field(k.samples, sampleHelmPrep))),
+				formatDuration(median(field(k.samples, sampleHooks))),
+				formatDuration(median(field(k.samples, func(x Sample) time.Duration { return x.Throttle }))))
+		}
+	}
+	return b.String()
+}
+
+// SweepMarkdown renders the worker sweep: medians over the rounds, and
+// every round's start-to-converged.
+func SweepMarkdown(n int, res []SweepResult) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "| module workers | start to converged (N=%d), median | every round | median Σ Helm |"+
+		" median parallelism | median operator CPU | median peak RSS at converge |\n", n)
+	b.WriteString("| ---: | ---: | --- | ---: | ---: | ---: | ---: |\n")
+	for _, r := range res {
+		wall := field(r.Runs, func(c Converge) time.Duration { return c.Wall })
+		each := make([]string, 0, len(wall))
+		for _, d := range wall {
+			each = append(each, formatDuration(d))
+		}
+		helm := field(r.Runs, func(c Converge) time.Duration { return c.Phases.HelmSum })
+		cpu := field(r.Runs, func(c Converge) time.Duration { return c.OperatorCPU })
+		par := field(r.Runs, func(c Converge) float64 { return c.Phases.Parallelism() })
+		rss := field(r.Runs, func(c Converge) float64 { return float64(c.PeakRSS) / 1e6 })
+		fmt.Fprintf(&b, "| %d | %s | %s | %s | %.1f | %s | %.1f MB |\n", r.Workers, formatDuration(median(wall)),
+			strings.Join(each, ", "), formatDuration(median(helm)), medianFloat(par), formatDuration(median(cpu)), medianFloat(rss))
+	}
+	return b.String()
+}
+
+// spread is "median (min .. max, n samples)" of the samples' totals.
+func spread(samples []Sample) string { return spreadOf(totals(samples)) }
+
+func spreadOf(d []time.Duration) string {
+	if len(d) == 0 {
+		return "no samples"
+	}
+	return fmt.Sprintf("median %s (%s .. %s, %d samples)", formatDuration(median(d)),
+		formatDuration(slices.Min(d)), formatDuration(slices.Max(d)), len(d))
+}
+
+// median of ds; the mean of the middle two for an even count, 0 for none.
+func median(ds []time.Duration) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Sorted(slices.Values(ds))
+	m := len(s) / 2
+	if len(s)%2 == 0 {
+		return (s[m-1] + s[m]) / 2
+	}
+	return s[m]
+}
+
+// medianFloat is median for plain numbers.
+func medianFloat(xs []float64) float64 {
+	ds := make([]time.Duration, 0, len(xs))
+	for _, x := range xs {
+		ds = append(ds, time.Duration(x*1e6))
+	}
+	return float64(median(ds)) / 1e6
+}
+
+func totals(s []Sample) []time.Duration {
+	return field(s, func(x Sample) time.Duration { return x.Total })
+}
+
+func sampleRun(x Sample) time.Duration      { return x.Run }
+func sampleHelm(x Sample) time.Duration     { return x.Helm }
+func sampleHelmPrep(x Sample) time.Duration { return x.HelmPrep }
+
+// sampleHooks is the module run's time outside Helm.
+func sampleHooks(x Sample) time.Duration { return x.Run - x.Helm }
+
+func field[T, V any](s []T, f func(T) V) []V {
+	out := make([]V, 0, len(s))
+	for _, x := range s {
+		out = append(out, f(x))
+	}
+	return out
+}
+
+// formatDuration prints milliseconds below a second, else seconds.
+func formatDuration(d time.Duration) string {
+	if d < time.Second {
+		return fmt.Sprintf("%d ms", d.Milliseconds())
+	}
+	return fmt.Sprintf("%.1f s", d.Seconds())
+}

@@ -1,0 +1,88 @@
+package bench
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestMedian(t *testing.T) {
+	tests := []struct {
+		name string
+		in   []time.Duration
+		want time.Duration
+	}{
+		{"none", nil, 0},
+		{"odd", []time.Duration{5, 1, 3}, 3},
+		{"even", []time.Duration{4, 1, 2, 8}, 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := median(tt.in); got != tt.want {
+				t.Errorf("median(%v) = %v, want %v", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestRows(t *testing.T) {
+	ms := time.Millisecond
+	samples := func(ds ...time.Duration) []Sample {
+		s := make([]Sample, 0, len(ds))
+		for _, d := range ds {
+			s = append(s, Sample{Total: d})
+		}
+		return s
+	}
+	r := Result{
+		N: 100, Converge: Converge{Wall: 12 * time.Second},
+		Change: samples(200*ms, 250*ms, 900*ms), Event: samples(400*ms, 350*ms, 100*ms, 500*ms),
+		IdleCPU: 0.2, PeakRSS: 120e6, NotHealed: true,
+	}
+	type row struct {
+		Value string
+		Met   bool
+	}
+	rows := Rows(&r)
+	got := make([]row, 0, len(rows))
+	for _, x := range rows {
+		got = append(got, row{x.Value, x.Met})
+	}
+	want := []row{
+		{"12.0 s", false},
+		{"median 250 ms (200 ms .. 900 ms, 3 samples)", true},
+		{"median 375 ms (100 ms .. 500 ms, 4 samples)", false},
+		{"not healed within 30s (no healing)", false},
+		{"0.20 % of a core", true},
+		{"120.0 MB", false},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("rows (-want +got):\n%s", diff)
+	}
+}
+
+func TestMarkdownHasARowPerMetric(t *testing.T) {
+	md := Markdown([]Result{{N: 10, Healed: []time.Duration{time.Second}}, {N: 100, NotHealed: true}})
+	if n := strings.Count(md, "\n"); n != 2+2*6 {
+		t.Errorf("table has %d lines, want %d:\n%s", n, 2+2*6, md)
+	}
+	if !strings.Contains(md, "| 10 | delete to healed | median 1.0 s (1.0 s .. 1.0 s, 1 samples) | < 2 s | met |") ||
+		!strings.Contains(md, "| 100 | delete to healed | not healed within 30s (no healing) | < 2 s | missed |") {
+		t.Errorf("healed row missing:\n%s", md)
+	}
+}
+
+func TestSweepMarkdown(t *testing.T) {
+	run := func(conv, helm time.Duration) Converge {
+		return Converge{Wall: conv, OperatorCPU: conv / 2, PeakRSS: 80e6, Phases: Phases{ModuleRuns: conv, RunSum: 2 * conv, HelmSum: helm}}
+	}
+	md := SweepMarkdown(100, []SweepResult{
+		{Workers: 2, Runs: []Converge{run(30*time.Second, 50*time.Second), run(40*time.Second, 70*time.Second), run(35*time.Second, 60*time.Second)}},
+	})
+	want := "| 2 | 35.0 s | 30.0 s, 40.0 s, 35.0 s | 60.0 s | 2.0 | 17.5 s | 80.0 MB |\n"
+	if !strings.HasSuffix(md, want) {
+		t.Errorf("sweep table ends\n%s\nwant row\n%s", md, want)
+	}
+}

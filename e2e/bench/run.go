@@ -1,0 +1,260 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/addon-operator/addon-operator/e2e/cluster"
+)
+
+// Measurement windows.
+const (
+	healLimit  = 30 * time.Second
+	idleSettle = 5 * time.Second
+	idleWindow = 20 * time.Second
+)
+
+// Env is what every benchmark run shares.
+type Env struct {
+	// Binary is the operator binary, from BuildOperator.
+	Binary string
+	// ControlPlane are the etcd and kube-apiserver binaries, from
+	// cluster.Build.
+	ControlPlane cluster.Binaries
+	// Dir is the work directory; each run makes a subdirectory.
+	Dir string
+	// GroupSize is how many modules share an order prefix.
+	GroupSize int
+	// Samples is how many times each reaction is measured.
+	Samples int
+	// Progress receives a line per step.
+	Progress io.Writer
+}
+
+// Converge is an operator's first converge.
+type Converge struct {
+	// Wall is from process start to the log line "first converge done".
+	Wall time.Duration
+	// OperatorCPU is the operator's CPU time until then; HooksCPU that of
+	// the hook processes it ran.
+	OperatorCPU, HooksCPU time.Duration
+	// PeakRSS is the operator's VmHWM then, in bytes.
+	PeakRSS int64
+	Phases  Phases
+}
+
+// Result is what one run measured.
+type Result struct {
+	N, Workers int
+	Converge   Converge
+	// Change and Event are the ConfigMap-change and watched-event samples.
+	Change, Event []Sample
+	// Healed are the delete-to-healed times; NotHealed is set when an
+	// object was not back within healLimit, which ends the samples.
+	Healed    []time.Duration
+	NotHealed bool
+	// IdleCPU is in percent of one core; PeakRSS in bytes.
+	IdleCPU float64
+	PeakRSS int64
+	// LoadBefore and LoadAfter are the machine's 1-minute load averages.
+	LoadBefore, LoadAfter string
+}
+
+// Run measures the operator over n generated modules on a control plane of
+// its own, which is stopped before Run returns.
+func Run(ctx context.Context, env Env, n, workers int) (res Result, err error) {
+	res = Result{N: n, Workers: workers, LoadBefore: LoadAverage()}
+	dir := filepath.Join(env.Dir, "n"+strconv.Itoa(n))
+	layout, err := Generate(dir, n, env.GroupSize)
+	if err != nil {
+		return res, err
+	}
+	cp, client, err := env.startCluster(ctx, dir)
+	if err != nil {
+		return res, err
+	}
+	defer func() { err = errors.Join(err, stopCluster(cp)) }()
+	env.progressf("N=%d: starting the operator with %d module workers", n, workers)
+	s, err := env.converge(ctx, cp, client, layout, opts{dir: dir, ns: "bench-n" + strconv.Itoa(n), workers: workers})
+	if err != nil {
+		return res, err
+	}
+	defer s.op.Stop()
+	res.Converge = s.first
+	env.progressf("N=%d: converged in %s", n, s.first.Wall.Round(time.Millisecond))
+	if err := env.measure(ctx, s, &res); err != nil {
+		return res, err
+	}
+	res.LoadAfter = LoadAverage()
+	return res, nil
+}
+
+// measure takes the reaction samples, then idle CPU and peak RSS.
+func (env Env) measure(ctx context.Context, s *session, res *Result) error {
+	for i := range env.Samples {
+		c, err := s.configChange(ctx, s.keys[pick(i, env.Samples, len(s.keys), 0)], fmt.Sprintf("change-%d", i))
+		if err != nil {
+			return err
+		}
+		res.Change = append(res.Change, c)
+	}
+	env.progressf("N=%d: ConfigMap change to upgraded, median %s", res.N, formatDuration(median(totals(res.Change))))
+	for i := range env.Samples {
+		e, err := s.event(ctx, s.keys[pick(i, env.Samples, len(s.keys), 1)], fmt.Sprintf("event-%d", i))
+		if err != nil {
+			return err
+		}
+		res.Event = append(res.Event, e)
+	}
+	env.progressf("N=%d: event to upgraded, median %s", res.N, formatDuration(median(totals(res.Event))))
+	if err := env.measureHeal(ctx, s, res); err != nil {
+		return err
+	}
+	env.progressf("N=%d: measuring idle CPU over %s", res.N, idleWindow)
+	var err error
+	if res.IdleCPU, err = idleCPU(ctx, s.op.Pid(), idleSettle, idleWindow); err != nil {
+		return err
+	}
+	res.PeakRSS, err = peakRSS(s.op.Pid())
+	return err
+}
+
+// measureHeal deletes a rendered ConfigMap per sample and times its
+// return; the first one that does not come back ends the samples.
+func (env Env) measureHeal(ctx context.Context, s *session, res *Result) error {
+	for i := range env.Samples {
+		d, ok, err := s.heal(ctx, s.keys[pick(i, env.Samples, len(s.keys), 2)], healLimit)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			res.NotHealed = true
+			env.progressf("N=%d: a deleted object was not back within %s", res.N, healLimit)
+			return nil
+		}
+		res.Healed = append(res.Healed, d)
+	}
+	env.progressf("N=%d: delete to healed, median %s", res.N, formatDuration(median(res.Healed)))
+	return nil
+}
+
+// pick spreads samples over the modules: sample i of count lands at an
+// even step through n modules, shifted by offset.
+func pick(i, count, n, offset int) int { return (i*n/count + offset) % n }
+
+// SweepResult is the worker sweep's start-to-converged measurements for
+// one worker count.
+type SweepResult struct {
+	Workers int
+	Runs    []Converge
+}
+
+// Sweep measures start-to-converged over n modules for every worker count,
+// rounds times, each in a fresh namespace of one control plane. Odd rounds
+// go through the worker counts backwards, so a change in the machine's
+// load during the sweep does not favour one end.
+func Sweep(ctx context.Context, env Env, n int, workers []int, rounds int) (res []SweepResult, err error) {
+	dir := filepath.Join(env.Dir, "sweep")
+	layout, err := Generate(dir, n, env.GroupSize)
+	if err != nil {
+		return nil, err
+	}
+	cp, client, err := env.startCluster(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { err = errors.Join(err, stopCluster(cp)) }()
+	res = make([]SweepResult, len(workers))
+	for round := range rounds {
+		for k := range workers {
+			if round%2 == 1 {
+				k = len(workers) - 1 - k
+			}
+			w := workers[k]
+			r, err := env.sweepRun(ctx, cp, client, layout, opts{
+				dir: filepath.Join(dir, fmt.Sprintf("r%d-w%d", round, w)), ns: fmt.Sprintf("bench-sweep-r%d-w%d", round, w), workers: w,
+			})
+			if err != nil {
+				return completed(res), err
+			}
+			env.progressf("sweep round %d: %d workers, N=%d converged in %s", round+1, w, n, r.Wall.Round(time.Millisecond))
+			res[k].Workers = w
+			res[k].Runs = append(res[k].Runs, r)
+		}
+	}
+	return res, nil
+}
+
+// completed drops worker counts without a finished run.
+func completed(res []SweepResult) []SweepResult {
+	return slices.DeleteFunc(res, func(r SweepResult) bool { return len(r.Runs) == 0 })
+}
+
+// sweepRun starts the operator, waits for the first converge and stops it.
+func (env Env) sweepRun(ctx context.Context, cp *cluster.ControlPlane, client kubernetes.Interface, layout Layout, o opts) (Converge, error) {
+	s, err := env.converge(ctx, cp, client, layout, o)
+	if err != nil {
+		return Converge{}, err
+	}
+	s.op.Stop()
+	return s.first, nil
+}
+
+// opts are the per-run choices of converge.
+type opts struct {
+	dir, ns string
+	workers int
+}
+
+// converge prepares a namespace and starts the operator in it.
+func (env Env) converge(ctx context.Context, cp *cluster.ControlPlane, client kubernetes.Interface, layout Layout, o opts) (*session, error) {
+	if err := os.MkdirAll(o.dir, 0o750); err != nil {
+		return nil, fmt.Errorf("create run dir: %w", err)
+	}
+	if err := createNamespace(ctx, client, o.ns); err != nil {
+		return nil, err
+	}
+	return startConverged(ctx, client, OperatorOptions{
+		Binary: env.Binary, Kubeconfig: cp.Kubeconfig, Namespace: o.ns,
+		Layout: layout, Workers: o.workers, Dir: o.dir,
+	})
+}
+
+// startCluster starts a control plane with its data in dir/control-plane.
+func (env Env) startCluster(ctx context.Context, dir string) (*cluster.ControlPlane, kubernetes.Interface, error) {
+	cpDir := filepath.Join(dir, "control-plane")
+	if err := os.MkdirAll(cpDir, 0o700); err != nil {
+		return nil, nil, fmt.Errorf("create control-plane dir: %w", err)
+	}
+	cp, err := cluster.Start(ctx, cluster.Options{Binaries: env.ControlPlane, Dir: cpDir, Log: io.Discard})
+	if err != nil {
+		return nil, nil, fmt.Errorf("start control plane: %w", err)
+	}
+	client, err := kubernetes.NewForConfig(cp.Config)
+	if err != nil {
+		return nil, nil, errors.Join(fmt.Errorf("client for control plane: %w", err), stopCluster(cp))
+	}
+	return cp, client, nil
+}
+
+func stopCluster(cp *cluster.ControlPlane) error {
+	if err := cp.Stop(); err != nil {
+		return fmt.Errorf("stop control plane: %w", err)
+	}
+	return nil
+}
+
+func (env Env) progressf(format string, args ...any) {
+	if env.Progress != nil {
+		fmt.Fprintf(env.Progress, format+"\n", args...)
+	}
+}

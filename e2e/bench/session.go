@@ -1,0 +1,181 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
+)
+
+// ConfigMapName is the operator's ConfigMap; the operator's default.
+const ConfigMapName = "addon-operator"
+
+// Timeouts of the waits; generous, since the machine may be busy.
+const (
+	convergeTimeout = 15 * time.Minute
+	reactionTimeout = 2 * time.Minute
+	runDoneTimeout  = 30 * time.Second
+)
+
+// session is one running operator over one namespace: what the
+// measurements act on.
+type session struct {
+	client kubernetes.Interface
+	ns     string
+	op     *Operator
+	keys   []string
+	// first is the operator's first converge.
+	first Converge
+}
+
+// createNamespace creates a namespace with the operator's ConfigMap,
+// empty: modules/values.yaml enables every module.
+func createNamespace(ctx context.Context, client kubernetes.Interface, name string) error {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if _, err := client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("create namespace %s: %w", name, err)
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: ConfigMapName}, Data: map[string]string{}}
+	if _, err := client.CoreV1().ConfigMaps(name).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("create ConfigMap %s: %w", ConfigMapName, err)
+	}
+	return nil
+}
+
+// startConverged starts the operator and waits for the end of its first
+// converge, the log line "first converge done", and reads what it cost.
+func startConverged(ctx context.Context, client kubernetes.Interface, o OperatorOptions) (*session, error) {
+	op, err := StartOperator(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	wctx, cancel := context.WithTimeout(ctx, convergeTimeout)
+	defer cancel()
+	e, err := op.Logs.Wait(wctx, 0, Message(msgConverged))
+	if err != nil {
+		op.Stop()
+		return nil, fmt.Errorf("wait for the first converge (log %s): %w", op.LogPath(), err)
+	}
+	cpu, err := readCPU(op.Pid())
+	if err != nil {
+		op.Stop()
+		return nil, err
+	}
+	rss, err := peakRSS(op.Pid())
+	if err != nil {
+		op.Stop()
+		return nil, err
+	}
+	hz := clockTicks(ctx)
+	first := Converge{
+		Wall: e.Seen.Sub(op.Started), OperatorCPU: cpuDuration(cpu.self, hz), HooksCPU: cpuDuration(cpu.children, hz),
+		PeakRSS: rss, Phases: phasesOf(op.Started, op.Logs.Since(0)),
+	}
+	return &session{client: client, ns: o.Namespace, op: op, keys: o.Layout.Keys, first: first}, nil
+}
+
+// configChange sets key's section in the operator's ConfigMap and times
+// until the module's rendered ConfigMap shows the new value and the
+// beforeHelm hook's value derived from it.
+func (s *session) configChange(ctx context.Context, key, token string) (Sample, error) {
+	mark := s.op.Logs.Mark()
+	act := func(ctx context.Context) error { return s.setConfigKey(ctx, key, KeyConfig+": "+token+"\n") }
+	want := map[string]string{KeyConfig: token, KeyFromHook: "hook-" + token}
+	d, err := s.timeUntil(ctx, key, act, dataIs(want))
+	if err != nil {
+		return Sample{}, fmt.Errorf("module %s: ConfigMap change: %w", key, err)
+	}
+	return s.sample(ctx, d, key, mark)
+}
+
+// event creates a ConfigMap that key's kubernetes hook watches and times
+// until the module's rendered ConfigMap lists its value.
+func (s *session) event(ctx context.Context, key, token string) (Sample, error) {
+	mark := s.op.Logs.Mark()
+	act := func(ctx context.Context) error {
+		cm := &corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{Name: "watched-" + token, Labels: map[string]string{WatchLabel: key}},
+			Data:       map[string]string{"value": token},
+		}
+		if _, err := s.client.CoreV1().ConfigMaps(s.ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("create watched ConfigMap: %w", err)
+		}
+		return nil
+	}
+	d, err := s.timeUntil(ctx, key, act, dataHasWord(KeyWatched, token))
+	if err != nil {
+		return Sample{}, fmt.Errorf("module %s: watched event: %w", key, err)
+	}
+	return s.sample(ctx, d, key, mark)
+}
+
+// heal deletes key's rendered ConfigMap and times until it is back. ok is
+// false when it is not back within limit.
+func (s *session) heal(ctx context.Context, key string, limit time.Duration) (d time.Duration, ok bool, err error) {
+	hctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	act := func(ctx context.Context) error {
+		if err := s.client.CoreV1().ConfigMaps(s.ns).Delete(ctx, key, metav1.DeleteOptions{}); err != nil {
+			return fmt.Errorf("delete rendered ConfigMap: %w", err)
+		}
+		return nil
+	}
+	d, err = s.timeUntil(hctx, key, act, added)
+	switch {
+	case err == nil:
+		return d, true, nil
+	case ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded):
+		return 0, false, nil
+	default:
+		return 0, false, fmt.Errorf("module %s: heal: %w", key, err)
+	}
+}
+
+func (s *session) timeUntil(ctx context.Context, name string, act func(context.Context) error, cond func(watch.Event) bool) (time.Duration, error) {
+	ctx, cancel := context.WithTimeout(ctx, reactionTimeout)
+	defer cancel()
+	return timeUntil(ctx, s.client, s.ns, name, act, cond)
+}
+
+// sample waits for the module run that applied a change, so the next
+// measurement starts from a quiet operator, and reads its durations from
+// the log. A run that does not finish in time leaves them zero.
+func (s *session) sample(ctx context.Context, total time.Duration, key string, mark int) (Sample, error) {
+	wctx, cancel := context.WithTimeout(ctx, runDoneTimeout)
+	defer cancel()
+	_, err := s.op.Logs.Wait(wctx, mark, Message(msgRunDone, "module", key))
+	switch {
+	case ctx.Err() != nil:
+		return Sample{}, ctx.Err()
+	case errors.Is(err, ErrExited):
+		return Sample{}, fmt.Errorf("module %s: %w (log %s)", key, err, s.op.LogPath())
+	}
+	return sampleOf(total, key, s.op.Logs.Since(mark)), nil
+}
+
+// setConfigKey sets one key of the operator's ConfigMap, keeping the rest.
+func (s *session) setConfigKey(ctx context.Context, key, value string) error {
+	cms := s.client.CoreV1().ConfigMaps(s.ns)
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cm, err := cms.Get(ctx, ConfigMapName, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if cm.Data == nil {
+			cm.Data = map[string]string{}
+		}
+		cm.Data[key] = value
+		_, err = cms.Update(ctx, cm, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("update ConfigMap %s: %w", ConfigMapName, err)
+	}
+	return nil
+}
