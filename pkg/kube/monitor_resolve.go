@@ -6,30 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/discovery/cached/memory"
-	"k8s.io/client-go/restmapper"
 )
-
-// NewRESTMapper returns a mapper over d's discovery information, cached in
-// memory until Reset. It also expands short names (ds, cm) and accepts
-// singular resource names, so every spelling a binding's kind may use
-// resolves.
-func NewRESTMapper(d discovery.DiscoveryInterface) meta.ResettableRESTMapper {
-	cached := memory.NewMemCacheClient(d)
-	deferred := restmapper.NewDeferredDiscoveryRESTMapper(cached)
-	return monMapper{RESTMapper: restmapper.NewShortcutExpander(deferred, cached, nil), reset: deferred.Reset}
-}
-
-// monMapper is a short-name expanding mapper whose Reset drops the shared
-// discovery cache.
-type monMapper struct {
-	meta.RESTMapper
-	reset func()
-}
-
-// Reset makes the next lookup read discovery again.
-func (m monMapper) Reset() { m.reset() }
 
 // monitorResource is a binding's kind resolved to an API resource.
 type monitorResource struct {
