@@ -112,6 +112,9 @@ func (c *Client) Apply(ctx context.Context, r Release) (Outcome, error) {
 		return out, nil
 	}
 	rel, recovered, err := c.deploy(ctx, cfg, r, last, rendered.Checksum)
+	if extendsAPI(rendered.Manifest) || (last != nil && extendsAPI(last.Manifest)) {
+		c.refreshDiscovery() // kinds may have come or gone, even on failure
+	}
 	out.Recovered = recovered
 	if err != nil {
 		return out, fmt.Errorf("apply release %q: %w", r.Name, err)
@@ -213,7 +216,8 @@ func (c *Client) install(ctx context.Context, cfg *action.Configuration, d deplo
 	install.Replace = replace
 	install.Timeout = c.timeout
 	install.SkipCRDs = true
-	install.TakeOwnership = true // adopt objects that exist without a release
+	install.TakeOwnership = true            // adopt objects that exist without a release
+	install.DisableOpenAPIValidation = true // see upgrade
 	install.Labels = d.labels
 	install.PostRenderer = d.post
 	rel, err := install.RunWithContext(ctx, d.chart, d.values)
@@ -232,6 +236,11 @@ func (c *Client) upgrade(ctx context.Context, cfg *action.Configuration, d deplo
 	upgrade.ResetValues = true // values are always complete; never reuse the last ones
 	upgrade.SkipCRDs = true
 	upgrade.TakeOwnership = true
+	// Helm's client-side validation only asks the server's OpenAPI (two
+	// requests and a large decode per operation) whether the server
+	// validates fields itself, which every supported version does; the
+	// server then reports unknown fields as warnings, logged by client-go.
+	upgrade.DisableOpenAPIValidation = true
 	// A failure while the process lives deletes the objects it created.
 	upgrade.CleanupOnFail = true
 	upgrade.Labels = d.labels // merged by Helm into the last revision's labels

@@ -12,6 +12,7 @@ import (
 	"helm.sh/helm/v3/pkg/kube"
 	"helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/storage/driver"
+	"k8s.io/utils/clock"
 )
 
 // ErrNotFound is returned by Client.Status for a release without any
@@ -32,9 +33,13 @@ type Client struct {
 	log        *slog.Logger
 	// newConfig returns a fresh Helm configuration for one operation. One
 	// per operation, because Helm caches the server's capabilities in it
-	// (new CRDs would never show in .Capabilities) and its kube client
-	// caches a clientset without locking.
+	// for its lifetime and its kube client caches a clientset without
+	// locking; the discovery cache behind them is shared (see
+	// Options.DiscoveryMaxAge).
 	newConfig func(debug action.DebugLog) (*action.Configuration, error)
+	// refreshDiscovery drops the cached discovery information, after a
+	// release created or deleted API kinds.
+	refreshDiscovery func()
 }
 
 // Status is the state of a release's last revision.
@@ -59,12 +64,13 @@ func New(opts Options) (*Client, error) {
 	}
 	opts = opts.withDefaults()
 	getter := opts.Getter
+	refresh := func() {}
 	if getter == nil {
-		g, err := newRESTGetter(opts.RESTConfig, opts.Namespace)
+		g, err := newRESTGetter(opts, clock.RealClock{})
 		if err != nil {
 			return nil, err
 		}
-		getter = g
+		getter, refresh = g, g.discovery.Refresh
 	}
 	newConfig := func(debug action.DebugLog) (*action.Configuration, error) {
 		cfg := new(action.Configuration)
@@ -79,7 +85,9 @@ func New(opts Options) (*Client, error) {
 		cfg.Releases.MaxHistory = opts.HistoryMax
 		return cfg, nil
 	}
-	return newClient(opts, newConfig), nil
+	c := newClient(opts, newConfig)
+	c.refreshDiscovery = refresh
+	return c, nil
 }
 
 // newClient wires a Client over a configuration factory; tests pass one
@@ -87,11 +95,12 @@ func New(opts Options) (*Client, error) {
 func newClient(opts Options, newConfig func(action.DebugLog) (*action.Configuration, error)) *Client {
 	opts = opts.withDefaults()
 	return &Client{
-		namespace:  opts.Namespace,
-		historyMax: opts.HistoryMax,
-		timeout:    opts.Timeout,
-		log:        opts.Logger.With("namespace", opts.Namespace),
-		newConfig:  newConfig,
+		namespace:        opts.Namespace,
+		historyMax:       opts.HistoryMax,
+		timeout:          opts.Timeout,
+		log:              opts.Logger.With("namespace", opts.Namespace),
+		newConfig:        newConfig,
+		refreshDiscovery: func() {},
 	}
 }
 
@@ -172,7 +181,7 @@ func (c *Client) Uninstall(ctx context.Context, name string) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("uninstall release %q: %w", name, err)
 	}
-	_, err = cfg.Releases.History(name)
+	history, err := cfg.Releases.History(name)
 	if errors.Is(err, driver.ErrReleaseNotFound) {
 		return false, nil
 	}
@@ -181,7 +190,11 @@ func (c *Client) Uninstall(ctx context.Context, name string) (bool, error) {
 	}
 	uninstall := action.NewUninstall(cfg)
 	uninstall.Timeout = c.timeout
-	if _, err := uninstall.Run(name); err != nil {
+	_, err = uninstall.Run(name)
+	if slices.ContainsFunc(history, func(r *release.Release) bool { return extendsAPI(r.Manifest) }) {
+		c.refreshDiscovery()
+	}
+	if err != nil {
 		return false, fmt.Errorf("uninstall release %q: %w", name, err)
 	}
 	return true, nil

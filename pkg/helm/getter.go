@@ -2,36 +2,50 @@ package helm
 
 import (
 	"fmt"
+	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/utils/clock"
 )
 
-// restGetter serves Helm a rest.Config, one in-memory discovery cache and a
-// REST mapper over it. It is safe for concurrent use: the cache locks, and
-// Helm invalidates it before reading the server's capabilities.
+// restGetter serves Helm a rest.Config, a discovery cache and a REST
+// mapper over it, all shared by every operation. It is safe for concurrent
+// use.
 type restGetter struct {
 	config    *rest.Config
 	namespace string
-	discovery discovery.CachedDiscoveryInterface
-	deferred  *restmapper.DeferredDiscoveryRESTMapper
+	discovery *capabilityCache
 	mapper    meta.RESTMapper
 }
 
-func newRESTGetter(config *rest.Config, namespace string) (*restGetter, error) {
-	dc, err := discovery.NewDiscoveryClientForConfig(config)
-	if err != nil {
-		return nil, fmt.Errorf("create discovery client: %w", err)
+// newRESTGetter returns a getter over the cache and mapper of opts, or over
+// a cache and mapper of its own when opts has none.
+func newRESTGetter(opts Options, clk clock.PassiveClock) (*restGetter, error) {
+	disc, mapper := opts.Discovery, opts.Mapper
+	if disc == nil {
+		dc, err := discovery.NewDiscoveryClientForConfig(opts.RESTConfig)
+		if err != nil {
+			return nil, fmt.Errorf("create discovery client: %w", err)
+		}
+		cached := memory.NewMemCacheClient(dc)
+		deferred := restmapper.NewDeferredDiscoveryRESTMapper(cached)
+		disc = resettingCache{CachedDiscoveryInterface: cached, reset: deferred.Reset}
+		mapper = restmapper.NewShortcutExpander(deferred, cached, nil)
 	}
-	cached := memory.NewMemCacheClient(dc)
-	deferred := restmapper.NewDeferredDiscoveryRESTMapper(cached)
-	mapper := restmapper.NewShortcutExpander(deferred, cached, nil)
-	return &restGetter{config: config, namespace: namespace, discovery: cached, deferred: deferred, mapper: mapper}, nil
+	return &restGetter{
+		config:    opts.RESTConfig,
+		namespace: opts.Namespace,
+		discovery: &capabilityCache{CachedDiscoveryInterface: disc, clock: clk, maxAge: opts.DiscoveryMaxAge},
+		mapper:    mapper,
+	}, nil
 }
 
 func (g *restGetter) ToRESTConfig() (*rest.Config, error) { return rest.CopyConfig(g.config), nil }
@@ -40,17 +54,80 @@ func (g *restGetter) ToDiscoveryClient() (discovery.CachedDiscoveryInterface, er
 	return g.discovery, nil
 }
 
-// ToRESTMapper resets the mapper first: every Helm operation asks for it
-// once, and kinds whose CRDs were installed since (by another module's
-// crds/ or chart) must resolve without restarting the operator.
-func (g *restGetter) ToRESTMapper() (meta.RESTMapper, error) {
-	g.deferred.Reset()
-	return g.mapper, nil
-}
+func (g *restGetter) ToRESTMapper() (meta.RESTMapper, error) { return g.mapper, nil }
 
 // ToRawKubeConfigLoader only answers the namespace; Helm takes everything
 // else from ToRESTConfig.
 func (g *restGetter) ToRawKubeConfigLoader() clientcmd.ClientConfig {
 	overrides := &clientcmd.ConfigOverrides{Context: clientcmdapi.Context{Namespace: g.namespace}}
 	return clientcmd.NewDefaultClientConfig(*clientcmdapi.NewConfig(), overrides)
+}
+
+// resettingCache is a discovery cache whose Invalidate also drops the
+// mapper built from it.
+type resettingCache struct {
+	discovery.CachedDiscoveryInterface
+	reset func()
+}
+
+func (c resettingCache) Invalidate() { c.reset() }
+
+// capabilityCache is the discovery cache as Helm sees it. Helm invalidates
+// it at the start of every operation to read the server's version and API
+// versions (.Capabilities); reading them again costs three requests and
+// decoding every group's resources, per operation. capabilityCache passes
+// that invalidation on only when the last one it passed is maxAge old, and
+// keeps the server version until then. Refresh invalidates at once.
+type capabilityCache struct {
+	discovery.CachedDiscoveryInterface
+	clock  clock.PassiveClock
+	maxAge time.Duration
+
+	mu      sync.Mutex
+	at      time.Time // last invalidation passed on; zero: never
+	version *version.Info
+}
+
+// Invalidate is Helm's per-operation invalidation: it passes on once per
+// maxAge.
+func (c *capabilityCache) Invalidate() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.at.IsZero() && c.clock.Since(c.at) < c.maxAge {
+		return
+	}
+	c.invalidateLocked()
+}
+
+// Refresh invalidates the cache now, e.g. after a release created or
+// deleted CRDs.
+func (c *capabilityCache) Refresh() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.invalidateLocked()
+}
+
+func (c *capabilityCache) invalidateLocked() {
+	c.CachedDiscoveryInterface.Invalidate()
+	c.at = c.clock.Now()
+	c.version = nil
+}
+
+// ServerVersion returns the version read since the last invalidation
+// passed on, reading it if there is none. (The memory cache does not keep
+// it.)
+func (c *capabilityCache) ServerVersion() (*version.Info, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.version != nil {
+		v := *c.version
+		return &v, nil
+	}
+	v, err := c.CachedDiscoveryInterface.ServerVersion()
+	if err != nil {
+		return nil, err //nolint:wrapcheck // Helm wraps it
+	}
+	c.version = v
+	out := *v
+	return &out, nil
 }

@@ -7,7 +7,9 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 )
 
@@ -16,6 +18,9 @@ const (
 	DefaultHistoryMax = 10
 	DefaultTimeout    = 20 * time.Minute
 	DefaultDriver     = "secret"
+	// DefaultDiscoveryMaxAge is how old the server's API versions may be
+	// when an operation starts.
+	DefaultDiscoveryMaxAge = 10 * time.Second
 )
 
 // Options configure a Client. Getter or RESTConfig and Namespace are
@@ -27,6 +32,20 @@ type Options struct {
 	Getter genericclioptions.RESTClientGetter
 	// RESTConfig is used when Getter is nil.
 	RESTConfig *rest.Config
+	// Discovery and Mapper, with RESTConfig, are the process's shared
+	// discovery cache and the REST mapper over it; invalidating Discovery
+	// must reset Mapper too. Set both or neither: without them the Client
+	// keeps a cache and mapper of its own. Helm maps the kinds of rendered
+	// objects with Mapper, which should read discovery again when it misses
+	// a kind (new CRDs), and reads the server's version and API versions
+	// (.Capabilities) from Discovery.
+	Discovery discovery.CachedDiscoveryInterface
+	Mapper    meta.RESTMapper
+	// DiscoveryMaxAge is how old the server's version and API versions may
+	// be when an operation starts (default 10s); Helm would read them again
+	// for every operation. The Client refreshes them at once after a
+	// release created or deleted a CustomResourceDefinition or APIService.
+	DiscoveryMaxAge time.Duration
 	// Namespace is the operator's namespace: every release, its storage
 	// records, and every rendered object without a namespace of its own live
 	// there.
@@ -57,6 +76,9 @@ func (o *Options) Validate() error {
 	if o.Getter == nil && o.RESTConfig == nil {
 		errs = append(errs, errors.New("no cluster access: set Getter or RESTConfig"))
 	}
+	if (o.Discovery == nil) != (o.Mapper == nil) {
+		errs = append(errs, errors.New("set both Discovery and Mapper, or neither"))
+	}
 	if o.Namespace == "" {
 		errs = append(errs, errors.New("namespace is empty"))
 	}
@@ -67,6 +89,9 @@ func (o *Options) Validate() error {
 	}
 	if o.HistoryMax < 0 {
 		errs = append(errs, fmt.Errorf("helm history max %d is negative", o.HistoryMax))
+	}
+	if o.DiscoveryMaxAge < 0 {
+		errs = append(errs, fmt.Errorf("discovery max age %s is negative", o.DiscoveryMaxAge))
 	}
 	if o.Timeout < 0 {
 		errs = append(errs, fmt.Errorf("helm timeout %s is negative", o.Timeout))
@@ -84,6 +109,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Timeout == 0 {
 		o.Timeout = DefaultTimeout
+	}
+	if o.DiscoveryMaxAge == 0 {
+		o.DiscoveryMaxAge = DefaultDiscoveryMaxAge
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)

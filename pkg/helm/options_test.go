@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/spf13/pflag"
+	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/rest"
 )
 
@@ -23,7 +24,8 @@ func TestOptionsValidate(t *testing.T) {
 		{name: "no cluster", change: func(o *Options) { o.RESTConfig = nil }, wantErr: []string{"no cluster access"}},
 		{name: "no namespace", change: func(o *Options) { o.Namespace = "" }, wantErr: []string{"namespace is empty"}},
 		{name: "memory driver", change: func(o *Options) { o.Driver = "memory" }, wantErr: []string{`unknown helm driver "memory"`}},
-		{name: "negative numbers", change: func(o *Options) { o.HistoryMax, o.Timeout = -1, -time.Second }, wantErr: []string{"history max -1", "timeout -1s"}},
+		{name: "negative numbers", change: func(o *Options) { o.HistoryMax, o.Timeout, o.DiscoveryMaxAge = -1, -time.Second, -time.Minute }, wantErr: []string{"history max -1", "timeout -1s", "discovery max age -1m0s"}},
+		{name: "discovery without mapper", change: func(o *Options) { o.Discovery = memory.NewMemCacheClient(nil) }, wantErr: []string{"both Discovery and Mapper"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -59,7 +61,7 @@ func TestOptionsFlagsAndDefaults(t *testing.T) {
 		t.Errorf("parsed options = %+v", o)
 	}
 	got := Options{}.withDefaults()
-	want := Options{Driver: DefaultDriver, HistoryMax: DefaultHistoryMax, Timeout: DefaultTimeout}
+	want := Options{Driver: DefaultDriver, HistoryMax: DefaultHistoryMax, Timeout: DefaultTimeout, DiscoveryMaxAge: DefaultDiscoveryMaxAge}
 	if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(Options{}, "Logger")); diff != "" {
 		t.Errorf("defaults (-want +got):\n%s", diff)
 	}

@@ -1,0 +1,152 @@
+package helm
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/version"
+	"k8s.io/client-go/discovery"
+	fakediscovery "k8s.io/client-go/discovery/fake"
+	clienttesting "k8s.io/client-go/testing"
+	clocktesting "k8s.io/utils/clock/testing"
+)
+
+// countingCache is a discovery cache over a fake that counts
+// invalidations and server version reads.
+type countingCache struct {
+	*fakediscovery.FakeDiscovery
+	invalidations int
+	versions      int
+}
+
+func (c *countingCache) Fresh() bool { return true }
+func (c *countingCache) Invalidate() { c.invalidations++ }
+func (c *countingCache) ServerVersion() (*version.Info, error) {
+	c.versions++
+	return &version.Info{GitVersion: "v1.36.3", Major: "1", Minor: "36"}, nil
+}
+
+var _ discovery.CachedDiscoveryInterface = (*countingCache)(nil)
+
+func newCountingCache() *countingCache {
+	return &countingCache{FakeDiscovery: &fakediscovery.FakeDiscovery{Fake: &clienttesting.Fake{Resources: []*metav1.APIResourceList{{GroupVersion: "v1"}}}}}
+}
+
+func TestCapabilityCacheInvalidatesOncePerMaxAge(t *testing.T) {
+	inner := newCountingCache()
+	clk := clocktesting.NewFakePassiveClock(time.Unix(0, 0))
+	c := &capabilityCache{CachedDiscoveryInterface: inner, clock: clk, maxAge: 10 * time.Second}
+
+	// What Helm does at the start of each operation: invalidate, read the
+	// version. 20 operations within max age cost one invalidation and one
+	// version read.
+	for range 20 {
+		c.Invalidate()
+		v, err := c.ServerVersion()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v.GitVersion != "v1.36.3" {
+			t.Fatalf("version %q", v.GitVersion)
+		}
+		clk.SetTime(clk.Now().Add(100 * time.Millisecond))
+	}
+	if inner.invalidations != 1 || inner.versions != 1 {
+		t.Fatalf("20 operations within max age: %d invalidations, %d version reads; want 1, 1", inner.invalidations, inner.versions)
+	}
+
+	clk.SetTime(clk.Now().Add(10 * time.Second))
+	c.Invalidate()
+	if _, err := c.ServerVersion(); err != nil {
+		t.Fatal(err)
+	}
+	if inner.invalidations != 2 || inner.versions != 2 {
+		t.Errorf("operation after max age: %d invalidations, %d version reads; want 2, 2", inner.invalidations, inner.versions)
+	}
+
+	c.Refresh()
+	if inner.invalidations != 3 {
+		t.Errorf("Refresh within max age did not invalidate (%d invalidations)", inner.invalidations)
+	}
+	if _, err := c.ServerVersion(); err != nil {
+		t.Fatal(err)
+	}
+	if inner.versions != 3 {
+		t.Errorf("version not read again after Refresh (%d reads)", inner.versions)
+	}
+}
+
+func TestExtendsAPI(t *testing.T) {
+	tests := map[string]struct {
+		manifest string
+		want     bool
+	}{
+		"crd":                     {"---\n# Source: m/templates/crd.yaml\napiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets.example.com\n", true},
+		"apiservice among others": {"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n---\napiVersion: apiregistration.k8s.io/v1\nkind: APIService\nmetadata:\n  name: v1.example.com\n", true},
+		"plain objects":           {"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: b\n", false},
+		"kind named in data only": {"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  note: kind CustomResourceDefinition\n", false},
+		"same kind, other group":  {"apiVersion: example.com/v1\nkind: APIService\nmetadata:\n  name: a\n", false},
+		"empty":                   {"", false},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := extendsAPI(tt.manifest); got != tt.want {
+				t.Errorf("extendsAPI = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestApplyAndUninstallRefreshDiscoveryForCRDs(t *testing.T) {
+	env := newTestEnv(t)
+	refreshes := 0
+	env.client.refreshDiscovery = func() { refreshes++ }
+	ctx := context.Background()
+
+	plain := echoRelease(echoChart(t, "one"), "hello")
+	if _, err := env.client.Apply(ctx, plain); err != nil {
+		t.Fatal(err)
+	}
+	if refreshes != 0 {
+		t.Fatalf("a release without CRDs refreshed discovery %d times", refreshes)
+	}
+
+	crd := writeFiles(t, map[string]string{"templates/crd.yaml": `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.example.com
+spec:
+  group: example.com
+  names: {kind: Widget, plural: widgets}
+  scope: Namespaced
+  versions: [{name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object}}}]
+`})
+	r := Release{Name: "widgets", ChartDir: crd, Values: map[string]any{"global": map[string]any{}}}
+	if _, err := env.client.Apply(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	if refreshes != 1 {
+		t.Fatalf("installing a CRD refreshed discovery %d times, want 1", refreshes)
+	}
+	out, err := env.client.Apply(ctx, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !out.Skipped || refreshes != 1 {
+		t.Fatalf("an unchanged release: skipped %v, %d refreshes; want true, 1", out.Skipped, refreshes)
+	}
+	if _, err := env.client.Uninstall(ctx, "widgets"); err != nil {
+		t.Fatal(err)
+	}
+	if refreshes != 2 {
+		t.Errorf("uninstalling a CRD refreshed discovery %d times in all, want 2", refreshes)
+	}
+	if _, err := env.client.Uninstall(ctx, "echo"); err != nil {
+		t.Fatal(err)
+	}
+	if refreshes != 2 {
+		t.Errorf("uninstalling a release without CRDs refreshed discovery (%d in all)", refreshes)
+	}
+}
