@@ -8,6 +8,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files in testdata/") //nolint:gochecknoglobals // the test binary's -update flag
@@ -93,4 +96,47 @@ func TestApplyEnv(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestWithRateLimitSharesOneBucket(t *testing.T) {
+	base := &rest.Config{Host: "https://127.0.0.1:6443"}
+	cfg := withRateLimit(base, 0.01, 3) // a token per 100 s: none comes back during the test
+	if base.RateLimiter != nil || base.QPS != 0 {
+		t.Error("withRateLimit changed the config it was given")
+	}
+	a, err := rest.RESTClientFor(withContentDefaults(cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := rest.RESTClientFor(withContentDefaults(rest.CopyConfig(cfg)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.GetRateLimiter() == nil || a.GetRateLimiter() != b.GetRateLimiter() {
+		t.Fatal("two clients of the config do not share one rate limiter")
+	}
+	// The burst is spent by the first 3 requests; the 4th must wait.
+	for i := range 3 {
+		if !a.GetRateLimiter().TryAccept() {
+			t.Fatalf("request %d of the burst refused", i+1)
+		}
+	}
+	if b.GetRateLimiter().TryAccept() {
+		t.Error("the other client sent a 4th request within the burst of 3")
+	}
+
+	unlimited, err := rest.RESTClientFor(withContentDefaults(withRateLimit(base, 0, 0)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if unlimited.GetRateLimiter() != nil {
+		t.Error("--kube-client-qps 0 still limits")
+	}
+}
+
+// withContentDefaults fills what rest.RESTClientFor requires of a config.
+func withContentDefaults(cfg *rest.Config) *rest.Config {
+	cfg.GroupVersion = &schema.GroupVersion{Version: "v1"}
+	cfg.NegotiatedSerializer = scheme.Codecs.WithoutConversion()
+	return cfg
 }

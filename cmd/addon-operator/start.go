@@ -19,6 +19,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	clientmetrics "k8s.io/client-go/tools/metrics"
+	"k8s.io/client-go/util/flowcontrol"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
@@ -36,6 +38,14 @@ import (
 // SIGTERM: running hooks get SIGTERM, then SIGKILL after hook.DefaultWaitDelay.
 const shutdownGrace = 30 * time.Second
 
+// Client-side rate limit defaults: what converging 100 modules needs
+// without waiting on the limiter (see docs/benchmarks.md); the API
+// server's priority and fairness protects it beyond that.
+const (
+	defaultKubeQPS   = 100
+	defaultKubeBurst = 200
+)
+
 // startOptions are the flags of the start command.
 type startOptions struct {
 	operator    operator.Options
@@ -44,6 +54,8 @@ type startOptions struct {
 	server      server.Options
 	kubeconfig  string
 	kubeContext string
+	kubeQPS     float32
+	kubeBurst   int
 	logLevel    string
 	logType     string
 }
@@ -75,6 +87,8 @@ its default.`,
 	o.server.BindFlags(fs)
 	fs.StringVar(&o.kubeconfig, "kube-config", "", "kubeconfig file; in-cluster credentials when empty (env KUBE_CONFIG, KUBECONFIG)")
 	fs.StringVar(&o.kubeContext, "kube-context", "", "kubeconfig context to use (env KUBE_CONTEXT)")
+	fs.Float32Var(&o.kubeQPS, "kube-client-qps", defaultKubeQPS, "requests per second to the API server, all of the operator's clients together (leader election apart); 0 or less: no client-side limit (env ADDON_OPERATOR_KUBE_CLIENT_QPS, KUBE_CLIENT_QPS)")
+	fs.IntVar(&o.kubeBurst, "kube-client-burst", defaultKubeBurst, "requests that may go at once before --kube-client-qps paces them (env ADDON_OPERATOR_KUBE_CLIENT_BURST, KUBE_CLIENT_BURST)")
 	fs.StringVar(&o.logLevel, "log-level", o.logLevel, "debug, info, warn or error (env LOG_LEVEL)")
 	fs.StringVar(&o.logType, "log-type", o.logType, "text or json (env LOG_TYPE)")
 	return cmd
@@ -98,6 +112,8 @@ func envFallbacks() map[string][]string {
 		"helm-driver":              {"HELM_DRIVER"},
 		"kube-config":              {"KUBE_CONFIG", "KUBECONFIG"},
 		"kube-context":             {"KUBE_CONTEXT"},
+		"kube-client-qps":          {"ADDON_OPERATOR_KUBE_CLIENT_QPS", "KUBE_CLIENT_QPS"},
+		"kube-client-burst":        {"ADDON_OPERATOR_KUBE_CLIENT_BURST", "KUBE_CLIENT_BURST"},
 		"log-level":                {"LOG_LEVEL"},
 		"log-type":                 {"LOG_TYPE"},
 		"listen-address":           {"ADDON_OPERATOR_LISTEN_ADDRESS"},
@@ -183,12 +199,16 @@ func (o *startOptions) run(ctx context.Context) error {
 	if err := o.server.Validate(); err != nil {
 		return err
 	}
+	if o.kubeQPS > 0 && o.kubeBurst < 1 {
+		return fmt.Errorf("--kube-client-burst %d: want at least 1 with --kube-client-qps %g", o.kubeBurst, o.kubeQPS)
+	}
 	restCfg, err := o.restConfig()
 	if err != nil {
 		return err
 	}
 	rec, hookMetrics := metrics.NewRecorder(), metrics.NewHookMetrics()
-	op, err := o.wire(restCfg, log, rec, hookMetrics)
+	clientmetrics.Register(rec.KubeClientMetrics())
+	op, err := o.wire(withRateLimit(restCfg, o.kubeQPS, o.kubeBurst), log, rec, hookMetrics)
 	if err != nil {
 		return err
 	}
@@ -234,14 +254,36 @@ func (o *startOptions) run(ctx context.Context) error {
 	}
 }
 
+// withRateLimit returns a copy of cfg whose clients all share one token
+// bucket of qps requests per second and burst, or are not limited when qps
+// is 0 or less. (Left to itself, client-go gives every client a bucket of
+// its own, of 5 per second.)
+func withRateLimit(cfg *rest.Config, qps float32, burst int) *rest.Config {
+	cfg = rest.CopyConfig(cfg)
+	cfg.RateLimiter = nil
+	if qps <= 0 {
+		cfg.QPS = -1
+		return cfg
+	}
+	cfg.QPS, cfg.Burst = qps, burst
+	cfg.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(qps, burst)
+	return cfg
+}
+
 // wire builds the operator with its real dependencies.
 func (o *startOptions) wire(restCfg *rest.Config, log *slog.Logger, rec *metrics.Recorder, hookMetrics *metrics.HookMetrics) (*operator.Operator, error) {
 	client, err := kubernetes.NewForConfig(restCfg)
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes client: %w", err)
 	}
+	// One discovery cache serves Helm, monitors, the patcher, healing and
+	// drift checks. A kind it misses makes it read discovery again (at most
+	// once a second), so CRDs installed later are found.
+	disc := kube.NewDiscovery(client.Discovery(), 0, clock.RealClock{})
+	mapper := disc.RESTMapper()
 	hopts := o.helm
 	hopts.RESTConfig, hopts.Namespace, hopts.Logger = restCfg, o.operator.Namespace, log
+	hopts.Discovery, hopts.Mapper = disc.Client(), mapper
 	releases, err := helm.New(hopts)
 	if err != nil {
 		return nil, err
@@ -260,9 +302,6 @@ func (o *startOptions) wire(restCfg *rest.Config, log *slog.Logger, rec *metrics
 	if err != nil {
 		return nil, fmt.Errorf("dynamic client: %w", err)
 	}
-	// One discovery cache serves monitors and the patcher; both reset it
-	// when a kind is unknown, so CRDs installed later are found.
-	mapper := kube.NewRESTMapper(client.Discovery())
 	monitorEvents := make(chan kube.MonitorEvent)
 	monitors, err := kube.NewMonitors(kube.MonitorOptions{Dynamic: dyn, Mapper: mapper, Log: log, Events: monitorEvents})
 	if err != nil {

@@ -57,6 +57,7 @@ type Recorder struct {
 	configErrors         prometheus.Counter
 	healedObjects        *prometheus.CounterVec
 	driftedObjects       *prometheus.GaugeVec
+	kubeClient           kubeClientMetrics
 }
 
 // NewRecorder returns a Recorder with every metric registered on a new
@@ -93,7 +94,9 @@ func NewRecorder() *Recorder {
 		driftedObjects: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "addon_operator_drifted_objects", Help: "Release objects that drifted from their release at the module's last check.",
 		}, []string{"module"}),
+		kubeClient: newKubeClientMetrics(),
 	}
+	r.registry.MustRegister(r.kubeClient.collectors()...)
 	r.registry.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),

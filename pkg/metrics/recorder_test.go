@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -29,6 +30,12 @@ func TestRecorderGolden(t *testing.T) {
 	r.ConfigError()
 	r.ObjectsHealed("ingress", 2)
 	r.ObjectsHealed("ingress", 0)
+	kc := r.KubeClientMetrics()
+	kc.RequestResult.Increment(context.Background(), "200", "GET", "10.0.0.1:6443")
+	kc.RequestResult.Increment(context.Background(), "200", "GET", "10.0.0.1:6443")
+	kc.RequestResult.Increment(context.Background(), "<error>", "PATCH", "10.0.0.1:6443")
+	kc.RequestLatency.Observe(context.Background(), "GET", url.URL{Path: "/api/v1/namespaces"}, 3*time.Millisecond)
+	kc.RateLimiterLatency.Observe(context.Background(), "GET", url.URL{Path: "/api/v1/namespaces"}, 200*time.Millisecond)
 
 	names := []string{
 		"addon_operator_hook_run_seconds", "addon_operator_hook_runs_total",
@@ -37,6 +44,8 @@ func TestRecorderGolden(t *testing.T) {
 		"addon_operator_queue_length", "addon_operator_queue_wait_seconds",
 		"addon_operator_converge_seconds", "addon_operator_converges_total",
 		"addon_operator_config_errors_total", "addon_operator_healed_objects_total",
+		"addon_operator_kube_requests_total", "addon_operator_kube_request_seconds",
+		"addon_operator_kube_rate_limiter_wait_seconds",
 	}
 	compareGolden(t, r.Gatherer(), "recorder.prom", names...)
 
@@ -74,6 +83,9 @@ func TestRecorderLint(t *testing.T) {
 	r.Converge(time.Second, nil)
 	r.ConfigError()
 	r.ObjectsHealed("m", 1)
+	r.KubeClientMetrics().RequestResult.Increment(context.Background(), "200", "GET", "h")
+	r.KubeClientMetrics().RequestLatency.Observe(context.Background(), "GET", url.URL{}, time.Millisecond)
+	r.KubeClientMetrics().RateLimiterLatency.Observe(context.Background(), "GET", url.URL{}, time.Millisecond)
 	problems, err := testutil.GatherAndLint(r.Gatherer())
 	if err != nil {
 		t.Fatal(err)

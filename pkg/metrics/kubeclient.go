@@ -1,0 +1,69 @@
+package metrics
+
+import (
+	"context"
+	"net/url"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	clientmetrics "k8s.io/client-go/tools/metrics"
+)
+
+// requestBuckets span a cached read on loopback (1 ms) to a slow write
+// behind admission webhooks (30 s).
+func requestBuckets() []float64 {
+	return []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30}
+}
+
+// kubeClientMetrics are the metrics of the requests the operator sends to
+// the Kubernetes API server.
+type kubeClientMetrics struct {
+	requests    *prometheus.CounterVec
+	latency     *prometheus.HistogramVec
+	rateLimited *prometheus.HistogramVec
+}
+
+func newKubeClientMetrics() kubeClientMetrics {
+	histogram := func(name, help string) *prometheus.HistogramVec {
+		return prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "addon_operator_" + name, Help: help, Buckets: requestBuckets(),
+		}, []string{"verb"})
+	}
+	return kubeClientMetrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "addon_operator_kube_requests_total",
+			Help: "Requests to the Kubernetes API server by HTTP verb and status code (\"<error>\" when no response came).",
+		}, []string{"verb", "code"}),
+		latency: histogram("kube_request_seconds", "Latency of requests to the Kubernetes API server, until the response headers."),
+		rateLimited: histogram("kube_rate_limiter_wait_seconds",
+			"Time requests waited for the operator's client-side rate limit (--kube-client-qps, --kube-client-burst) before they were sent."),
+	}
+}
+
+func (m kubeClientMetrics) collectors() []prometheus.Collector {
+	return []prometheus.Collector{m.requests, m.latency, m.rateLimited}
+}
+
+// KubeClientMetrics returns what client-go needs to record the requests of
+// every client in the process on r: pass it to
+// k8s.io/client-go/tools/metrics.Register, which takes the first
+// registration of a process only.
+func (r *Recorder) KubeClientMetrics() clientmetrics.RegisterOpts {
+	return clientmetrics.RegisterOpts{
+		RequestResult:      requestResult{r.kubeClient.requests},
+		RequestLatency:     verbLatency{r.kubeClient.latency},
+		RateLimiterLatency: verbLatency{r.kubeClient.rateLimited},
+	}
+}
+
+type requestResult struct{ counter *prometheus.CounterVec }
+
+func (m requestResult) Increment(_ context.Context, code, method, _ string) {
+	m.counter.WithLabelValues(method, code).Inc()
+}
+
+type verbLatency struct{ histogram *prometheus.HistogramVec }
+
+func (m verbLatency) Observe(_ context.Context, verb string, _ url.URL, latency time.Duration) {
+	m.histogram.WithLabelValues(verb).Observe(latency.Seconds())
+}
