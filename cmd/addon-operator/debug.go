@@ -88,7 +88,7 @@ The operator is asked over its debug socket (--debug-socket), or over its
 HTTP listener when --address is given; run it where the operator runs, e.g.
 kubectl exec deploy/addon-operator -- addon-operator ` + use + ` ...`}
 	fs := cmd.PersistentFlags()
-	fs.StringVar(&o.socket, "debug-socket", o.socket, "the operator's debug socket (env ADDON_OPERATOR_DEBUG_SOCKET)")
+	fs.StringVar(&o.socket, "debug-socket", o.socket, "the operator's debug socket (env ADDON_OPERATOR_DEBUG_SOCKET, DEBUG_UNIX_SOCKET)")
 	fs.StringVar(&o.address, "address", o.address, "the operator's HTTP listener, e.g. http://10.0.0.5:9650; used instead of --debug-socket")
 	fs.StringVarP(&o.output, "output", "o", o.output, "output format: text, json or yaml")
 	return cmd
@@ -121,7 +121,7 @@ func (o *debugOptions) command(use, short string, args cobra.PositionalArgs, fet
 // client applies the environment to fs and returns a client for the
 // operator the flags name.
 func (o *debugOptions) client(fs *pflag.FlagSet) (*server.Client, error) {
-	if err := applyDebugEnv(fs, os.LookupEnv); err != nil {
+	if err := applyEnv(fs, os.LookupEnv); err != nil {
 		return nil, err
 	}
 	switch o.output {
@@ -133,23 +133,6 @@ func (o *debugOptions) client(fs *pflag.FlagSet) (*server.Client, error) {
 		return server.NewHTTPClient(o.address)
 	}
 	return server.NewSocketClient(o.socket), nil
-}
-
-// applyDebugEnv is applyEnv plus the debug socket's variable, which
-// applyEnv's table does not list while the start command has no
-// --debug-socket flag.
-func applyDebugEnv(fs *pflag.FlagSet, lookup func(string) (string, bool)) error {
-	if err := applyEnv(fs, lookup); err != nil {
-		return err
-	}
-	f := fs.Lookup("debug-socket")
-	if f == nil || f.Changed {
-		return nil
-	}
-	if v, ok := lookup("ADDON_OPERATOR_DEBUG_SOCKET"); ok && v != "" {
-		return fs.Set("debug-socket", v)
-	}
-	return nil
 }
 
 // renderOptions are the flags of module render.

@@ -36,7 +36,7 @@ not, so values are shown without hook patches.`,
 	fs := cmd.PersistentFlags()
 	fs.StringVar(&o.operator.ModulesDirs, "modules-dir", o.operator.ModulesDirs, "directories with modules, separated by ':' (env ADDON_OPERATOR_MODULES_DIR, MODULES_DIR)")
 	fs.StringVar(&o.operator.GlobalHooksDir, "global-hooks-dir", o.operator.GlobalHooksDir, "directory with global hooks and their openapi/ schemas (env ADDON_OPERATOR_GLOBAL_HOOKS_DIR, GLOBAL_HOOKS_DIR)")
-	fs.IntVar(&o.operator.UnnumberedModulesOrder, "unnumbered-modules-order", o.operator.UnnumberedModulesOrder, "order of modules whose directory has no NNN- prefix")
+	fs.IntVar(&o.operator.UnnumberedModulesOrder, "unnumbered-modules-order", o.operator.UnnumberedModulesOrder, "order of modules whose directory has no NNN- prefix (env ADDON_OPERATOR_UNNUMBERED_MODULES_ORDER, UNNUMBERED_MODULES_ORDER)")
 	fs.StringVar(&o.configFile, "config", "", "a ConfigMap manifest (YAML or JSON) to take as the operator's ConfigMap")
 	fs.StringVarP(&o.output, "output", "o", o.output, "output format: text, json or yaml")
 

@@ -62,7 +62,7 @@ func (o *Options) BindFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.GlobalHooksDir, "global-hooks-dir", o.GlobalHooksDir,
 		"directory with global hooks and their openapi/ schemas (env ADDON_OPERATOR_GLOBAL_HOOKS_DIR, GLOBAL_HOOKS_DIR)")
 	fs.IntVar(&o.UnnumberedModulesOrder, "unnumbered-modules-order", o.UnnumberedModulesOrder,
-		"order of modules whose directory has no NNN- prefix (env ADDON_OPERATOR_UNNUMBERED_MODULES_ORDER)")
+		"order of modules whose directory has no NNN- prefix (env ADDON_OPERATOR_UNNUMBERED_MODULES_ORDER, UNNUMBERED_MODULES_ORDER)")
 	fs.StringVar(&o.Namespace, "namespace", o.Namespace,
 		"namespace of the ConfigMap and of every module's Helm release (env ADDON_OPERATOR_NAMESPACE; required)")
 	fs.StringVar(&o.ConfigMap, "config-map", o.ConfigMap,

@@ -70,7 +70,7 @@ func (o *Options) BindFlags(flags *pflag.FlagSet) {
 		"host:port serving metrics, probes, the status page and the debug API; a bare host listens on port "+DefaultPort+
 			" (env ADDON_OPERATOR_LISTEN_ADDRESS)")
 	flags.StringVar(&o.DebugSocket, "debug-socket", o.DebugSocket,
-		"unix socket serving the debug API to the debug commands; empty disables it (env ADDON_OPERATOR_DEBUG_SOCKET)")
+		"unix socket serving the debug API to the debug commands; empty disables it (env ADDON_OPERATOR_DEBUG_SOCKET, DEBUG_UNIX_SOCKET)")
 }
 
 // Validate reports options that cannot work.
