@@ -20,23 +20,23 @@ type clusterInfo struct {
 
 // echoInfo returns echo-service's rendered /info, nil before it exists.
 func (h *harness) echoInfo() *clusterInfo {
-	h.t.Helper()
-	data := h.configMapData("echo-service")
+	h.T.Helper()
+	data := h.ConfigMapData("echo-service")
 	if data == nil {
 		return nil
 	}
 	var info clusterInfo
 	if err := json.Unmarshal([]byte(data["info.json"]), &info); err != nil {
-		h.t.Fatalf("echo-service info.json %q: %v", data["info.json"], err)
+		h.T.Fatalf("echo-service info.json %q: %v", data["info.json"], err)
 	}
 	return &info
 }
 
 // waitEchoInfo waits until echo-service's /info says want.
 func (h *harness) waitEchoInfo(want clusterInfo) {
-	h.t.Helper()
+	h.T.Helper()
 	var last *clusterInfo
-	h.poll("echo-service /info to be "+mustJSON(want), func() bool {
+	h.Poll("echo-service /info to be "+mustJSON(want), func() bool {
 		last = h.echoInfo()
 		return last != nil && *last == want
 	})
@@ -61,10 +61,10 @@ func mustJSON(v any) string {
 
 // hasDaemonSet reports whether node-exporter's DaemonSet exists.
 func (h *harness) hasDaemonSet() bool {
-	h.t.Helper()
-	_, err := h.client.AppsV1().DaemonSets(h.ns).Get(h.t.Context(), "node-exporter", metav1.GetOptions{})
+	h.T.Helper()
+	_, err := h.Client.AppsV1().DaemonSets(h.Namespace).Get(h.T.Context(), "node-exporter", metav1.GetOptions{})
 	if err != nil && !apierrors.IsNotFound(err) {
-		h.t.Fatalf("get DaemonSet node-exporter: %v", err)
+		h.T.Fatalf("get DaemonSet node-exporter: %v", err)
 	}
 	return err == nil
 }
@@ -73,29 +73,29 @@ func (h *harness) hasDaemonSet() bool {
 // cluster-wide, and the other tests' operators expect none.
 func TestDiscoveryFeedsChartsAndEnabledScripts(t *testing.T) {
 	h := newHarness(t)
-	sv, err := h.client.Discovery().ServerVersion()
+	sv, err := h.Client.Discovery().ServerVersion()
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.setConfig(map[string]string{
+	h.SetConfig(map[string]string{
 		"global":                   "clusterName: e2e\n",
 		"echoServiceEnabled":       "true",
 		"namespaceDefaultsEnabled": "false",
 	})
 	// What a Deployment would do: pass the server's version to the operator.
 	h.start("KUBERNETES_VERSION=" + sv.GitVersion)
-	h.waitLog(1, "first converge done", nil)
+	h.WaitLog(1, "first converge done", nil)
 
 	// No nodes: node-exporter's enabled script disables it.
 	h.waitEchoInfo(clusterInfo{"e2e", sv.GitVersion, 0})
-	if h.hasDaemonSet() || h.releaseRevision("node-exporter") != 0 {
+	if h.hasDaemonSet() || h.ReleaseRevision("node-exporter") != 0 {
 		t.Fatal("node-exporter installed on a cluster without nodes")
 	}
-	h.waitLog(1, "hook output", map[string]string{"module": "node-exporter", "line": "nodeCount is 0, enabled: false"})
+	h.WaitLog(1, "hook output", map[string]string{"module": "node-exporter", "line": "nodeCount is 0, enabled: false"})
 
 	// A Node appears: the discovery hook's event converges again, the chart
 	// shows the count and the enabled script enables node-exporter.
-	nodes := h.client.CoreV1().Nodes()
+	nodes := h.Client.CoreV1().Nodes()
 	for _, name := range []string{"catalogue-node-a", "catalogue-node-b"} {
 		t.Cleanup(func() { _ = nodes.Delete(t.Context(), name, metav1.DeleteOptions{}) })
 	}
@@ -103,8 +103,8 @@ func TestDiscoveryFeedsChartsAndEnabledScripts(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.waitEchoInfo(clusterInfo{"e2e", sv.GitVersion, 1})
-	h.poll("node-exporter DaemonSet", h.hasDaemonSet)
-	if _, err := h.client.CoreV1().Services(h.ns).Get(t.Context(), "node-exporter", metav1.GetOptions{}); err != nil {
+	h.Poll("node-exporter DaemonSet", h.hasDaemonSet)
+	if _, err := h.Client.CoreV1().Services(h.Namespace).Get(t.Context(), "node-exporter", metav1.GetOptions{}); err != nil {
 		t.Errorf("node-exporter Service: %v", err)
 	}
 
@@ -114,7 +114,7 @@ func TestDiscoveryFeedsChartsAndEnabledScripts(t *testing.T) {
 	h.waitEchoInfo(clusterInfo{"e2e", sv.GitVersion, 2})
 	// The hook's metric, served with the other hooks' metrics.
 	metrics := h.baseURL() + "/metrics/hooks"
-	h.poll("addon_operator_discovered_nodes 2 in "+metrics, func() bool {
+	h.Poll("addon_operator_discovered_nodes 2 in "+metrics, func() bool {
 		return hasMetric(h.httpGet(metrics), "addon_operator_discovered_nodes", "2")
 	})
 
@@ -125,8 +125,8 @@ func TestDiscoveryFeedsChartsAndEnabledScripts(t *testing.T) {
 		}
 	}
 	h.waitEchoInfo(clusterInfo{"e2e", sv.GitVersion, 0})
-	h.poll("node-exporter DaemonSet to be gone", func() bool { return !h.hasDaemonSet() })
-	h.waitLog(1, "release uninstalled", map[string]string{"module": "node-exporter"})
+	h.Poll("node-exporter DaemonSet to be gone", func() bool { return !h.hasDaemonSet() })
+	h.WaitLog(1, "release uninstalled", map[string]string{"module": "node-exporter"})
 	if f := h.failures(); len(f) != 0 {
 		t.Errorf("failed tasks or module runs: %q, want none", f)
 	}
@@ -135,9 +135,9 @@ func TestDiscoveryFeedsChartsAndEnabledScripts(t *testing.T) {
 func TestDiscoveryWithoutVersion(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	h.setConfig(map[string]string{"echoServiceEnabled": "true", "namespaceDefaultsEnabled": "false"})
+	h.SetConfig(map[string]string{"echoServiceEnabled": "true", "namespaceDefaultsEnabled": "false"})
 	h.start()
-	h.waitLog(1, "first converge done", nil)
+	h.WaitLog(1, "first converge done", nil)
 	// clusterName from modules/values.yaml; no KUBERNETES_VERSION.
 	h.waitEchoInfo(clusterInfo{"cluster", "unknown", 0})
 }

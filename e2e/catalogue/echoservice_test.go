@@ -12,13 +12,13 @@ import (
 
 // deployment returns echo-service's Deployment, nil when it does not exist.
 func (h *harness) deployment() *appsv1.Deployment {
-	h.t.Helper()
-	d, err := h.client.AppsV1().Deployments(h.ns).Get(h.t.Context(), "echo-service", metav1.GetOptions{})
+	h.T.Helper()
+	d, err := h.Client.AppsV1().Deployments(h.Namespace).Get(h.T.Context(), "echo-service", metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
 	if err != nil {
-		h.t.Fatal(err)
+		h.T.Fatal(err)
 	}
 	return d
 }
@@ -37,55 +37,55 @@ func missing(s string, want ...string) []string {
 func TestEchoService(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	h.setConfig(map[string]string{
+	h.SetConfig(map[string]string{
 		"echoServiceEnabled":       "true",
 		"namespaceDefaultsEnabled": "false",
 		"echoService": "replicas: 2\nmessage: hi there\nservice:\n  type: NodePort\n" +
 			"routes:\n  /healthz: {body: ok}\n  /teapot: {body: short and stout, status: 418, contentType: text/html}\n",
 	})
 	h.start()
-	h.waitLog(1, "first converge done", nil)
+	h.WaitLog(1, "first converge done", nil)
 
 	checksum := checkEchoObjects(t, h)
 
 	// A change of the section upgrades the release and rolls the pods.
-	h.setConfig(map[string]string{
+	h.SetConfig(map[string]string{
 		"echoServiceEnabled":       "true",
 		"namespaceDefaultsEnabled": "false",
 		"echoService":              "replicas: 2\nlogLevel: debug\nroutes:\n  /healthz: {body: ok}\n",
 	})
-	h.poll("logLevel debug in default.conf", func() bool {
-		return strings.Contains(h.configMapData("echo-service")["default.conf"], "error_log /dev/stderr debug;")
+	h.Poll("logLevel debug in default.conf", func() bool {
+		return strings.Contains(h.ConfigMapData("echo-service")["default.conf"], "error_log /dev/stderr debug;")
 	})
-	conf := h.configMapData("echo-service")["default.conf"]
+	conf := h.ConfigMapData("echo-service")["default.conf"]
 	if strings.Contains(conf, "/teapot") || !strings.Contains(conf, `return 200 "hello from echo-service\n";`) {
 		t.Errorf("default.conf after dropping /teapot and message:\n%s", conf)
 	}
-	h.poll("a new checksum/config", func() bool {
+	h.Poll("a new checksum/config", func() bool {
 		return h.deployment().Spec.Template.Annotations["checksum/config"] != checksum
 	})
-	if rev := h.releaseRevision("echo-service"); rev != 2 {
+	if rev := h.ReleaseRevision("echo-service"); rev != 2 {
 		t.Errorf("release revision %d, want 2", rev)
 	}
 
 	// Values outside the schema are rejected, naming each key; the last
 	// valid ConfigMap stays in force.
-	h.setConfig(map[string]string{
+	h.SetConfig(map[string]string{
 		"echoServiceEnabled":       "true",
 		"namespaceDefaultsEnabled": "false",
 		"echoService":              "logLevel: loud\ninternal: {listenPort: 1}\n",
 	})
-	h.waitLog(1, "ConfigMap is invalid, keeping the last valid one", map[string]string{"error": "echoService.logLevel must be one of"})
-	if n := h.countLog("ConfigMap is invalid, keeping the last valid one", map[string]string{"error": "echoService.internal"}); n != 1 {
+	h.WaitLog(1, "ConfigMap is invalid, keeping the last valid one", map[string]string{"error": "echoService.logLevel must be one of"})
+	if n := h.CountLog("ConfigMap is invalid, keeping the last valid one", map[string]string{"error": "echoService.internal"}); n != 1 {
 		t.Errorf("log lines naming echoService.internal = %d, want 1: users may not set internal values", n)
 	}
-	if rev := h.releaseRevision("echo-service"); rev != 2 {
+	if rev := h.ReleaseRevision("echo-service"); rev != 2 {
 		t.Errorf("release revision %d after an invalid ConfigMap, want 2", rev)
 	}
 
 	// Disabled in the ConfigMap: the release is uninstalled.
-	h.setConfig(map[string]string{"echoServiceEnabled": "false", "namespaceDefaultsEnabled": "false"})
-	h.poll("the Deployment to be gone", func() bool { return h.deployment() == nil })
+	h.SetConfig(map[string]string{"echoServiceEnabled": "false", "namespaceDefaultsEnabled": "false"})
+	h.Poll("the Deployment to be gone", func() bool { return h.deployment() == nil })
 	if f := h.failures(); len(f) != 0 {
 		t.Errorf("failed tasks or module runs: %q, want none", f)
 	}
@@ -119,7 +119,7 @@ func checkEchoObjects(t *testing.T, h *harness) (checksum string) {
 	}
 
 	// The Service: the type from the ConfigMap, the port a config default.
-	svc, err := h.client.CoreV1().Services(h.ns).Get(t.Context(), "echo-service", metav1.GetOptions{})
+	svc, err := h.Client.CoreV1().Services(h.Namespace).Get(t.Context(), "echo-service", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +129,7 @@ func checkEchoObjects(t *testing.T, h *harness) (checksum string) {
 
 	// nginx's configuration: defaults of the enum (logLevel) and under
 	// patternProperties (status, contentType) filled in.
-	conf := h.configMapData("echo-service")["default.conf"]
+	conf := h.ConfigMapData("echo-service")["default.conf"]
 	if m := missing(conf,
 		"listen 8080;", "error_log /dev/stderr warn;", `return 200 "hi there\n";`,
 		"location = /healthz {\n    default_type text/plain;\n    return 200 \"ok\";",
@@ -146,15 +146,15 @@ func checkEchoObjects(t *testing.T, h *harness) (checksum string) {
 func TestEchoServiceRequiresImage(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	h.setConfig(map[string]string{"echoServiceEnabled": "true", "namespaceDefaultsEnabled": "false", "echoService": "image: null\n"})
+	h.SetConfig(map[string]string{"echoServiceEnabled": "true", "namespaceDefaultsEnabled": "false", "echoService": "image: null\n"})
 	h.start()
-	h.waitLog(1, "module run failed, will retry", map[string]string{"module": "echo-service", "error": "echoService.image"})
-	if h.deployment() != nil || h.releaseRevision("echo-service") != 0 {
+	h.WaitLog(1, "module run failed, will retry", map[string]string{"module": "echo-service", "error": "echoService.image"})
+	if h.deployment() != nil || h.ReleaseRevision("echo-service") != 0 {
 		t.Error("echo-service deployed without an image")
 	}
 	// Giving the key back lets the retry succeed.
-	h.setConfig(map[string]string{"echoServiceEnabled": "true", "namespaceDefaultsEnabled": "false", "echoService": "image: nginx:1.27\n"})
-	h.poll("the Deployment", func() bool { return h.deployment() != nil })
+	h.SetConfig(map[string]string{"echoServiceEnabled": "true", "namespaceDefaultsEnabled": "false", "echoService": "image: nginx:1.27\n"})
+	h.Poll("the Deployment", func() bool { return h.deployment() != nil })
 	if img := h.deployment().Spec.Template.Spec.Containers[0].Image; img != "nginx:1.27" {
 		t.Errorf("image %q, want the ConfigMap's nginx:1.27", img)
 	}

@@ -9,14 +9,13 @@
 package catalogue
 
 import (
-	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
 	"github.com/addon-operator/addon-operator/e2e/cluster"
+	"github.com/addon-operator/addon-operator/e2e/operatortest"
 )
 
 var (
@@ -30,30 +29,19 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "addon-operator-catalogue-")
+	// The runtime image has jq, test machines need not: a jq that always
+	// fails, first in the hooks' PATH, keeps the hooks honest.
+	var err error
+	stubDir, err = os.MkdirTemp("", "addon-operator-stubs-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer func() { _ = os.RemoveAll(dir) }()
-	bin = filepath.Join(dir, "addon-operator")
-	build := exec.CommandContext(context.Background(), "go", "build", "-o", bin, "github.com/addon-operator/addon-operator/cmd/addon-operator")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintf(os.Stderr, "build addon-operator: %v\n", err)
-		return 1
-	}
-	// The runtime image has jq, test machines need not: a jq that always
-	// fails, first in the hooks' PATH, keeps the hooks honest.
-	stubDir = filepath.Join(dir, "stubs")
+	defer func() { _ = os.RemoveAll(stubDir) }()
 	stub := "#!/bin/sh\necho 'jq is not available: hooks must use POSIX tools only' >&2\nexit 127\n"
-	if err := os.MkdirAll(stubDir, 0o700); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
 	if err := os.WriteFile(filepath.Join(stubDir, "jq"), []byte(stub), 0o700); err != nil { //nolint:gosec // an executable stub, for this user only
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	return cluster.TestMain(m, &cp)
+	return operatortest.TestMain(m, &cp, &bin)
 }

@@ -46,14 +46,14 @@ func crdEstablished(t *testing.T) bool {
 // windows returns the MaintenanceWindows in the operator's namespace as
 // name -> spec.
 func (h *harness) windows() map[string]any {
-	h.t.Helper()
+	h.T.Helper()
 	dyn, err := dynamic.NewForConfig(cp.Config)
 	if err != nil {
-		h.t.Fatal(err)
+		h.T.Fatal(err)
 	}
-	list, err := dyn.Resource(windowsGVR).Namespace(h.ns).List(h.t.Context(), metav1.ListOptions{})
+	list, err := dyn.Resource(windowsGVR).Namespace(h.Namespace).List(h.T.Context(), metav1.ListOptions{})
 	if err != nil {
-		h.t.Fatalf("list MaintenanceWindows: %v", err)
+		h.T.Fatalf("list MaintenanceWindows: %v", err)
 	}
 	out := map[string]any{}
 	for i := range list.Items {
@@ -90,15 +90,15 @@ func crdExists(t *testing.T) bool {
 // check what works, the chart's custom resources and its hook.
 func ensureCRD(t *testing.T, h *harness) {
 	t.Helper()
-	h.poll("the CRD or the module's failure for want of it", func() bool {
-		return crdEstablished(t) || h.countLog("module run failed, will retry", map[string]string{"module": "maintenance-windows", "error": missingCRDError}) > 0
+	h.Poll("the CRD or the module's failure for want of it", func() bool {
+		return crdEstablished(t) || h.CountLog("module run failed, will retry", map[string]string{"module": "maintenance-windows", "error": missingCRDError}) > 0
 	})
 	if crdExists(t) {
-		h.poll("the CRD to be established", func() bool { return crdEstablished(t) })
+		h.Poll("the CRD to be established", func() bool { return crdEstablished(t) })
 		return // the operator applied crds/
 	}
 	t.Logf("the operator did not apply %s from crds/: applying it in the test and restarting the operator", windowsCRD)
-	h.stop()
+	h.Stop()
 	data, err := os.ReadFile(filepath.Join(repoDir(), "modules", "040-maintenance-windows", "crds", "maintenancewindows.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -115,10 +115,10 @@ func ensureCRD(t *testing.T, h *harness) {
 	if err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatalf("create CRD: %v", err)
 	}
-	h.poll("the CRD to be established", func() bool { return crdEstablished(t) })
-	converges := h.countLog("first converge done", nil)
+	h.Poll("the CRD to be established", func() bool { return crdEstablished(t) })
+	converges := h.CountLog("first converge done", nil)
 	h.start()
-	h.waitLog(converges+1, "first converge done", nil)
+	h.WaitLog(converges+1, "first converge done", nil)
 }
 
 // TestCRDAfterAnotherChart enables maintenance-windows together with
@@ -131,9 +131,9 @@ func TestCRDAfterAnotherChart(t *testing.T) {
 		t.Fatalf("%s exists already: the scenario needs a control plane without it (serial tests run before parallel ones)", windowsCRD)
 	}
 	h := newHarness(t)
-	h.setConfig(map[string]string{"maintenanceWindowsEnabled": "true", "echoServiceEnabled": "true", "namespaceDefaultsEnabled": "false"})
+	h.SetConfig(map[string]string{"maintenanceWindowsEnabled": "true", "echoServiceEnabled": "true", "namespaceDefaultsEnabled": "false"})
 	h.start()
-	h.poll("the hook ConfigMap", func() bool { return h.configMapData("maintenance-windows-installed") != nil })
+	h.Poll("the hook ConfigMap", func() bool { return h.ConfigMapData("maintenance-windows-installed") != nil })
 	if f := h.failures(); len(f) != 0 {
 		t.Errorf("failed tasks or module runs: %q, want none", f)
 	}
@@ -142,32 +142,32 @@ func TestCRDAfterAnotherChart(t *testing.T) {
 func TestMaintenanceWindows(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	h.setConfig(map[string]string{"maintenanceWindowsEnabled": "true", "namespaceDefaultsEnabled": "false"})
+	h.SetConfig(map[string]string{"maintenanceWindowsEnabled": "true", "namespaceDefaultsEnabled": "false"})
 	h.start()
-	h.waitLog(1, "first converge done", nil)
+	h.WaitLog(1, "first converge done", nil)
 
 	// The CRD from crds/ must be established before the release installs.
 	ensureCRD(t, h)
-	h.poll("the hook ConfigMap", func() bool { return h.configMapData("maintenance-windows-installed") != nil })
+	h.Poll("the hook ConfigMap", func() bool { return h.ConfigMapData("maintenance-windows-installed") != nil })
 	want := map[string]any{"weekly": map[string]any{"schedule": "0 3 * * 6", "duration": "2h", "description": "Saturday night"}}
 	if diff := cmp.Diff(want, h.windows()); diff != "" {
 		t.Errorf("MaintenanceWindows (-want +got):\n%s", diff)
 	}
 	// The chart hook ran after the install.
-	if diff := cmp.Diff(map[string]string{"revision": "1", "windows": "weekly"}, h.configMapData("maintenance-windows-installed")); diff != "" {
+	if diff := cmp.Diff(map[string]string{"revision": "1", "windows": "weekly"}, h.ConfigMapData("maintenance-windows-installed")); diff != "" {
 		t.Errorf("hook ConfigMap after the install (-want +got):\n%s", diff)
 	}
 
 	// A window set in the ConfigMap merges with the default set; the hook
 	// runs again after the upgrade.
-	h.setConfig(map[string]string{
+	h.SetConfig(map[string]string{
 		"maintenanceWindowsEnabled": "true", "namespaceDefaultsEnabled": "false",
 		"maintenanceWindows": "windows:\n  nightly: {schedule: \"0 2 * * *\", duration: 1h30m}\n",
 	})
-	h.poll("the hook ConfigMap of revision 2", func() bool {
-		return h.configMapData("maintenance-windows-installed")["revision"] == "2"
+	h.Poll("the hook ConfigMap of revision 2", func() bool {
+		return h.ConfigMapData("maintenance-windows-installed")["revision"] == "2"
 	})
-	if diff := cmp.Diff(map[string]string{"revision": "2", "windows": "nightly,weekly"}, h.configMapData("maintenance-windows-installed")); diff != "" {
+	if diff := cmp.Diff(map[string]string{"revision": "2", "windows": "nightly,weekly"}, h.ConfigMapData("maintenance-windows-installed")); diff != "" {
 		t.Errorf("hook ConfigMap after the upgrade (-want +got):\n%s", diff)
 	}
 	nightly := map[string]any{"schedule": "0 2 * * *", "duration": "1h30m"}
@@ -177,17 +177,17 @@ func TestMaintenanceWindows(t *testing.T) {
 	}
 
 	// An explicit null removes the default window: Helm deletes it.
-	h.setConfig(map[string]string{
+	h.SetConfig(map[string]string{
 		"maintenanceWindowsEnabled": "true", "namespaceDefaultsEnabled": "false",
 		"maintenanceWindows": "windows:\n  weekly: null\n  nightly: {schedule: \"0 2 * * *\", duration: 1h30m}\n",
 	})
-	h.poll("the hook ConfigMap of revision 3", func() bool {
-		return h.configMapData("maintenance-windows-installed")["revision"] == "3"
+	h.Poll("the hook ConfigMap of revision 3", func() bool {
+		return h.ConfigMapData("maintenance-windows-installed")["revision"] == "3"
 	})
 	if diff := cmp.Diff(map[string]any{"nightly": nightly}, h.windows()); diff != "" {
 		t.Errorf("MaintenanceWindows after removing weekly (-want +got):\n%s", diff)
 	}
-	if got := h.configMapData("maintenance-windows-installed")["windows"]; got != "nightly" {
+	if got := h.ConfigMapData("maintenance-windows-installed")["windows"]; got != "nightly" {
 		t.Errorf("hook ConfigMap windows %q, want nightly", got)
 	}
 	if f := h.failures(missingCRDError); len(f) != 0 {

@@ -13,11 +13,11 @@ const defaultsLabel = "addon-operator.io/defaults"
 
 // labelNamespace sets or (value "") removes the opt-in label of ns.
 func (h *harness) labelNamespace(ns, value string) {
-	h.t.Helper()
-	nss := h.client.CoreV1().Namespaces()
-	obj, err := nss.Get(h.t.Context(), ns, metav1.GetOptions{})
+	h.T.Helper()
+	nss := h.Client.CoreV1().Namespaces()
+	obj, err := nss.Get(h.T.Context(), ns, metav1.GetOptions{})
 	if err != nil {
-		h.t.Fatal(err)
+		h.T.Fatal(err)
 	}
 	if obj.Labels == nil {
 		obj.Labels = map[string]string{}
@@ -27,21 +27,21 @@ func (h *harness) labelNamespace(ns, value string) {
 	} else {
 		obj.Labels[defaultsLabel] = value
 	}
-	if _, err := nss.Update(h.t.Context(), obj, metav1.UpdateOptions{}); err != nil {
-		h.t.Fatal(err)
+	if _, err := nss.Update(h.T.Context(), obj, metav1.UpdateOptions{}); err != nil {
+		h.T.Fatal(err)
 	}
 }
 
 // quotaHard returns the hard limits of ns's namespace-defaults quota as
 // strings, nil when it does not exist.
 func (h *harness) quotaHard(ns string) map[string]string {
-	h.t.Helper()
-	q, err := h.client.CoreV1().ResourceQuotas(ns).Get(h.t.Context(), "namespace-defaults", metav1.GetOptions{})
+	h.T.Helper()
+	q, err := h.Client.CoreV1().ResourceQuotas(ns).Get(h.T.Context(), "namespace-defaults", metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
 	if err != nil {
-		h.t.Fatal(err)
+		h.T.Fatal(err)
 	}
 	out := map[string]string{}
 	for name, qty := range q.Spec.Hard {
@@ -53,22 +53,22 @@ func (h *harness) quotaHard(ns string) map[string]string {
 // limitRange returns ns's namespace-defaults LimitRange, nil when it does
 // not exist.
 func (h *harness) limitRange(ns string) *corev1.LimitRange {
-	h.t.Helper()
-	lr, err := h.client.CoreV1().LimitRanges(ns).Get(h.t.Context(), "namespace-defaults", metav1.GetOptions{})
+	h.T.Helper()
+	lr, err := h.Client.CoreV1().LimitRanges(ns).Get(h.T.Context(), "namespace-defaults", metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
 	if err != nil {
-		h.t.Fatal(err)
+		h.T.Fatal(err)
 	}
 	return lr
 }
 
 // waitQuota waits until ns's quota has the hard limits want (nil: none).
 func (h *harness) waitQuota(ns string, want map[string]string) {
-	h.t.Helper()
+	h.T.Helper()
 	var got map[string]string
-	h.poll("quota in "+ns+" to be "+mustJSON(want), func() bool {
+	h.Poll("quota in "+ns+" to be "+mustJSON(want), func() bool {
 		got = h.quotaHard(ns)
 		return cmp.Equal(want, got)
 	})
@@ -84,9 +84,9 @@ func TestNamespaceDefaults(t *testing.T) {
 	h.labelNamespace(gone, "enabled")
 	h.labelNamespace(late, "disabled") // another value does not opt in
 	// Only pods is set: the other sizes are the schema's defaults.
-	h.setConfig(map[string]string{"namespaceDefaults": "quota:\n  pods: 7\n"})
+	h.SetConfig(map[string]string{"namespaceDefaults": "quota:\n  pods: 7\n"})
 	h.start()
-	h.waitLog(1, "first converge done", nil)
+	h.WaitLog(1, "first converge done", nil)
 
 	want := map[string]string{"requests.cpu": "4", "requests.memory": "8Gi", "limits.cpu": "8", "limits.memory": "16Gi", "pods": "7"}
 	h.waitQuota(early, want)
@@ -111,29 +111,29 @@ func TestNamespaceDefaults(t *testing.T) {
 	// Labelled after start: picked up.
 	h.labelNamespace(late, "enabled")
 	h.waitQuota(late, want)
-	h.poll("LimitRange in "+late, func() bool { return h.limitRange(late) != nil })
+	h.Poll("LimitRange in "+late, func() bool { return h.limitRange(late) != nil })
 
 	// The label removed: both objects go.
 	h.labelNamespace(early, "")
 	h.waitQuota(early, nil)
-	h.poll("LimitRange in "+early+" to be gone", func() bool { return h.limitRange(early) == nil })
+	h.Poll("LimitRange in "+early+" to be gone", func() bool { return h.limitRange(early) == nil })
 
 	// A namespace being deleted leaves the selector: its objects are
 	// deleted (without a controller manager the namespace stays
 	// Terminating, so nothing else would remove them).
-	if err := h.client.CoreV1().Namespaces().Delete(t.Context(), gone, metav1.DeleteOptions{}); err != nil {
+	if err := h.Client.CoreV1().Namespaces().Delete(t.Context(), gone, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	h.waitQuota(gone, nil)
 
 	// A quota deleted by hand is recreated.
-	if err := h.client.CoreV1().ResourceQuotas(late).Delete(t.Context(), "namespace-defaults", metav1.DeleteOptions{}); err != nil {
+	if err := h.Client.CoreV1().ResourceQuotas(late).Delete(t.Context(), "namespace-defaults", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	h.waitQuota(late, want)
 
 	// New sizes in the ConfigMap reach the labelled namespaces.
-	h.setConfig(map[string]string{"namespaceDefaults": "quota:\n  pods: 9\n  requestsCPU: 500m\n"})
+	h.SetConfig(map[string]string{"namespaceDefaults": "quota:\n  pods: 9\n  requestsCPU: 500m\n"})
 	want["pods"], want["requests.cpu"] = "9", "500m"
 	h.waitQuota(late, want)
 	if h.quotaHard(early) != nil {
@@ -141,8 +141,8 @@ func TestNamespaceDefaults(t *testing.T) {
 	}
 
 	// An invalid size is rejected: the last valid ConfigMap stays.
-	h.setConfig(map[string]string{"namespaceDefaults": "quota:\n  pods: 9\n  requestsCPU: lots\n"})
-	h.waitLog(1, "ConfigMap is invalid, keeping the last valid one", map[string]string{"error": "namespaceDefaults.quota.requestsCPU"})
+	h.SetConfig(map[string]string{"namespaceDefaults": "quota:\n  pods: 9\n  requestsCPU: lots\n"})
+	h.WaitLog(1, "ConfigMap is invalid, keeping the last valid one", map[string]string{"error": "namespaceDefaults.quota.requestsCPU"})
 	if got := h.quotaHard(late); !cmp.Equal(want, got) {
 		t.Errorf("quota after an invalid ConfigMap = %v, want %v", got, want)
 	}

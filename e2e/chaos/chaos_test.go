@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/addon-operator/addon-operator/e2e/operatortest"
 )
 
 const (
@@ -36,7 +38,7 @@ type chaos struct {
 	fixture *fixture
 	logs    *os.File
 	w       *world
-	op      *operator
+	op      *operatortest.Operator
 	// span is how long the module runs of one converge took last time: the
 	// window a kill is drawn from.
 	span  time.Duration
@@ -99,16 +101,16 @@ func (c *chaos) iteration(i int, point killPoint) {
 	switch point {
 	case killInstall:
 		if c.op != nil {
-			c.op.kill()
+			c.op.Kill()
 		}
 		c.w = c.fixture.newWorld(c.t, c.logs)
 		c.op = c.w.startOperator()
 	case killStartupUpgrade:
-		c.op.kill()
+		c.op.Kill()
 		c.w.bumpGeneration()
 		c.op = c.w.startOperator()
 	case killLiveUpgrade:
-		from = c.op.log.count()
+		from = len(c.op.Log().Lines())
 		c.w.bumpGeneration()
 	}
 	tr := c.nextTrigger(point)
@@ -149,8 +151,8 @@ func (c *chaos) kill(from int, tr trigger) (time.Duration, bool) {
 	soon := time.Duration(c.rng.Int64N(int64(2 * time.Millisecond)))
 	at := c.waitLog(from, "the modules to be planned", message("modules planned"))
 	if tr.msg != "" {
-		at = c.waitLog(at, tr.String(), func(l logLine) bool {
-			return convergeDone(l) || (l.attr("release") == tr.module && strings.HasPrefix(l.msg, tr.msg))
+		at = c.waitLog(at, tr.String(), func(l operatortest.Line) bool {
+			return convergeDone(l) || (l.Attr("release") == tr.module && strings.HasPrefix(l.Msg, tr.msg))
 		})
 		delay = soon
 	}
@@ -158,27 +160,27 @@ func (c *chaos) kill(from int, tr trigger) (time.Duration, bool) {
 	defer timer.Stop()
 	select {
 	case <-timer.C:
-	case <-c.op.exited:
-		c.t.Fatalf("the operator exited before it was killed: %v", c.op.cmd.ProcessState)
+	case <-c.op.Exited():
+		c.t.Fatalf("the operator exited before it was killed: %v", c.op.Wait())
 	}
-	c.op.kill()
-	return delay, slices.ContainsFunc(c.op.lines()[at:], convergeDone)
+	c.op.Kill()
+	return delay, slices.ContainsFunc(c.op.Log().Lines()[at:], convergeDone)
 }
 
 // convergeDone matches the line that ends a converge.
-func convergeDone(l logLine) bool {
-	return l.msg == "task done" && l.attr("task") == "ConvergeDone"
+func convergeDone(l operatortest.Line) bool {
+	return l.Msg == "task done" && l.Attr("task") == "ConvergeDone"
 }
 
 // waitLog waits for a line of the running operator, failing the test after
 // convergeTimeout.
-func (c *chaos) waitLog(from int, what string, match func(logLine) bool) int {
+func (c *chaos) waitLog(from int, what string, match func(operatortest.Line) bool) int {
 	c.t.Helper()
 	ctx, cancel := context.WithTimeout(c.t.Context(), convergeTimeout)
 	defer cancel()
-	i, err := c.op.waitLog(ctx, from, what, match)
+	i, err := c.op.Log().Wait(ctx, from, match)
 	if err != nil {
-		c.t.Fatalf("%v\n%s", err, c.logTail())
+		c.t.Fatalf("wait for %s: %v\n%s", what, err, c.logTail())
 	}
 	return i
 }
@@ -219,12 +221,12 @@ func (c *chaos) converged() (time.Duration, int) {
 			c.t.Fatal(c.t.Context().Err())
 		}
 	}
-	lines := c.op.lines()
-	took := time.Since(lines[planned].at)
+	lines := c.op.Log().Lines()
+	took := time.Since(lines[planned].Time)
 	c.span = min(max(took, initialSpan/4), 2*initialSpan)
 	retries := 0
 	for _, l := range lines {
-		if strings.HasSuffix(l.msg, "failed, will retry") {
+		if strings.HasSuffix(l.Msg, "failed, will retry") {
 			retries++
 		}
 	}
@@ -265,8 +267,8 @@ func (c *chaos) checkConverged(left []string) {
 	}
 	for _, name := range left {
 		recovered := false
-		for _, l := range c.op.lines() {
-			if l.msg == "recover interrupted release" && l.attr("release") == name {
+		for _, l := range c.op.Log().Lines() {
+			if l.Msg == "recover interrupted release" && l.Attr("release") == name {
 				recovered = true
 			}
 		}
@@ -279,12 +281,12 @@ func (c *chaos) checkConverged(left []string) {
 // logTail returns the running operator's last log lines, for failure
 // messages.
 func (c *chaos) logTail() string {
-	lines := c.op.lines()
+	lines := c.op.Log().Lines()
 	lines = lines[max(0, len(lines)-40):]
 	var b strings.Builder
 	b.WriteString("last operator log lines:\n")
 	for _, l := range lines {
-		fmt.Fprintf(&b, "  %s %v\n", l.msg, l.attrs)
+		fmt.Fprintf(&b, "  %s %v\n", l.Msg, l.Fields)
 	}
 	return b.String()
 }

@@ -22,7 +22,7 @@ type revision struct {
 // releases reads Helm's storage Secrets: every release's revisions, by
 // release name, in version order.
 func (w *world) releases() (map[string][]revision, error) {
-	list, err := w.client.CoreV1().Secrets(w.ns).List(w.t.Context(), metav1.ListOptions{LabelSelector: "owner=helm"})
+	list, err := w.Client.CoreV1().Secrets(w.Namespace).List(w.T.Context(), metav1.ListOptions{LabelSelector: "owner=helm"})
 	if err != nil {
 		return nil, fmt.Errorf("list release secrets: %w", err)
 	}
@@ -110,14 +110,14 @@ func historyProblems(rels map[string][]revision) []string {
 func (w *world) inventory() ([]string, error) {
 	opts := metav1.ListOptions{LabelSelector: helm.LabelModule}
 	var out []string
-	cms, err := w.client.CoreV1().ConfigMaps(w.ns).List(w.t.Context(), opts)
+	cms, err := w.Client.CoreV1().ConfigMaps(w.Namespace).List(w.T.Context(), opts)
 	if err != nil {
 		return nil, fmt.Errorf("list ConfigMaps: %w", err)
 	}
 	for i := range cms.Items {
 		out = append(out, "ConfigMap/"+cms.Items[i].Name+" ("+cms.Items[i].Labels[helm.LabelModule]+")")
 	}
-	secrets, err := w.client.CoreV1().Secrets(w.ns).List(w.t.Context(), opts)
+	secrets, err := w.Client.CoreV1().Secrets(w.Namespace).List(w.T.Context(), opts)
 	if err != nil {
 		return nil, fmt.Errorf("list Secrets: %w", err)
 	}

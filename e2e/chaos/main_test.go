@@ -6,15 +6,12 @@
 package chaos
 
 import (
-	"context"
 	"flag"
-	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 
 	"github.com/addon-operator/addon-operator/e2e/cluster"
+	"github.com/addon-operator/addon-operator/e2e/operatortest"
 )
 
 var (
@@ -25,21 +22,4 @@ var (
 	iterationsFlag = flag.Int("chaos.iterations", 21, "kill-and-restart iterations")                    //nolint:gochecknoglobals // a test flag
 )
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "addon-operator-chaos-bin-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	bin = filepath.Join(dir, "addon-operator")
-	build := exec.CommandContext(context.Background(), "go", "build", "-o", bin, "github.com/addon-operator/addon-operator/cmd/addon-operator")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintf(os.Stderr, "build addon-operator: %v\n", err)
-		_ = os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	code := cluster.TestMain(m, &cp)
-	_ = os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(operatortest.TestMain(m, &cp, &bin)) }

@@ -9,10 +9,10 @@ import (
 	"strings"
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
+
+	"github.com/addon-operator/addon-operator/e2e/operatortest"
 )
 
 // moduleDirs are the fixture's module directories: three order groups of
@@ -37,7 +37,7 @@ func moduleNames() []string {
 // fixture is the modules dir every world's operator runs: each module is
 // a copy of testdata/module with values.yaml naming its key.
 type fixture struct {
-	dir string // modules/, global-hooks/, tmp/
+	dir string // modules/, global-hooks/
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -60,10 +60,8 @@ func newFixture(t *testing.T) *fixture {
 	if err := os.WriteFile(filepath.Join(dir, "modules", "values.yaml"), []byte(strings.Join(enabled, "")), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	for _, sub := range []string{"global-hooks", "tmp"} {
-		if err := os.Mkdir(filepath.Join(dir, sub), 0o750); err != nil {
-			t.Fatal(err)
-		}
+	if err := os.Mkdir(filepath.Join(dir, "global-hooks"), 0o750); err != nil {
+		t.Fatal(err)
 	}
 	return &fixture{dir: dir}
 }
@@ -72,25 +70,16 @@ func newFixture(t *testing.T) *fixture {
 // the generation every module renders, and the counters of the modules'
 // beforeHelm hooks.
 type world struct {
-	t          *testing.T
+	*operatortest.Harness
 	fixture    *fixture
-	ns         string
 	stateDir   string
-	client     kubernetes.Interface
 	logFile    *os.File // every run's output
 	generation int
 }
 
 func (f *fixture) newWorld(t *testing.T, logFile *os.File) *world {
 	t.Helper()
-	w := &world{
-		t: t, fixture: f, ns: cp.Namespace(t), stateDir: t.TempDir(),
-		client: cp.Clientset(t), logFile: logFile,
-	}
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "addon-operator"}}
-	if _, err := w.client.CoreV1().ConfigMaps(w.ns).Create(t.Context(), cm, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("create the operator's ConfigMap: %v", err)
-	}
+	w := &world{Harness: operatortest.New(t, cp, bin), fixture: f, stateDir: t.TempDir(), logFile: logFile}
 	w.bumpGeneration()
 	return w
 }
@@ -98,26 +87,39 @@ func (f *fixture) newWorld(t *testing.T, logFile *os.File) *world {
 // bumpGeneration changes the global section of the users' ConfigMap, which
 // changes every module's values.
 func (w *world) bumpGeneration() {
-	w.t.Helper()
+	w.T.Helper()
 	w.generation++
-	cms := w.client.CoreV1().ConfigMaps(w.ns)
-	cm, err := cms.Get(w.t.Context(), "addon-operator", metav1.GetOptions{})
-	if err != nil {
-		w.t.Fatalf("get the operator's ConfigMap: %v", err)
-	}
-	cm.Data = map[string]string{"global": fmt.Sprintf("generation: %d\n", w.generation)}
-	if _, err := cms.Update(w.t.Context(), cm, metav1.UpdateOptions{}); err != nil {
-		w.t.Fatalf("update the operator's ConfigMap: %v", err)
-	}
+	w.SetConfig(map[string]string{"global": fmt.Sprintf("generation: %d\n", w.generation)})
+}
+
+// startOperator runs the binary for w's namespace with short retry delays,
+// its output appended to w's log file. A cleanup kills it, as the kill loop
+// does.
+func (w *world) startOperator() *operatortest.Operator {
+	w.T.Helper()
+	op := w.Start(operatortest.Options{
+		ModulesDir:     filepath.Join(w.fixture.dir, "modules"),
+		GlobalHooksDir: filepath.Join(w.fixture.dir, "global-hooks"),
+		Args:           []string{"--retry-delay=100ms", "--retry-max-delay=1s"},
+		Env:            append(os.Environ(), "CHAOS_STATE_DIR="+w.stateDir),
+		Output:         w.logFile,
+	})
+	w.T.Cleanup(op.Kill)
+	return op
+}
+
+// message returns a matcher for log lines with message msg.
+func message(msg string) func(operatortest.Line) bool {
+	return func(l operatortest.Line) bool { return l.Msg == msg }
 }
 
 // counter returns how often module's beforeHelm hook ran in this world: the
 // counter its last run patched into the values.
 func (w *world) counter(module string) string {
-	w.t.Helper()
+	w.T.Helper()
 	data, err := os.ReadFile(filepath.Join(w.stateDir, module))
 	if err != nil {
-		w.t.Fatalf("read %s's counter: %v", module, err)
+		w.T.Fatalf("read %s's counter: %v", module, err)
 	}
 	return strings.TrimSpace(string(data))
 }
@@ -144,7 +146,7 @@ func (w *world) expectedObjects() []string {
 func (w *world) staleModules() ([]string, error) {
 	var stale []string
 	for _, m := range moduleNames() {
-		cm, err := w.client.CoreV1().ConfigMaps(w.ns).Get(w.t.Context(), m, metav1.GetOptions{})
+		cm, err := w.Client.CoreV1().ConfigMaps(w.Namespace).Get(w.T.Context(), m, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			stale = append(stale, m+": no ConfigMap")
 			continue

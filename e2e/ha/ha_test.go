@@ -3,6 +3,7 @@ package ha
 import (
 	"fmt"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -23,8 +24,8 @@ func shortTiming() timing {
 // waitLeader waits until one of the replicas holds the Lease and has
 // converged, checks that the other has not, and returns leader and standby.
 func waitLeader(g *group, a, b *replica) (leader, standby *replica) {
-	g.t.Helper()
-	poll(g.t, "a replica to lead and converge", func() bool {
+	g.T.Helper()
+	g.Poll("a replica to lead and converge", func() bool {
 		switch g.holder() {
 		case a.identity:
 			leader, standby = a, b
@@ -36,8 +37,8 @@ func waitLeader(g *group, a, b *replica) (leader, standby *replica) {
 		return leader.logged("first converge done")
 	})
 	// The standby has seen the leader, so it has been trying to take over.
-	standby.waitLog("new leader", map[string]string{"identity": leader.identity, "name": leaseName, "namespace": g.ns})
-	assertStandby(g.t, standby)
+	standby.waitLog("new leader", map[string]string{"identity": leader.identity, "name": leaseName, "namespace": g.Namespace})
+	assertStandby(g.T, standby)
 	return leader, standby
 }
 
@@ -54,8 +55,8 @@ func assertStandby(t *testing.T, r *replica) {
 // waitHeldFor waits until the current holder has renewed the Lease for
 // longer than d since acquiring it.
 func waitHeldFor(g *group, d time.Duration) {
-	g.t.Helper()
-	poll(g.t, fmt.Sprintf("the lease to be held for %s", d), func() bool {
+	g.T.Helper()
+	g.Poll(fmt.Sprintf("the lease to be held for %s", d), func() bool {
 		l := g.lease()
 		return l != nil && l.Spec.AcquireTime != nil && l.Spec.RenewTime != nil && l.Spec.RenewTime.Sub(l.Spec.AcquireTime.Time) > d
 	})
@@ -75,7 +76,7 @@ func TestStandbyTakesOverFromKilledLeader(t *testing.T) {
 	before := transitions(g.lease())
 
 	killed := time.Now()
-	leader.kill()
+	leader.Kill()
 	started := standby.waitLog("started leading", nil)
 	converged := standby.waitLog("first converge done", nil)
 	took, ready := started.Sub(killed), converged.Sub(killed)
@@ -107,7 +108,8 @@ func TestLeaderHandsOverOnSIGTERM(t *testing.T) {
 	leader, standby := waitLeader(g, a, b)
 
 	termed := time.Now()
-	if err := leader.term(); err != nil {
+	leader.Signal(syscall.SIGTERM)
+	if err := leader.Wait(); err != nil {
 		t.Fatalf("leader exited with %v after SIGTERM, want 0", err)
 	}
 	stopped, ok := leader.find("stopped leading", nil)
@@ -137,7 +139,7 @@ func TestLeaderExitsWhenLeaseIsTaken(t *testing.T) {
 	// Another holder takes the Lease, as after a partition in which this
 	// leader could not renew.
 	var taken time.Time
-	leases := g.client.CoordinationV1().Leases(g.ns)
+	leases := g.Client.CoordinationV1().Leases(g.Namespace)
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		l, err := leases.Get(t.Context(), leaseName, metav1.GetOptions{})
 		if err != nil {
@@ -154,13 +156,13 @@ func TestLeaderExitsWhenLeaseIsTaken(t *testing.T) {
 		t.Fatalf("take the lease: %v", err)
 	}
 
-	leader.wait()
+	code := leader.exitCode() // waits for the exit
 	exited := time.Now()
 	t.Logf("lease taken to leader exit %s (renew deadline %s)", exited.Sub(taken), short.renew)
-	if code := leader.exitCode(); code == 0 {
+	if code == 0 {
 		t.Errorf("leader exited with 0 after losing the lease, want an error")
 	}
-	if want := fmt.Sprintf("lease %s/%s: leadership lost", g.ns, leaseName); !strings.Contains(leader.output(), want) {
+	if want := fmt.Sprintf("lease %s/%s: leadership lost", g.Namespace, leaseName); !strings.Contains(leader.Log().String(), want) {
 		t.Errorf("leader output lacks %q", want)
 	}
 	if latest := short.renew + short.retry + slack; exited.Sub(taken) > latest {

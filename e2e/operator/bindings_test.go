@@ -11,17 +11,17 @@ import (
 
 // watchedConfigMap is an object the watcher module's binding selects.
 func (h *harness) createWatched(name, value string, labels map[string]string) {
-	h.t.Helper()
+	h.T.Helper()
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}, Data: map[string]string{"value": value}}
-	if _, err := h.client.CoreV1().ConfigMaps(h.ns).Create(h.t.Context(), cm, metav1.CreateOptions{}); err != nil {
-		h.t.Fatalf("create ConfigMap %s: %v", name, err)
+	if _, err := h.Client.CoreV1().ConfigMaps(h.Namespace).Create(h.T.Context(), cm, metav1.CreateOptions{}); err != nil {
+		h.T.Fatalf("create ConfigMap %s: %v", name, err)
 	}
 }
 
 func (h *harness) waitMirrorCount(want string) {
-	h.t.Helper()
-	h.poll("watcher-mirror lastCount "+want, func() bool {
-		cm, err := h.client.CoreV1().ConfigMaps(h.ns).Get(h.t.Context(), "watcher-mirror", metav1.GetOptions{})
+	h.T.Helper()
+	h.Poll("watcher-mirror lastCount "+want, func() bool {
+		cm, err := h.Client.CoreV1().ConfigMaps(h.Namespace).Get(h.T.Context(), "watcher-mirror", metav1.GetOptions{})
 		return err == nil && cm.Data["lastCount"] == want
 	})
 }
@@ -32,7 +32,7 @@ func TestKubernetesBindingSyncEventsPatchesAndValues(t *testing.T) {
 	watch := map[string]string{"watch-me": "yes"}
 	h.createWatched("before-start", "one", watch)
 	h.createWatched("not-selected", "nope", map[string]string{"watch-me": "no"})
-	h.setConfig(map[string]string{"watcherEnabled": "true"})
+	h.SetConfig(map[string]string{"watcherEnabled": "true"})
 	h.start()
 	trace := startupTrace()
 	last := len(trace) - 1
@@ -49,7 +49,7 @@ func TestKubernetesBindingSyncEventsPatchesAndValues(t *testing.T) {
 
 	// A Modified event whose filter result did not change is dropped: only
 	// the change of value reaches the hook.
-	cms := h.client.CoreV1().ConfigMaps(h.ns)
+	cms := h.Client.CoreV1().ConfigMaps(h.Namespace)
 	cm, err := cms.Get(t.Context(), "after-start", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -74,7 +74,7 @@ func TestKubernetesBindingSyncEventsPatchesAndValues(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.expectTrace(mark, "watcher:Event:one")
-	if n := h.countLog("task failed, will retry", nil) + h.countLog("module run failed, will retry", nil); n != 0 {
+	if n := h.CountLog("task failed, will retry", nil) + h.CountLog("module run failed, will retry", nil); n != 0 {
 		t.Errorf("%d failures, want none", n)
 	}
 }
@@ -84,9 +84,9 @@ func TestScheduleOnNamedQueueRunsWhileMainIsBusy(t *testing.T) {
 	h := newHarness(t)
 	// ticker (order 800) starts its schedule, then sleepy (order 900) hangs
 	// its first beforeHelm for --hook-timeout, holding main.
-	h.setConfig(map[string]string{"tickerEnabled": "true", "sleepyEnabled": "true"})
+	h.SetConfig(map[string]string{"tickerEnabled": "true", "sleepyEnabled": "true"})
 	h.start("--hook-timeout=6s")
-	h.poll("sleepy to hang and the ticker to tick three times meanwhile", func() bool {
+	h.Poll("sleepy to hang and the ticker to tick three times meanwhile", func() bool {
 		tr := h.readTrace()
 		i := slices.Index(tr, "sleepy:beforeHelm")
 		return i >= 0 && countPrefix(tr[i:], "ticker:Schedule") >= 3 && !slices.Contains(tr[i+1:], "sleepy:beforeHelm")

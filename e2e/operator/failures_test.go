@@ -14,26 +14,26 @@ import (
 func TestHookFailingOnceIsRetried(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	h.setConfig(map[string]string{"flakyEnabled": "true"})
+	h.SetConfig(map[string]string{"flakyEnabled": "true"})
 	h.start()
 	trace := startupTrace()
 	last := len(trace) - 1
 	// The failed first attempt does not hold up the converge: afterAll runs,
 	// and the module retries on its own after its backoff.
 	h.expectTrace(0, append(trace[:last:last], "flaky:beforeHelm", "global:afterAll", "flaky:beforeHelm")...)
-	h.waitLog(1, "first converge done", nil)
-	if n := h.countLog("module run failed, will retry", map[string]string{
+	h.WaitLog(1, "first converge done", nil)
+	if n := h.CountLog("module run failed, will retry", map[string]string{
 		"module": "flaky",
 		"error":  "module flaky hook hooks/trace (beforeHelm): exit code 3",
 	}); n != 1 {
 		t.Errorf("failure log lines naming module, hook and exit code = %d, want 1", n)
 	}
-	if n := h.countLog("module run failed, will retry", map[string]string{"error": "flaky hook fails on purpose"}); n != 1 {
+	if n := h.CountLog("module run failed, will retry", map[string]string{"error": "flaky hook fails on purpose"}); n != 1 {
 		t.Errorf("failure log lines with the hook's stderr = %d, want 1", n)
 	}
 	// The failure and the recovery are Kubernetes Events on the ConfigMap.
-	h.poll("ModuleRunFailed and ModuleRecovered events", func() bool {
-		list, err := h.client.EventsV1().Events(h.ns).List(t.Context(), metav1.ListOptions{})
+	h.Poll("ModuleRunFailed and ModuleRecovered events", func() bool {
+		list, err := h.Client.EventsV1().Events(h.Namespace).List(t.Context(), metav1.ListOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -50,12 +50,12 @@ func TestHookFailingOnceIsRetried(t *testing.T) {
 func TestHangingHookIsKilledAtTimeout(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	h.setConfig(map[string]string{"sleepyEnabled": "true"})
+	h.SetConfig(map[string]string{"sleepyEnabled": "true"})
 	h.start("--hook-timeout=2s")
 	trace := startupTrace()
 	last := len(trace) - 1
 	h.expectTrace(0, append(trace[:last:last], "sleepy:beforeHelm", "global:afterAll", "sleepy:beforeHelm")...)
-	if n := h.countLog("module run failed, will retry", map[string]string{"module": "sleepy", "error": "timed out after 2s"}); n != 1 {
+	if n := h.CountLog("module run failed, will retry", map[string]string{"module": "sleepy", "error": "timed out after 2s"}); n != 1 {
 		t.Errorf("timeout log lines = %d, want 1", n)
 	}
 	data, err := os.ReadFile(h.trace + ".sleepy-child")
@@ -66,7 +66,7 @@ func TestHangingHookIsKilledAtTimeout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.poll("the hung hook's child to be killed", func() bool {
+	h.Poll("the hung hook's child to be killed", func() bool {
 		return syscall.Kill(pid, 0) != nil || isZombie(pid)
 	})
 }
@@ -85,17 +85,17 @@ func isZombie(pid int) bool {
 func TestBadHookConfigIsReported(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	h.setConfig(map[string]string{"brokenConfigEnabled": "true"})
+	h.SetConfig(map[string]string{"brokenConfigEnabled": "true"})
 	h.start()
-	h.waitLog(2, "module run failed, will retry", map[string]string{
+	h.WaitLog(2, "module run failed, will retry", map[string]string{
 		"module": "broken-config",
 		"error":  "900-broken-config/hooks/trace: schedule[0].crontab",
 	})
-	if n := h.countLog("module hooks not loaded", map[string]string{"module": "broken-config", "error": "not a crontab"}); n != 1 {
+	if n := h.CountLog("module hooks not loaded", map[string]string{"module": "broken-config", "error": "not a crontab"}); n != 1 {
 		t.Errorf("startup log lines reporting the broken hook config = %d, want 1", n)
 	}
 	// Modules before it converged; nothing of them is lost.
-	if got := h.releaseRevision("alpha"); got != 1 {
+	if got := h.ReleaseRevision("alpha"); got != 1 {
 		t.Errorf("alpha release revision = %d, want 1", got)
 	}
 }
@@ -103,13 +103,13 @@ func TestBadHookConfigIsReported(t *testing.T) {
 func TestPatchOutsideOwnSectionFailsTheHook(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	h.setConfig(map[string]string{"badPatchEnabled": "true"})
+	h.SetConfig(map[string]string{"badPatchEnabled": "true"})
 	h.start()
-	h.waitLog(2, "module run failed, will retry", map[string]string{
+	h.WaitLog(2, "module run failed, will retry", map[string]string{
 		"module": "bad-patch",
 		"error":  `module bad-patch hook hooks/trace (beforeHelm): values patch: `,
 	})
-	if n := h.countLog("module run failed, will retry", map[string]string{"error": "/global/stolen"}); n == 0 {
+	if n := h.CountLog("module run failed, will retry", map[string]string{"error": "/global/stolen"}); n == 0 {
 		t.Error("no failure log names the rejected path /global/stolen")
 	}
 }
@@ -117,18 +117,18 @@ func TestPatchOutsideOwnSectionFailsTheHook(t *testing.T) {
 func TestInvalidConfigMapKeepsLastGoodConfig(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	h.setConfig(map[string]string{"alpha": "message: good"})
+	h.SetConfig(map[string]string{"alpha": "message: good"})
 	h.start()
 	mark := h.expectTrace(0, startupTrace()...)
 
-	h.setConfig(map[string]string{"alpha": "message: [unclosed"})
-	h.waitLog(1, "ConfigMap is invalid, keeping the last valid one", map[string]string{"error": `key "alpha"`})
-	h.setConfig(map[string]string{"alpha": "message: fixed"})
+	h.SetConfig(map[string]string{"alpha": "message: [unclosed"})
+	h.WaitLog(1, "ConfigMap is invalid, keeping the last valid one", map[string]string{"error": `key "alpha"`})
+	h.SetConfig(map[string]string{"alpha": "message: fixed"})
 	h.expectTrace(mark, "alpha:beforeHelm", "alpha:afterHelm")
 	if got := h.alphaData()["message"]; got != "fixed" {
 		t.Errorf("alpha message = %q, want fixed", got)
 	}
-	if got := h.releaseRevision("alpha"); got != 2 {
+	if got := h.ReleaseRevision("alpha"); got != 2 {
 		t.Errorf("alpha release revision = %d, want 2: the invalid ConfigMap changed nothing", got)
 	}
 }
@@ -136,17 +136,17 @@ func TestInvalidConfigMapKeepsLastGoodConfig(t *testing.T) {
 func TestSIGTERMKillsRunningHookAndStops(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	h.setConfig(map[string]string{"sleepyEnabled": "true"})
+	h.SetConfig(map[string]string{"sleepyEnabled": "true"})
 	h.start()
 	trace := startupTrace()
 	last := len(trace) - 1
 	h.expectTrace(0, append(trace[:last:last], "sleepy:beforeHelm")...)
-	h.poll("the hanging hook to start its child", func() bool {
+	h.Poll("the hanging hook to start its child", func() bool {
 		_, err := os.Stat(h.trace + ".sleepy-child")
 		return err == nil
 	})
 	started := time.Now()
-	h.stop()
+	h.Stop()
 	if took := time.Since(started); took > 20*time.Second {
 		t.Errorf("stop took %s, want well under the 30s shutdown bound", took)
 	}
@@ -158,7 +158,7 @@ func TestSIGTERMKillsRunningHookAndStops(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.poll("the hanging hook's child to be killed", func() bool {
+	h.Poll("the hanging hook's child to be killed", func() bool {
 		return syscall.Kill(pid, 0) != nil || isZombie(pid)
 	})
 }

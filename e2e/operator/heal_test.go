@@ -12,8 +12,8 @@ func TestDeletedReleaseObjectIsRestored(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	h.start()
-	h.waitLog(1, "first converge done", nil)
-	cms := h.client.CoreV1().ConfigMaps(h.ns)
+	h.WaitLog(1, "first converge done", nil)
+	cms := h.Client.CoreV1().ConfigMaps(h.Namespace)
 	before, err := cms.Get(t.Context(), "alpha", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -22,23 +22,23 @@ func TestDeletedReleaseObjectIsRestored(t *testing.T) {
 	if err := cms.Delete(t.Context(), "alpha", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	h.poll("alpha's ConfigMap to be restored", func() bool {
+	h.Poll("alpha's ConfigMap to be restored", func() bool {
 		cm, err := cms.Get(t.Context(), "alpha", metav1.GetOptions{})
 		return err == nil && cm.UID != before.UID
 	})
 	t.Logf("deleted release object restored %s after the delete", time.Since(deleted))
-	if n := h.countLog("release object deleted, running module to restore it", map[string]string{"module": "alpha", "name": "alpha"}); n != 1 {
+	if n := h.CountLog("release object deleted, running module to restore it", map[string]string{"module": "alpha", "name": "alpha"}); n != 1 {
 		t.Errorf("heal log lines = %d, want 1", n)
 	}
 	// The uninstall of a disabled module is not healed.
-	h.setConfig(map[string]string{"alphaEnabled": "false"})
-	h.poll("alpha's release to be uninstalled", func() bool {
+	h.SetConfig(map[string]string{"alphaEnabled": "false"})
+	h.Poll("alpha's release to be uninstalled", func() bool {
 		_, err := cms.Get(t.Context(), "alpha", metav1.GetOptions{})
-		return apierrors.IsNotFound(err) && h.releaseRevision("alpha") == 0
+		return apierrors.IsNotFound(err) && h.ReleaseRevision("alpha") == 0
 	})
-	h.setConfig(map[string]string{"alphaEnabled": "false", "beta": "sync: point"})
-	h.waitLog(1, "module run done", map[string]string{"module": "beta"})
-	if n := h.countLog("release object deleted, running module to restore it", nil); n != 1 {
+	h.SetConfig(map[string]string{"alphaEnabled": "false", "beta": "sync: point"})
+	h.WaitLog(1, "module run done", map[string]string{"module": "beta"})
+	if n := h.CountLog("release object deleted, running module to restore it", nil); n != 1 {
 		t.Errorf("heal log lines after the uninstall = %d, want still 1", n)
 	}
 }
@@ -47,10 +47,10 @@ func TestDriftIsReportedAndRevertedOnRequest(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	h.start()
-	h.waitLog(1, "first converge done", nil)
-	h.stop()
+	h.WaitLog(1, "first converge done", nil)
+	h.Stop()
 
-	cms := h.client.CoreV1().ConfigMaps(h.ns)
+	cms := h.Client.CoreV1().ConfigMaps(h.Namespace)
 	cm, err := cms.Get(t.Context(), "alpha", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -60,15 +60,15 @@ func TestDriftIsReportedAndRevertedOnRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.start("--heal-drift")
-	h.waitLog(2, "first converge done", nil)
-	if n := h.countLog("release object drifted from its manifest", map[string]string{"module": "alpha", "name": "alpha", "fields": "data.message"}); n != 1 {
+	h.WaitLog(2, "first converge done", nil)
+	if n := h.CountLog("release object drifted from its manifest", map[string]string{"module": "alpha", "name": "alpha", "fields": "data.message"}); n != 1 {
 		t.Errorf("drift log lines naming data.message = %d, want 1", n)
 	}
-	h.waitLog(1, "drift reverted", map[string]string{"module": "alpha"})
+	h.WaitLog(1, "drift reverted", map[string]string{"module": "alpha"})
 	if got := h.alphaData()["message"]; got != "from-values-yaml" {
 		t.Errorf("alpha message after --heal-drift = %q, want the release's value", got)
 	}
-	if got := h.releaseRevision("alpha"); got != 1 {
+	if got := h.ReleaseRevision("alpha"); got != 1 {
 		t.Errorf("alpha revision = %d, want 1: reverting drift makes no new revision", got)
 	}
 }

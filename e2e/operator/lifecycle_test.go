@@ -23,9 +23,9 @@ func TestStartup(t *testing.T) {
 	h := newHarness(t)
 	h.start()
 	h.expectTrace(0, startupTrace()...)
-	h.waitLog(1, "first converge done", nil)
+	h.WaitLog(1, "first converge done", nil)
 
-	if got := h.releaseRevision("alpha"); got != 1 {
+	if got := h.ReleaseRevision("alpha"); got != 1 {
 		t.Errorf("alpha release revision = %d, want 1", got)
 	}
 	want := map[string]string{"message": "from-values-yaml", "greeting": "hello", "fromHook": "patched"}
@@ -36,7 +36,7 @@ func TestStartup(t *testing.T) {
 		}
 	}
 	for _, name := range []string{"beta", "gamma", "delta"} {
-		if got := h.releaseRevision(name); got != 0 {
+		if got := h.ReleaseRevision(name); got != 0 {
 			t.Errorf("%s release revision = %d, want none", name, got)
 		}
 	}

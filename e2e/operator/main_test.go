@@ -4,14 +4,11 @@
 package operator
 
 import (
-	"context"
-	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 
 	"github.com/addon-operator/addon-operator/e2e/cluster"
+	"github.com/addon-operator/addon-operator/e2e/operatortest"
 )
 
 var (
@@ -19,20 +16,4 @@ var (
 	bin string                //nolint:gochecknoglobals // the binary under test, built once by TestMain
 )
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "addon-operator-bin-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	bin = filepath.Join(dir, "addon-operator")
-	build := exec.CommandContext(context.Background(), "go", "build", "-o", bin, "github.com/addon-operator/addon-operator/cmd/addon-operator")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintf(os.Stderr, "build addon-operator: %v\n", err)
-		os.Exit(1)
-	}
-	code := cluster.TestMain(m, &cp)
-	_ = os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(operatortest.TestMain(m, &cp, &bin)) }

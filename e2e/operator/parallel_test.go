@@ -11,17 +11,17 @@ func TestFailingModuleDoesNotHoldUpOthers(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	cfg := map[string]string{"stubbornEnabled": "true", "configWriterEnabled": "true"}
-	h.setConfig(cfg)
+	h.SetConfig(cfg)
 	h.start()
 	// stubborn (order 850) fails; the later group (config-writer, 900) and
 	// afterAll still run.
 	trace := startupTrace()
 	last := len(trace) - 1
 	mark := h.expectTrace(0, append(trace[:last:last], "config-writer:beforeHelm", "global:afterAll")...)
-	h.waitLog(2, "module run failed, will retry", map[string]string{"module": "stubborn", "error": "stubborn fails every time"})
+	h.WaitLog(2, "module run failed, will retry", map[string]string{"module": "stubborn", "error": "stubborn fails every time"})
 
 	// A change to another module takes effect while stubborn keeps failing.
-	failuresBefore := h.countLog("module run failed, will retry", map[string]string{"module": "stubborn"})
+	failuresBefore := h.CountLog("module run failed, will retry", map[string]string{"module": "stubborn"})
 	changed := time.Now()
 	h.setConfigKey("alpha", "message: while-stubborn-fails")
 	h.expectTrace(mark, "alpha:beforeHelm", "alpha:afterHelm")
@@ -29,25 +29,25 @@ func TestFailingModuleDoesNotHoldUpOthers(t *testing.T) {
 	if got := h.alphaData()["message"]; got != "while-stubborn-fails" {
 		t.Errorf("alpha message = %q, want the new value", got)
 	}
-	h.waitLog(failuresBefore+1, "module run failed, will retry", map[string]string{"module": "stubborn"})
+	h.WaitLog(failuresBefore+1, "module run failed, will retry", map[string]string{"module": "stubborn"})
 }
 
 func TestConvergeRestartRunsEachModuleWithoutOverlap(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	cfg := map[string]string{"slowEnabled": "true"}
-	h.setConfig(cfg)
+	h.SetConfig(cfg)
 	h.start()
-	h.poll("slow to start its first run", func() bool { return slices.Contains(h.readTrace(), "slow:start") })
+	h.Poll("slow to start its first run", func() bool { return slices.Contains(h.readTrace(), "slow:start") })
 
 	// A converge starts while the first one waits for slow.
 	cfg["gammaEnabled"] = "true"
-	h.setConfig(cfg)
-	h.poll("gamma to start up in the new converge", func() bool { return slices.Contains(h.readTrace(), "gamma:afterHelm") })
+	h.SetConfig(cfg)
+	h.Poll("gamma to start up in the new converge", func() bool { return slices.Contains(h.readTrace(), "gamma:afterHelm") })
 	if err := os.WriteFile(h.trace+".release-slow", nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	h.waitLog(1, "first converge done", nil)
+	h.WaitLog(1, "first converge done", nil)
 
 	tr := h.readTrace()
 	count := func(line string) int {

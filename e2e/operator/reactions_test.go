@@ -13,7 +13,7 @@ func TestEnableModuleThroughConfigMap(t *testing.T) {
 	h.start()
 	mark := h.expectTrace(0, startupTrace()...)
 
-	h.setConfig(map[string]string{"gammaEnabled": "true"})
+	h.SetConfig(map[string]string{"gammaEnabled": "true"})
 	h.expectTrace(mark,
 		"global:beforeAll",
 		`delta:enabled:["alpha","beta","gamma"]`,
@@ -22,10 +22,10 @@ func TestEnableModuleThroughConfigMap(t *testing.T) {
 		"gamma:onStartup", "gamma:beforeHelm", "gamma:afterHelm",
 		"global:afterAll",
 	)
-	if got := h.releaseRevision("gamma"); got != 1 {
+	if got := h.ReleaseRevision("gamma"); got != 1 {
 		t.Errorf("gamma release revision = %d, want 1 (a chart without Chart.yaml)", got)
 	}
-	if got := h.releaseRevision("alpha"); got != 1 {
+	if got := h.ReleaseRevision("alpha"); got != 1 {
 		t.Errorf("alpha release revision = %d, want 1: nothing of alpha changed", got)
 	}
 }
@@ -34,14 +34,14 @@ func TestDisableModuleWithOnlyItsEnabledKey(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	// alpha has a section of its own; only its Enabled key changes below.
-	h.setConfig(map[string]string{"alpha": "message: configured"})
+	h.SetConfig(map[string]string{"alpha": "message: configured"})
 	h.start()
 	mark := h.expectTrace(0, startupTrace()...)
 	if got := h.alphaData()["message"]; got != "configured" {
 		t.Fatalf("alpha message = %q, want the ConfigMap's", got)
 	}
 
-	h.setConfig(map[string]string{"alpha": "message: configured", "alphaEnabled": "false"})
+	h.SetConfig(map[string]string{"alpha": "message: configured", "alphaEnabled": "false"})
 	h.expectTrace(mark,
 		"global:beforeAll",
 		`delta:enabled:["beta"]`,
@@ -49,7 +49,7 @@ func TestDisableModuleWithOnlyItsEnabledKey(t *testing.T) {
 		"beta:beforeHelm", "beta:afterHelm",
 		"global:afterAll",
 	)
-	if got := h.releaseRevision("alpha"); got != 0 {
+	if got := h.ReleaseRevision("alpha"); got != 0 {
 		t.Errorf("alpha release revision = %d after disabling, want no release", got)
 	}
 	if got := h.alphaData(); got != nil {
@@ -63,16 +63,16 @@ func TestModuleValuesChangeUpgradesOnce(t *testing.T) {
 	h.start()
 	mark := h.expectTrace(0, startupTrace()...)
 
-	h.setConfig(map[string]string{"alpha": "message: changed"})
+	h.SetConfig(map[string]string{"alpha": "message: changed"})
 	mark = h.expectTrace(mark, "alpha:beforeHelm", "alpha:afterHelm")
 	if got := h.alphaData()["message"]; got != "changed" {
 		t.Errorf("alpha message = %q, want changed", got)
 	}
 	// A later change to another module is a sync point: by then any second
 	// alpha upgrade would have happened.
-	h.setConfig(map[string]string{"alpha": "message: changed", "beta": "x: 1"})
+	h.SetConfig(map[string]string{"alpha": "message: changed", "beta": "x: 1"})
 	h.expectTrace(mark, "beta:beforeHelm", "beta:afterHelm")
-	if got := h.releaseRevision("alpha"); got != 2 {
+	if got := h.ReleaseRevision("alpha"); got != 2 {
 		t.Errorf("alpha release revision = %d, want 2 (exactly one upgrade)", got)
 	}
 }
@@ -83,7 +83,7 @@ func TestGlobalValuesChangeConverges(t *testing.T) {
 	h.start()
 	mark := h.expectTrace(0, startupTrace()...)
 
-	h.setConfig(map[string]string{"global": "greeting: hi-there"})
+	h.SetConfig(map[string]string{"global": "greeting: hi-there"})
 	h.expectTrace(mark,
 		"global:beforeAll",
 		`delta:enabled:["alpha","beta"]`,
@@ -94,7 +94,7 @@ func TestGlobalValuesChangeConverges(t *testing.T) {
 	if got := h.alphaData()["greeting"]; got != "hi-there" {
 		t.Errorf("alpha greeting = %q, want the new global value", got)
 	}
-	if got := h.releaseRevision("alpha"); got != 2 {
+	if got := h.ReleaseRevision("alpha"); got != 2 {
 		t.Errorf("alpha release revision = %d, want 2", got)
 	}
 }
@@ -104,13 +104,13 @@ func TestRestartWithoutChangesMakesNoRevision(t *testing.T) {
 	h := newHarness(t)
 	h.start()
 	mark := h.expectTrace(0, startupTrace()...)
-	h.waitLog(1, "first converge done", nil)
-	h.stop()
+	h.WaitLog(1, "first converge done", nil)
+	h.Stop()
 
 	h.start()
 	h.expectTrace(mark, startupTrace()...)
-	h.waitLog(2, "first converge done", nil)
-	if got := h.releaseRevision("alpha"); got != 1 {
+	h.WaitLog(2, "first converge done", nil)
+	if got := h.ReleaseRevision("alpha"); got != 1 {
 		t.Errorf("alpha release revision after restart = %d, want 1", got)
 	}
 }
@@ -118,12 +118,12 @@ func TestRestartWithoutChangesMakesNoRevision(t *testing.T) {
 func TestConfigPatchIsWrittenBackToConfigMap(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	h.setConfig(map[string]string{"configWriterEnabled": "true", "configWriter": "mine: kept"})
+	h.SetConfig(map[string]string{"configWriterEnabled": "true", "configWriter": "mine: kept"})
 	h.start()
 	trace := startupTrace()
 	last := len(trace) - 1
 	mark := h.expectTrace(0, append(trace[:last:last], "config-writer:beforeHelm", "global:afterAll")...)
-	cm, err := h.client.CoreV1().ConfigMaps(h.ns).Get(t.Context(), "addon-operator", metav1.GetOptions{})
+	cm, err := h.Client.CoreV1().ConfigMaps(h.Namespace).Get(t.Context(), "addon-operator", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,6 +136,6 @@ func TestConfigPatchIsWrittenBackToConfigMap(t *testing.T) {
 	}
 	// The write's own watch event changes nothing: the next trace lines come
 	// from this beta change only.
-	h.setConfig(map[string]string{"configWriterEnabled": "true", "configWriter": "mine: kept\nwritten: by-hook\n", "beta": "x: 1"})
+	h.SetConfig(map[string]string{"configWriterEnabled": "true", "configWriter": "mine: kept\nwritten: by-hook\n", "beta": "x: 1"})
 	h.expectTrace(mark, "beta:beforeHelm", "beta:afterHelm")
 }

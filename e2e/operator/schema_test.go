@@ -8,10 +8,10 @@ import (
 )
 
 func (h *harness) configMap(name string) map[string]string {
-	h.t.Helper()
-	cm, err := h.client.CoreV1().ConfigMaps(h.ns).Get(h.t.Context(), name, metav1.GetOptions{})
+	h.T.Helper()
+	cm, err := h.Client.CoreV1().ConfigMaps(h.Namespace).Get(h.T.Context(), name, metav1.GetOptions{})
 	if err != nil {
-		h.t.Fatalf("get ConfigMap %s: %v", name, err)
+		h.T.Fatalf("get ConfigMap %s: %v", name, err)
 	}
 	return cm.Data
 }
@@ -19,9 +19,9 @@ func (h *harness) configMap(name string) map[string]string {
 func TestSchemaDefaultsReachTheChart(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	h.setConfig(map[string]string{"schemaEnabled": "true", "schema": "replicas: 3\nservers:\n  web: {}\n  api: {port: 9090}\n"})
+	h.SetConfig(map[string]string{"schemaEnabled": "true", "schema": "replicas: 3\nservers:\n  web: {}\n  api: {port: 9090}\n"})
 	h.start()
-	h.waitLog(1, "first converge done", nil)
+	h.WaitLog(1, "first converge done", nil)
 	want := map[string]string{
 		"replicas": "3",                  // ConfigMap
 		"mode":     "safe",               // config-values schema default
@@ -37,19 +37,19 @@ func TestSchemaDefaultsReachTheChart(t *testing.T) {
 func TestInvalidConfigSectionIsRejectedAndLastGoodKept(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	h.setConfig(map[string]string{"schemaEnabled": "true", "schema": "mode: fast\n"})
+	h.SetConfig(map[string]string{"schemaEnabled": "true", "schema": "mode: fast\n"})
 	h.start()
-	h.waitLog(1, "first converge done", nil)
+	h.WaitLog(1, "first converge done", nil)
 
-	h.setConfig(map[string]string{"schemaEnabled": "true", "schema": "mode: turbo\nextra: 1\n"})
-	h.waitLog(1, "ConfigMap is invalid, keeping the last valid one", map[string]string{"error": "schema.mode must be one of [fast safe]"})
-	if n := h.countLog("ConfigMap is invalid, keeping the last valid one", map[string]string{"error": "schema.extra"}); n != 1 {
+	h.SetConfig(map[string]string{"schemaEnabled": "true", "schema": "mode: turbo\nextra: 1\n"})
+	h.WaitLog(1, "ConfigMap is invalid, keeping the last valid one", map[string]string{"error": "schema.mode must be one of [fast safe]"})
+	if n := h.CountLog("ConfigMap is invalid, keeping the last valid one", map[string]string{"error": "schema.extra"}); n != 1 {
 		t.Errorf("log lines naming the unknown key schema.extra = %d, want 1", n)
 	}
 	// A valid change afterwards is applied on top of the last good config.
-	h.setConfig(map[string]string{"schemaEnabled": "true", "schema": "mode: fast\nreplicas: 2\n"})
-	h.poll("replicas 2 rendered", func() bool { return h.configMap("schema")["replicas"] == "2" })
-	if got := h.releaseRevision("schema"); got != 2 {
+	h.SetConfig(map[string]string{"schemaEnabled": "true", "schema": "mode: fast\nreplicas: 2\n"})
+	h.Poll("replicas 2 rendered", func() bool { return h.configMap("schema")["replicas"] == "2" })
+	if got := h.ReleaseRevision("schema"); got != 2 {
 		t.Errorf("schema release revision = %d, want 2: the invalid ConfigMap deployed nothing", got)
 	}
 }
@@ -57,17 +57,17 @@ func TestInvalidConfigSectionIsRejectedAndLastGoodKept(t *testing.T) {
 func TestInvalidSectionAtStartupSkipsOnlyThatModule(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	h.setConfig(map[string]string{"schemaEnabled": "true", "schema": "replicas: 0\n"})
+	h.SetConfig(map[string]string{"schemaEnabled": "true", "schema": "replicas: 0\n"})
 	h.start()
 	h.expectTrace(0, startupTrace()...)
-	h.waitLog(1, "first converge done", nil)
-	if n := h.countLog("module skipped: its ConfigMap section is invalid", map[string]string{"module": "schema", "error": "schema.replicas"}); n != 1 {
+	h.WaitLog(1, "first converge done", nil)
+	if n := h.CountLog("module skipped: its ConfigMap section is invalid", map[string]string{"module": "schema", "error": "schema.replicas"}); n != 1 {
 		t.Errorf("log lines reporting the skipped module = %d, want 1", n)
 	}
-	if got := h.releaseRevision("schema"); got != 0 {
+	if got := h.ReleaseRevision("schema"); got != 0 {
 		t.Errorf("schema release revision = %d, want none", got)
 	}
-	if got := h.releaseRevision("alpha"); got != 1 {
+	if got := h.ReleaseRevision("alpha"); got != 1 {
 		t.Errorf("alpha release revision = %d, want 1: the other modules converge", got)
 	}
 }

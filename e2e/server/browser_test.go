@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/addon-operator/addon-operator/e2e/operatortest"
 )
 
 // chromiumPath is where Debian's chromium package installs the browser.
@@ -31,7 +33,7 @@ func findChromium(t *testing.T) string {
 // page loaded, as the browser built it.
 func dumpDOM(t *testing.T, chromium, url string) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), waitTimeout)
+	ctx, cancel := context.WithTimeout(t.Context(), operatortest.Timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
 		"--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
@@ -39,12 +41,12 @@ func dumpDOM(t *testing.T, chromium, url string) string {
 	// Chromium forks helpers: kill the whole group on timeout.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = waitTimeout / 6
+	cmd.WaitDelay = operatortest.Timeout / 6
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			t.Fatalf("chromium did not load %s within %s:\n%s", url, waitTimeout, stderr.String())
+			t.Fatalf("chromium did not load %s within %s:\n%s", url, operatortest.Timeout, stderr.String())
 		}
 		t.Fatalf("chromium: %v\n%s", err, stderr.String())
 	}

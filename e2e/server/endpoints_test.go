@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/addon-operator/addon-operator/e2e/operatortest"
 	"github.com/addon-operator/addon-operator/pkg/server"
 )
 
@@ -33,7 +34,7 @@ func TestEndpoints(t *testing.T) {
 		{"/debug/modules/nope/values", http.StatusNotFound, `no module \"nope\"`},
 	}
 	for _, tt := range tests {
-		code, body, err := httpGet(t, r.base+tt.path)
+		code, body, err := operatortest.HTTPGet(t, r.base+tt.path)
 		if err != nil {
 			t.Fatalf("GET %s: %v", tt.path, err)
 		}
@@ -43,7 +44,7 @@ func TestEndpoints(t *testing.T) {
 	}
 
 	src.ready.Store(true)
-	if code, _, err := httpGet(t, r.base+"/readyz"); err != nil || code != http.StatusOK {
+	if code, _, err := operatortest.HTTPGet(t, r.base+"/readyz"); err != nil || code != http.StatusOK {
 		t.Errorf("/readyz after the first converge: %d, %v; want 200", code, err)
 	}
 
@@ -57,7 +58,7 @@ func TestEndpoints(t *testing.T) {
 	if !errors.As(err, &se) || se.Code != http.StatusNotFound {
 		t.Errorf("unknown module over the socket: %v, want 404", err)
 	}
-	if code, _, err := httpGet(t, r.base+"/nope"); err != nil || code != http.StatusNotFound {
+	if code, _, err := operatortest.HTTPGet(t, r.base+"/nope"); err != nil || code != http.StatusNotFound {
 		t.Errorf("unknown route: %d, %v; want 404", code, err)
 	}
 
@@ -67,7 +68,7 @@ func TestEndpoints(t *testing.T) {
 		if err != nil {
 			t.Errorf("Run after cancel: %v", err)
 		}
-	case <-time.After(server.ShutdownTimeout + waitTimeout):
+	case <-time.After(server.ShutdownTimeout + operatortest.Timeout):
 		t.Fatal("Run did not return after cancel")
 	}
 	if _, err := os.Stat(r.socket); !errors.Is(err, fs.ErrNotExist) {

@@ -2,25 +2,19 @@ package server
 
 import (
 	"context"
-	"io"
 	"log/slog"
-	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/addon-operator/addon-operator/e2e/operatortest"
 	"github.com/addon-operator/addon-operator/pkg/helm"
 	"github.com/addon-operator/addon-operator/pkg/metrics"
 	"github.com/addon-operator/addon-operator/pkg/operator"
 	"github.com/addon-operator/addon-operator/pkg/server"
 	"github.com/addon-operator/addon-operator/pkg/values"
 )
-
-// waitTimeout bounds every wait for the server or a browser.
-const waitTimeout = 60 * time.Second
 
 // source is a minimal server.Source: fixed modules and queues, one
 // module's manifest, and readiness the test flips.
@@ -74,15 +68,10 @@ type running struct {
 // waits until it answers /healthz; a cleanup stops it.
 func runServer(t *testing.T, src server.Source) *running {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "e2esrv") // short: socket paths are limited to about 100 bytes
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
 	rec, hooks := metrics.NewRecorder(), metrics.NewHookMetrics()
 	opts := server.Options{
-		ListenAddress: freeAddress(t),
-		DebugSocket:   filepath.Join(dir, "debug.socket"),
+		ListenAddress: operatortest.FreeAddress(t),
+		DebugSocket:   operatortest.SocketPath(t),
 		Metrics:       rec.Handler(),
 		HookMetrics:   hooks.Handler(),
 	}
@@ -98,57 +87,13 @@ func runServer(t *testing.T, src server.Source) *running {
 		cancel()
 		select {
 		case <-finished:
-		case <-time.After(server.ShutdownTimeout + waitTimeout):
+		case <-time.After(server.ShutdownTimeout + operatortest.Timeout):
 			t.Errorf("server did not stop")
 		}
 	})
-	poll(t, "the server to answer /healthz", func() bool {
-		code, _, err := httpGet(t, r.base+"/healthz")
+	operatortest.Poll(t, "the server to answer /healthz", func() bool {
+		code, _, err := operatortest.HTTPGet(t, r.base+"/healthz")
 		return err == nil && code == http.StatusOK
 	})
 	return r
-}
-
-// freeAddress returns a loopback address with a port free right now.
-func freeAddress(t *testing.T) string {
-	t.Helper()
-	var lc net.ListenConfig
-	ln, err := lc.Listen(t.Context(), "tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	if err := ln.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return addr
-}
-
-func httpGet(t *testing.T, url string) (int, string, error) {
-	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url, http.NoBody)
-	if err != nil {
-		return 0, "", err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, "", err
-	}
-	defer func() { _ = resp.Body.Close() }()
-	body, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(body), err
-}
-
-// poll calls cond until it holds or waitTimeout passes.
-func poll(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(waitTimeout)
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		<-tick.C
-	}
 }
