@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/http/pprof"
 	"slices"
 
 	"github.com/addon-operator/addon-operator/pkg/operator"
@@ -64,10 +65,17 @@ func (s *Server) Handler() http.Handler {
 	return mux
 }
 
-// DebugHandler serves the debug API alone, as the unix socket does.
+// DebugHandler serves the debug API and Go's profiles under
+// /debug/pprof/, as the unix socket does. Profiles are not served on the
+// TCP listener: only who may open the socket may profile the process.
 func (s *Server) DebugHandler() http.Handler {
 	mux := http.NewServeMux()
 	s.routeDebug(mux)
+	mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+	mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
 	return mux
 }
 

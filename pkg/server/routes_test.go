@@ -131,7 +131,7 @@ func TestHandlerWithoutMetrics(t *testing.T) {
 	}
 }
 
-func TestDebugHandlerServesOnlyTheDebugAPI(t *testing.T) {
+func TestDebugHandlerServesOnlyTheDebugAPIAndProfiles(t *testing.T) {
 	h := newTestServer(newFakeSource()).DebugHandler()
 	tests := map[string]int{
 		"/debug/queues":                 200,
@@ -140,10 +140,26 @@ func TestDebugHandlerServesOnlyTheDebugAPI(t *testing.T) {
 		"/":                             404,
 		"/healthz":                      404,
 		"/metrics":                      404,
+		"/debug/pprof/":                 200,
+		"/debug/pprof/heap":             200,
+		"/debug/pprof/goroutine":        200,
 	}
 	for path, want := range tests {
 		if rec := get(t, h, http.MethodGet, path); rec.Code != want {
 			t.Errorf("%s: status %d, want %d", path, rec.Code, want)
+		}
+	}
+	// A heap profile is gzipped protobuf, as go tool pprof reads it.
+	if body := get(t, h, http.MethodGet, "/debug/pprof/heap").Body.Bytes(); len(body) < 2 || body[0] != 0x1f || body[1] != 0x8b {
+		t.Errorf("/debug/pprof/heap is not gzipped: % x", body[:min(len(body), 8)])
+	}
+}
+
+func TestProfilesOnlyOnTheSocket(t *testing.T) {
+	h := newTestServer(newFakeSource()).Handler()
+	for _, path := range []string{"/debug/pprof/", "/debug/pprof/heap", "/debug/pprof/cmdline"} {
+		if rec := get(t, h, http.MethodGet, path); rec.Code != http.StatusNotFound {
+			t.Errorf("TCP listener serves %s: status %d, want 404", path, rec.Code)
 		}
 	}
 }
