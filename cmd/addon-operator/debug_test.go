@@ -83,6 +83,7 @@ func runDebug(t *testing.T, args ...string) (string, error) {
 	t.Helper()
 	root := &cobra.Command{Use: "addon-operator", SilenceUsage: true, SilenceErrors: true}
 	root.AddCommand(newDebugCommands()...)
+	root.AddCommand(newProfileCommand())
 	var out bytes.Buffer
 	root.SetOut(&out)
 	root.SetErr(&bytes.Buffer{})
@@ -146,22 +147,8 @@ func checkDebugGolden(t *testing.T, name, got string) {
 // TestDebugOverSocket reaches the operator over a unix socket named by the
 // flag and by the environment.
 func TestDebugOverSocket(t *testing.T) {
-	dir, err := os.MkdirTemp("", "dbg") // short: socket paths are limited to about 100 bytes
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	path := filepath.Join(dir, "debug.socket")
-	var lc net.ListenConfig
-	ln, err := lc.Listen(t.Context(), "unix", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewUnstartedServer(server.New(server.DefaultOptions(), debugSource{}, slog.New(slog.DiscardHandler)).DebugHandler())
-	ts.Listener = ln
-	ts.Start()
-	t.Cleanup(ts.Close)
-
+	path := debugSocket(t)
+	dir := filepath.Dir(path)
 	for name, args := range map[string][]string{
 		"flag": {"module", "list", "-o", "json", "--debug-socket", path},
 		"env":  {"module", "list", "-o", "json"},
@@ -277,4 +264,68 @@ current-context: fake
 		t.Fatal(err)
 	}
 	return path
+}
+
+// debugSocket serves the debug handler over a unix socket and returns its
+// path.
+func debugSocket(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "dbg") // short: socket paths are limited to about 100 bytes
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	path := filepath.Join(dir, "debug.socket")
+	var lc net.ListenConfig
+	ln, err := lc.Listen(t.Context(), "unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewUnstartedServer(server.New(server.DefaultOptions(), debugSource{}, slog.New(slog.DiscardHandler)).DebugHandler())
+	ts.Listener = ln
+	ts.Start()
+	t.Cleanup(ts.Close)
+	return path
+}
+
+func TestProfileCommand(t *testing.T) {
+	path := debugSocket(t)
+	t.Setenv("ADDON_OPERATOR_DEBUG_SOCKET", path)
+	gzipped := func(b []byte) bool { return len(b) > 2 && b[0] == 0x1f && b[1] == 0x8b }
+
+	out, err := runDebug(t, "profile", "heap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !gzipped([]byte(out)) {
+		t.Errorf("profile heap wrote %d bytes that are not a gzipped profile", len(out))
+	}
+
+	file := filepath.Join(t.TempDir(), "goroutine.pb.gz")
+	if out, err := runDebug(t, "profile", "goroutine", "-f", file); err != nil || out != "" {
+		t.Fatalf("profile goroutine -f: %v, stdout %q", err, out)
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !gzipped(data) {
+		t.Errorf("--file holds %d bytes that are not a gzipped profile", len(data))
+	}
+
+	for name, tt := range map[string]struct {
+		args []string
+		want string
+	}{
+		"no socket":        {[]string{"profile", "heap", "--debug-socket", filepath.Join(t.TempDir(), "none")}, "point --debug-socket"},
+		"unknown profile":  {[]string{"profile", "nonsense"}, "profile nonsense"},
+		"negative seconds": {[]string{"profile", "profile", "--seconds", "-1"}, "--seconds -1"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := runDebug(t, tt.args...)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %v, want it to mention %q", err, tt.want)
+			}
+		})
+	}
 }

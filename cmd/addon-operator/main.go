@@ -34,5 +34,6 @@ func newRootCommand() *cobra.Command {
 		},
 	})
 	root.AddCommand(newDebugCommands()...)
+	root.AddCommand(newProfileCommand())
 	return root
 }

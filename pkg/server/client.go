@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -122,35 +123,56 @@ func getJSON[T any](ctx context.Context, c *Client, route string) (T, error) {
 	return out, err
 }
 
-// get decodes the JSON answer of route into out. Failing to connect is
-// ErrUnreachable; an answer other than 200 is a *StatusError.
+// Profile returns the Go profile name (heap, goroutine, allocs, profile
+// for CPU, trace...) of the operator, as go tool pprof reads it; seconds,
+// when above 0, is how long CPU profiles and traces record. Only the debug
+// socket serves profiles.
+func (c *Client) Profile(ctx context.Context, name string, seconds int) ([]byte, error) {
+	route := "/debug/pprof/" + url.PathEscape(name)
+	if seconds > 0 {
+		route += "?seconds=" + strconv.Itoa(seconds)
+	}
+	return c.fetch(ctx, route)
+}
+
+// get decodes the JSON answer of route into out (see fetch).
 func (c *Client) get(ctx context.Context, route string, out any) error {
+	body, err := c.fetch(ctx, route)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(body, out); err != nil {
+		return fmt.Errorf("decode %s: %w", route, err)
+	}
+	return nil
+}
+
+// fetch returns the body of route's answer. Failing to connect is
+// ErrUnreachable; an answer other than 200 is a *StatusError.
+func (c *Client) fetch(ctx context.Context, route string) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+route, http.NoBody)
 	if err != nil {
-		return fmt.Errorf("request %s: %w", route, err)
+		return nil, fmt.Errorf("request %s: %w", route, err)
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
 		var op *net.OpError
 		if errors.As(err, &op) && op.Op == "dial" {
-			return fmt.Errorf("%w at %s: %w", ErrUnreachable, c.where, op.Err)
+			return nil, fmt.Errorf("%w at %s: %w", ErrUnreachable, c.where, op.Err)
 		}
-		return fmt.Errorf("get %s from %s: %w", route, c.where, err)
+		return nil, fmt.Errorf("get %s from %s: %w", route, c.where, err)
 	}
 	defer func() { _ = resp.Body.Close() }()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
 	if err != nil {
-		return fmt.Errorf("read %s: %w", route, err)
+		return nil, fmt.Errorf("read %s: %w", route, err)
 	}
 	if resp.StatusCode != http.StatusOK {
 		var e apiError
 		if json.Unmarshal(body, &e) != nil || e.Error == "" {
 			e.Error = strings.TrimSpace(string(body))
 		}
-		return &StatusError{Code: resp.StatusCode, Message: e.Error}
+		return nil, &StatusError{Code: resp.StatusCode, Message: e.Error}
 	}
-	if err := json.Unmarshal(body, out); err != nil {
-		return fmt.Errorf("decode %s: %w", route, err)
-	}
-	return nil
+	return body, nil
 }

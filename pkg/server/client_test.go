@@ -106,3 +106,36 @@ func TestNewHTTPClient(t *testing.T) {
 		})
 	}
 }
+
+func TestClientProfile(t *testing.T) {
+	srv := newTestServer(newFakeSource())
+	debug := httptest.NewServer(srv.DebugHandler())
+	t.Cleanup(debug.Close)
+	c, err := NewHTTPClient(debug.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	heap, err := c.Profile(t.Context(), "heap", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(heap) < 2 || heap[0] != 0x1f || heap[1] != 0x8b {
+		t.Errorf("heap profile is not gzipped protobuf: % x", heap[:min(len(heap), 8)])
+	}
+	if _, err := c.Profile(t.Context(), "nonsense", 0); err == nil {
+		t.Error("an unknown profile gave no error")
+	}
+
+	// The TCP listener does not serve profiles: a clear 404.
+	tcp := httptest.NewServer(srv.Handler())
+	t.Cleanup(tcp.Close)
+	c, err = NewHTTPClient(tcp.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Profile(t.Context(), "heap", 0)
+	var se *StatusError
+	if !errors.As(err, &se) || se.Code != http.StatusNotFound {
+		t.Errorf("profile over the TCP listener: %v, want a 404 StatusError", err)
+	}
+}
