@@ -19,8 +19,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/addon-operator/addon-operator/pkg/kube"
-	"github.com/addon-operator/addon-operator/pkg/operator"
 	"github.com/addon-operator/addon-operator/pkg/server"
+	"github.com/addon-operator/addon-operator/pkg/status"
 )
 
 // debugOptions are the flags shared by the commands that ask a running
@@ -205,7 +205,7 @@ func writeOutput(w io.Writer, format string, v any, text func(io.Writer) error) 
 	}
 }
 
-func printQueues(w io.Writer, qs []operator.QueueStatus) error {
+func printQueues(w io.Writer, qs []status.QueueStatus) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "QUEUE\tSTATUS\tTASK\tQUEUED\tFAILURES\tLAST ERROR")
 	for _, q := range qs {
@@ -220,7 +220,7 @@ func printQueues(w io.Writer, qs []operator.QueueStatus) error {
 	return tw.Flush()
 }
 
-func printModuleStatuses(w io.Writer, ms []operator.ModuleStatus) error {
+func printModuleStatuses(w io.Writer, ms []status.ModuleStatus) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tENABLED\tDECIDED BY\tPHASE\tREVISION\tLAST ERROR")
 	for _, m := range ms {

@@ -19,8 +19,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/addon-operator/addon-operator/pkg/helm"
-	"github.com/addon-operator/addon-operator/pkg/operator"
 	"github.com/addon-operator/addon-operator/pkg/server"
+	"github.com/addon-operator/addon-operator/pkg/status"
 	"github.com/addon-operator/addon-operator/pkg/values"
 )
 
@@ -30,22 +30,22 @@ type debugSource struct{}
 
 func (debugSource) Ready() bool { return true }
 
-func (debugSource) Modules() []operator.ModuleStatus {
-	return []operator.ModuleStatus{
-		{Name: "ingress", Enabled: true, By: operator.SourceConfigMap, Phase: operator.PhaseFailed, Revision: 2,
+func (debugSource) Modules() []status.ModuleStatus {
+	return []status.ModuleStatus{
+		{Name: "ingress", Enabled: true, By: status.SourceConfigMap, Phase: status.PhaseFailed, Revision: 2,
 			LastError: "upgrade release \"ingress\":\ntimed out"},
-		{Name: "legacy", By: operator.SourceDefault, Phase: operator.PhaseDisabled},
+		{Name: "legacy", By: status.SourceDefault, Phase: status.PhaseDisabled},
 	}
 }
 
-func (debugSource) QueueStatuses() []operator.QueueStatus {
+func (debugSource) QueueStatuses() []status.QueueStatus {
 	queued := time.Date(2026, 5, 4, 10, 30, 0, 0, time.UTC)
-	return []operator.QueueStatus{
-		{Name: "main", Status: "running", Tasks: []operator.TaskStatus{
+	return []status.QueueStatus{
+		{Name: "main", Status: "running", Tasks: []status.TaskStatus{
 			{Description: "ModuleRun ingress", Queued: queued, Failures: 3, LastError: "helm: timed out"},
 			{Description: "Converge", Queued: queued.Add(time.Second)},
 		}},
-		{Name: "monitors", Status: "idle", Tasks: []operator.TaskStatus{}},
+		{Name: "monitors", Status: "idle", Tasks: []status.TaskStatus{}},
 	}
 }
 
@@ -162,7 +162,7 @@ func TestDebugOverSocket(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var ms []operator.ModuleStatus
+			var ms []status.ModuleStatus
 			if err := json.Unmarshal([]byte(got), &ms); err != nil {
 				t.Fatalf("%v:\n%s", err, got)
 			}

@@ -11,8 +11,8 @@ import (
 	"github.com/addon-operator/addon-operator/e2e/operatortest"
 	"github.com/addon-operator/addon-operator/pkg/helm"
 	"github.com/addon-operator/addon-operator/pkg/metrics"
-	"github.com/addon-operator/addon-operator/pkg/operator"
 	"github.com/addon-operator/addon-operator/pkg/server"
+	"github.com/addon-operator/addon-operator/pkg/status"
 	"github.com/addon-operator/addon-operator/pkg/values"
 )
 
@@ -25,21 +25,21 @@ type source struct {
 
 func (s *source) Ready() bool { return s.ready.Load() }
 
-func (s *source) Modules() []operator.ModuleStatus {
-	return []operator.ModuleStatus{
-		{Name: "cert-manager", Enabled: true, By: operator.SourceConfigMap, Phase: operator.PhaseReady, Revision: 4},
-		{Name: "ingress-nginx", Enabled: true, By: operator.SourceStaticCommon, Phase: operator.PhaseFailed, Revision: 1,
+func (s *source) Modules() []status.ModuleStatus {
+	return []status.ModuleStatus{
+		{Name: "cert-manager", Enabled: true, By: status.SourceConfigMap, Phase: status.PhaseReady, Revision: 4},
+		{Name: "ingress-nginx", Enabled: true, By: status.SourceStaticCommon, Phase: status.PhaseFailed, Revision: 1,
 			LastError: `upgrade release "ingress-nginx": timed out`},
-		{Name: "legacy-dashboard", By: operator.SourceDefault, Phase: operator.PhaseDisabled},
+		{Name: "legacy-dashboard", By: status.SourceDefault, Phase: status.PhaseDisabled},
 	}
 }
 
-func (s *source) QueueStatuses() []operator.QueueStatus {
-	return []operator.QueueStatus{
-		{Name: "main", Status: "running", Tasks: []operator.TaskStatus{
+func (s *source) QueueStatuses() []status.QueueStatus {
+	return []status.QueueStatus{
+		{Name: "main", Status: "running", Tasks: []status.TaskStatus{
 			{Description: "ModuleRun ingress-nginx", Queued: time.Now(), Failures: 2, LastError: "helm: timed out"},
 		}},
-		{Name: "cert-sync", Status: "idle", Tasks: []operator.TaskStatus{}},
+		{Name: "cert-sync", Status: "idle", Tasks: []status.TaskStatus{}},
 	}
 }
 

@@ -2,20 +2,8 @@ package operator
 
 import (
 	"fmt"
-)
 
-// Source names what decided a module's enabled state.
-type Source string
-
-// Sources, in the order they are consulted; a later one overrides an earlier
-// one, except that the enabled script may only disable.
-const (
-	SourceDefault       Source = "default"        // nothing said anything: disabled
-	SourceStaticCommon  Source = "static"         // modules/values.yaml
-	SourceStaticModule  Source = "module-values"  // the module's own values.yaml
-	SourceDynamic       Source = "global-hook"    // a global hook's /<key>Enabled patch
-	SourceConfigMap     Source = "configmap"      // the ConfigMap's <key>Enabled
-	SourceEnabledScript Source = "enabled-script" // the module's enabled script
+	"github.com/addon-operator/addon-operator/pkg/status"
 )
 
 // enabledInput is what is known about one module before its enabled script.
@@ -32,7 +20,7 @@ type enabledInput struct {
 type Decision struct {
 	Name    string
 	Enabled bool
-	By      Source
+	By      status.Source
 }
 
 // scriptFunc runs a module's enabled script with the names of the modules
@@ -46,15 +34,15 @@ func decideEnabled(modules []enabledInput, script scriptFunc) ([]Decision, error
 	decisions := make([]Decision, 0, len(modules))
 	var enabled []string
 	for _, m := range modules {
-		d := Decision{Name: m.Name, By: SourceDefault}
+		d := Decision{Name: m.Name, By: status.SourceDefault}
 		for _, s := range []struct {
 			flag *bool
-			by   Source
+			by   status.Source
 		}{
-			{m.Common, SourceStaticCommon},
-			{m.Own, SourceStaticModule},
-			{m.Dynamic, SourceDynamic},
-			{m.ConfigMap, SourceConfigMap},
+			{m.Common, status.SourceStaticCommon},
+			{m.Own, status.SourceStaticModule},
+			{m.Dynamic, status.SourceDynamic},
+			{m.ConfigMap, status.SourceConfigMap},
 		} {
 			if s.flag != nil {
 				d.Enabled, d.By = *s.flag, s.by
@@ -66,7 +54,7 @@ func decideEnabled(modules []enabledInput, script scriptFunc) ([]Decision, error
 				return nil, fmt.Errorf("module %q: enabled script: %w", m.Name, err)
 			}
 			if !ok {
-				d.Enabled, d.By = false, SourceEnabledScript
+				d.Enabled, d.By = false, status.SourceEnabledScript
 			}
 		}
 		if d.Enabled {

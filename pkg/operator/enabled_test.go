@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/addon-operator/addon-operator/pkg/status"
 )
 
 func ptr(b bool) *bool { return &b }
@@ -21,7 +23,7 @@ func TestDecideEnabled(t *testing.T) {
 		{
 			name:    "nothing said: disabled by default",
 			modules: []enabledInput{{Name: "a"}},
-			want:    []Decision{{Name: "a", Enabled: false, By: SourceDefault}},
+			want:    []Decision{{Name: "a", Enabled: false, By: status.SourceDefault}},
 		},
 		{
 			name: "each later source overrides the earlier",
@@ -33,11 +35,11 @@ func TestDecideEnabled(t *testing.T) {
 				{Name: "configmap-on", Common: ptr(false), ConfigMap: ptr(true)},
 			},
 			want: []Decision{
-				{Name: "common", Enabled: true, By: SourceStaticCommon},
-				{Name: "own", Enabled: false, By: SourceStaticModule},
-				{Name: "dynamic", Enabled: true, By: SourceDynamic},
-				{Name: "configmap", Enabled: false, By: SourceConfigMap},
-				{Name: "configmap-on", Enabled: true, By: SourceConfigMap},
+				{Name: "common", Enabled: true, By: status.SourceStaticCommon},
+				{Name: "own", Enabled: false, By: status.SourceStaticModule},
+				{Name: "dynamic", Enabled: true, By: status.SourceDynamic},
+				{Name: "configmap", Enabled: false, By: status.SourceConfigMap},
+				{Name: "configmap-on", Enabled: true, By: status.SourceConfigMap},
 			},
 		},
 		{
@@ -50,17 +52,17 @@ func TestDecideEnabled(t *testing.T) {
 			},
 			scripts: map[string]bool{"b": false, "c": true, "d": true},
 			want: []Decision{
-				{Name: "a", Enabled: true, By: SourceStaticCommon},
-				{Name: "b", Enabled: false, By: SourceEnabledScript},
-				{Name: "c", Enabled: true, By: SourceStaticCommon},
-				{Name: "d", Enabled: true, By: SourceStaticCommon},
+				{Name: "a", Enabled: true, By: status.SourceStaticCommon},
+				{Name: "b", Enabled: false, By: status.SourceEnabledScript},
+				{Name: "c", Enabled: true, By: status.SourceStaticCommon},
+				{Name: "d", Enabled: true, By: status.SourceStaticCommon},
 			},
 			wantSeen: map[string][]string{"b": {"a"}, "c": {"a"}, "d": {"a", "c"}},
 		},
 		{
 			name:    "script cannot enable: not run for a disabled module",
 			modules: []enabledInput{{Name: "a", ConfigMap: ptr(false), HasScript: true}},
-			want:    []Decision{{Name: "a", Enabled: false, By: SourceConfigMap}},
+			want:    []Decision{{Name: "a", Enabled: false, By: status.SourceConfigMap}},
 		},
 	}
 	for _, tt := range tests {

@@ -11,6 +11,7 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/config"
 	"github.com/addon-operator/addon-operator/pkg/hook"
 	"github.com/addon-operator/addon-operator/pkg/module"
+	"github.com/addon-operator/addon-operator/pkg/status"
 	"github.com/addon-operator/addon-operator/pkg/values"
 )
 
@@ -21,9 +22,9 @@ func (o *Operator) handle(ctx context.Context, t task) ([]task, error) {
 	moduleTask := t.Kind == taskModuleDelete
 	if moduleTask {
 		o.state.update(t.Module, func(s *moduleState) {
-			s.Phase = PhaseRunning
+			s.Phase = status.PhaseRunning
 			if t.Kind == taskModuleDelete {
-				s.Phase = PhaseDeleting
+				s.Phase = status.PhaseDeleting
 			}
 		})
 	}
@@ -131,7 +132,7 @@ func (o *Operator) plan(ctx context.Context) ([]task, error) {
 			s.Enabled, s.By = d.Enabled, d.By
 			if p.Startup[d.Name] {
 				s.StartupDone = false
-				s.Phase = PhaseWaiting
+				s.Phase = status.PhaseWaiting
 			}
 		})
 	}
@@ -331,13 +332,13 @@ func (o *Operator) moduleByKey(key string) (string, bool) {
 }
 
 // phaseAfter is a module's phase once a run or delete task returned.
-func phaseAfter(k taskKind, enabled bool, err error) Phase {
+func phaseAfter(k taskKind, enabled bool, err error) status.Phase {
 	switch {
 	case err != nil:
-		return PhaseFailed
+		return status.PhaseFailed
 	case k == taskModuleDelete || !enabled:
-		return PhaseDisabled
+		return status.PhaseDisabled
 	default:
-		return PhaseReady
+		return status.PhaseReady
 	}
 }

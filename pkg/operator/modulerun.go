@@ -8,6 +8,7 @@ import (
 
 	"github.com/addon-operator/addon-operator/pkg/hook"
 	"github.com/addon-operator/addon-operator/pkg/module"
+	"github.com/addon-operator/addon-operator/pkg/status"
 )
 
 // orderGroups splits the modules to run into groups of equal order, in
@@ -64,7 +65,7 @@ func (o *Operator) attempt(ctx context.Context, name string) (bool, error) {
 	}
 	start := o.clock.Now()
 	defer o.pause(name)()
-	o.state.update(name, func(s *moduleState) { s.Phase = PhaseRunning })
+	o.state.update(name, func(s *moduleState) { s.Phase = status.PhaseRunning })
 	failuresBefore := o.pool.failures(name)
 	again, err := o.runModule(ctx, name)
 	o.recordModuleEvent(name, failuresBefore, err)

@@ -8,6 +8,7 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/config"
 	"github.com/addon-operator/addon-operator/pkg/helm"
 	"github.com/addon-operator/addon-operator/pkg/module"
+	"github.com/addon-operator/addon-operator/pkg/status"
 	"github.com/addon-operator/addon-operator/pkg/values"
 )
 
@@ -23,12 +24,12 @@ type Offline struct {
 
 // ModuleInfo describes one module for listings.
 type ModuleInfo struct {
-	Name    string `json:"name"`
-	Order   int    `json:"order"`
-	Enabled bool   `json:"enabled"`
-	By      Source `json:"decidedBy"`
-	Helm    bool   `json:"helm"`
-	Path    string `json:"path"`
+	Name    string        `json:"name"`
+	Order   int           `json:"order"`
+	Enabled bool          `json:"enabled"`
+	By      status.Source `json:"decidedBy"`
+	Helm    bool          `json:"helm"`
+	Path    string        `json:"path"`
 }
 
 // NewOffline discovers modules as the operator would and takes cfg as the

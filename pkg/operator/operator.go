@@ -23,6 +23,7 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/module"
 	"github.com/addon-operator/addon-operator/pkg/queue"
 	"github.com/addon-operator/addon-operator/pkg/schedule"
+	"github.com/addon-operator/addon-operator/pkg/status"
 	"github.com/addon-operator/addon-operator/pkg/values"
 )
 
@@ -303,7 +304,7 @@ func (o *Operator) configErr() error {
 func (o *Operator) Ready() bool { return o.ready.Load() }
 
 // Modules returns every module's status, in module order.
-func (o *Operator) Modules() []ModuleStatus { return o.state.snapshot() }
+func (o *Operator) Modules() []status.ModuleStatus { return o.state.snapshot() }
 
 // Queues returns a snapshot of every queue, main first.
 func (o *Operator) Queues() []queue.Snapshot[task] { return o.queues.snapshots() }

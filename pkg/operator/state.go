@@ -3,12 +3,14 @@ package operator
 import (
 	"slices"
 	"sync"
+
+	"github.com/addon-operator/addon-operator/pkg/status"
 )
 
 // moduleState is what the operator remembers about one module between runs.
 type moduleState struct {
 	Enabled bool
-	By      Source
+	By      status.Source
 	// Hooks are loaded on the module's first run; nil until then.
 	Hooks []*loadedHook
 	// StartupDone is set once onStartup hooks ran after the module was
@@ -22,21 +24,8 @@ type moduleState struct {
 	// LastError is the last failure of a run or delete, "" after success.
 	LastError string
 	// Phase is where the module is: see the Phase constants.
-	Phase Phase
+	Phase status.Phase
 }
-
-// Phase is a module's place in its lifecycle, for status pages.
-type Phase string
-
-// Phases.
-const (
-	PhaseDisabled Phase = "Disabled"
-	PhaseWaiting  Phase = "Waiting"  // enabled, its run not done yet
-	PhaseRunning  Phase = "Running"  // a run or delete is in progress
-	PhaseReady    Phase = "Ready"    // the last run succeeded
-	PhaseFailed   Phase = "Failed"   // the last run failed; it is retried
-	PhaseDeleting Phase = "Deleting" // being uninstalled
-)
 
 // states holds every module's state. The main queue worker writes it; the
 // mutex lets status readers in.
@@ -90,28 +79,18 @@ func (s *states) enabledSet() map[string]bool {
 	return set
 }
 
-// ModuleStatus is a module's state for status pages and tests.
-type ModuleStatus struct {
-	Name      string `json:"name"`
-	Enabled   bool   `json:"enabled"`
-	By        Source `json:"decidedBy"`
-	Phase     Phase  `json:"phase"`
-	Revision  int    `json:"revision,omitempty"`
-	LastError string `json:"lastError,omitempty"`
-}
-
 // snapshot returns every module's status in module order.
-func (s *states) snapshot() []ModuleStatus {
+func (s *states) snapshot() []status.ModuleStatus {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	out := make([]ModuleStatus, 0, len(s.order))
+	out := make([]status.ModuleStatus, 0, len(s.order))
 	for _, n := range slices.Clone(s.order) {
 		st := s.byName[n]
 		phase := st.Phase
 		if phase == "" {
-			phase = PhaseDisabled
+			phase = status.PhaseDisabled
 		}
-		out = append(out, ModuleStatus{Name: n, Enabled: st.Enabled, By: st.By, Phase: phase, Revision: st.Revision, LastError: st.LastError})
+		out = append(out, status.ModuleStatus{Name: n, Enabled: st.Enabled, By: st.By, Phase: phase, Revision: st.Revision, LastError: st.LastError})
 	}
 	return out
 }

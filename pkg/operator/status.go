@@ -3,36 +3,20 @@ package operator
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/addon-operator/addon-operator/pkg/helm"
+	"github.com/addon-operator/addon-operator/pkg/status"
 	"github.com/addon-operator/addon-operator/pkg/values"
 )
 
-// QueueStatus is one queue as status pages and the debug CLI show it.
-type QueueStatus struct {
-	Name   string `json:"name"`
-	Status string `json:"status"`
-	// Tasks lists the running task first, then the queued ones.
-	Tasks []TaskStatus `json:"tasks"`
-}
-
-// TaskStatus is one task of a queue.
-type TaskStatus struct {
-	Description string    `json:"description"`
-	Queued      time.Time `json:"queued"`
-	Failures    int       `json:"failures,omitempty"`
-	LastError   string    `json:"lastError,omitempty"`
-}
-
 // QueueStatuses returns every queue, main first.
-func (o *Operator) QueueStatuses() []QueueStatus {
+func (o *Operator) QueueStatuses() []status.QueueStatus {
 	snaps := o.queues.snapshots()
-	out := make([]QueueStatus, 0, len(snaps))
+	out := make([]status.QueueStatus, 0, len(snaps))
 	for _, s := range snaps {
-		qs := QueueStatus{Name: s.Name, Status: s.Status, Tasks: make([]TaskStatus, 0, len(s.Items))}
+		qs := status.QueueStatus{Name: s.Name, Status: s.Status, Tasks: make([]status.TaskStatus, 0, len(s.Items))}
 		for _, it := range s.Items {
-			qs.Tasks = append(qs.Tasks, TaskStatus{Description: it.Task.String(), Queued: it.Queued, Failures: it.Failures, LastError: it.LastError})
+			qs.Tasks = append(qs.Tasks, status.TaskStatus{Description: it.Task.String(), Queued: it.Queued, Failures: it.Failures, LastError: it.LastError})
 		}
 		out = append(out, qs)
 	}

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/addon-operator/addon-operator/pkg/operator"
+	"github.com/addon-operator/addon-operator/pkg/status"
 	"github.com/addon-operator/addon-operator/pkg/values"
 )
 
@@ -78,13 +78,13 @@ func NewHTTPClient(address string) (*Client, error) {
 }
 
 // Queues returns every queue with its tasks.
-func (c *Client) Queues(ctx context.Context) ([]operator.QueueStatus, error) {
-	return getJSON[[]operator.QueueStatus](ctx, c, "/debug/queues")
+func (c *Client) Queues(ctx context.Context) ([]status.QueueStatus, error) {
+	return getJSON[[]status.QueueStatus](ctx, c, "/debug/queues")
 }
 
 // Modules returns every module's status.
-func (c *Client) Modules(ctx context.Context) ([]operator.ModuleStatus, error) {
-	return getJSON[[]operator.ModuleStatus](ctx, c, "/debug/modules")
+func (c *Client) Modules(ctx context.Context) ([]status.ModuleStatus, error) {
+	return getJSON[[]status.ModuleStatus](ctx, c, "/debug/modules")
 }
 
 // ModuleValues returns a module's effective values, {global, <moduleKey>}.

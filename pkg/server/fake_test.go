@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/addon-operator/addon-operator/pkg/helm"
-	"github.com/addon-operator/addon-operator/pkg/operator"
+	"github.com/addon-operator/addon-operator/pkg/status"
 	"github.com/addon-operator/addon-operator/pkg/values"
 )
 
@@ -17,8 +17,8 @@ var update = flag.Bool("update", false, "rewrite golden files in testdata/") //n
 // fakeSource is a Source over fixed data.
 type fakeSource struct {
 	ready     bool
-	modules   []operator.ModuleStatus
-	queues    []operator.QueueStatus
+	modules   []status.ModuleStatus
+	queues    []status.QueueStatus
 	global    values.Values
 	config    values.Values
 	values    map[string]values.Values
@@ -28,8 +28,8 @@ type fakeSource struct {
 }
 
 func (f *fakeSource) Ready() bool                                  { return f.ready }
-func (f *fakeSource) Modules() []operator.ModuleStatus             { return f.modules }
-func (f *fakeSource) QueueStatuses() []operator.QueueStatus        { return f.queues }
+func (f *fakeSource) Modules() []status.ModuleStatus               { return f.modules }
+func (f *fakeSource) QueueStatuses() []status.QueueStatus          { return f.queues }
 func (f *fakeSource) GlobalValues() values.Values                  { return f.global }
 func (f *fakeSource) GlobalConfig() values.Values                  { return f.config }
 func (f *fakeSource) ModuleValues(n string) (values.Values, error) { return lookup(f.values, n) }
@@ -57,18 +57,18 @@ func newFakeSource() *fakeSource {
 	queued := time.Date(2026, 5, 4, 10, 30, 0, 0, time.UTC)
 	return &fakeSource{
 		ready: true,
-		modules: []operator.ModuleStatus{
-			{Name: "cert-manager", Enabled: true, By: operator.SourceConfigMap, Phase: operator.PhaseReady, Revision: 3},
-			{Name: "ingress", Enabled: true, By: operator.SourceStaticCommon, Phase: operator.PhaseFailed, Revision: 1,
+		modules: []status.ModuleStatus{
+			{Name: "cert-manager", Enabled: true, By: status.SourceConfigMap, Phase: status.PhaseReady, Revision: 3},
+			{Name: "ingress", Enabled: true, By: status.SourceStaticCommon, Phase: status.PhaseFailed, Revision: 1,
 				LastError: "upgrade release \"ingress\": <script>alert(1)</script>"},
-			{Name: "legacy", By: operator.SourceDefault, Phase: operator.PhaseDisabled},
+			{Name: "legacy", By: status.SourceDefault, Phase: status.PhaseDisabled},
 		},
-		queues: []operator.QueueStatus{
-			{Name: "main", Status: "running", Tasks: []operator.TaskStatus{
+		queues: []status.QueueStatus{
+			{Name: "main", Status: "running", Tasks: []status.TaskStatus{
 				{Description: "ModuleRun ingress", Queued: queued, Failures: 4, LastError: "helm: timeout"},
 				{Description: "Converge", Queued: queued.Add(time.Second)},
 			}},
-			{Name: "monitors", Status: "idle", Tasks: []operator.TaskStatus{}},
+			{Name: "monitors", Status: "idle", Tasks: []status.TaskStatus{}},
 		},
 		global:  values.Values{"clusterName": "test", "enabledModules": []any{"cert-manager", "ingress"}},
 		config:  values.Values{"clusterName": "test"},

@@ -10,7 +10,7 @@ import (
 	"net/http/pprof"
 	"slices"
 
-	"github.com/addon-operator/addon-operator/pkg/operator"
+	"github.com/addon-operator/addon-operator/pkg/status"
 )
 
 // Rendered is the wire form of a module's rendered chart.
@@ -115,7 +115,7 @@ func (s *Server) routeDebug(mux *http.ServeMux) {
 func (s *Server) moduleRoute(get func(ctx context.Context, name string) (any, error)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		name := r.PathValue("name")
-		known := slices.ContainsFunc(s.src.Modules(), func(m operator.ModuleStatus) bool { return m.Name == name })
+		known := slices.ContainsFunc(s.src.Modules(), func(m status.ModuleStatus) bool { return m.Name == name })
 		if !known {
 			writeJSON(w, http.StatusNotFound, apiError{Error: fmt.Sprintf("no module %q", name)})
 			return

@@ -20,7 +20,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/addon-operator/addon-operator/pkg/helm"
-	"github.com/addon-operator/addon-operator/pkg/operator"
+	"github.com/addon-operator/addon-operator/pkg/status"
 	"github.com/addon-operator/addon-operator/pkg/values"
 )
 
@@ -97,9 +97,9 @@ type Source interface {
 	// Ready reports whether the first converge has finished.
 	Ready() bool
 	// Modules returns every module's status, in module order.
-	Modules() []operator.ModuleStatus
+	Modules() []status.ModuleStatus
 	// QueueStatuses returns every queue with its tasks, main first.
-	QueueStatuses() []operator.QueueStatus
+	QueueStatuses() []status.QueueStatus
 	// GlobalValues returns the effective global values, hook patches
 	// included; GlobalConfig the global section of the ConfigMap.
 	GlobalValues() values.Values

@@ -7,7 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 
-	"github.com/addon-operator/addon-operator/pkg/operator"
+	"github.com/addon-operator/addon-operator/pkg/status"
 )
 
 //go:embed status.html
@@ -20,8 +20,8 @@ const refreshSeconds = 5
 type statusData struct {
 	Ready          bool
 	RefreshSeconds int
-	Modules        []operator.ModuleStatus
-	Queues         []operator.QueueStatus
+	Modules        []status.ModuleStatus
+	Queues         []status.QueueStatus
 }
 
 // statusTemplate parses the embedded status page; it is fixed at build

@@ -1,0 +1,59 @@
+// Package status holds the operator's state as its status page, debug
+// API and debug CLI show it: the wire types that the operator produces and
+// the server serves, so that neither has to import the other.
+package status
+
+import "time"
+
+// Source names what decided a module's enabled state.
+type Source string
+
+// Sources, in the order they are consulted; a later one overrides an earlier
+// one, except that the enabled script may only disable.
+const (
+	SourceDefault       Source = "default"        // nothing said anything: disabled
+	SourceStaticCommon  Source = "static"         // modules/values.yaml
+	SourceStaticModule  Source = "module-values"  // the module's own values.yaml
+	SourceDynamic       Source = "global-hook"    // a global hook's /<key>Enabled patch
+	SourceConfigMap     Source = "configmap"      // the ConfigMap's <key>Enabled
+	SourceEnabledScript Source = "enabled-script" // the module's enabled script
+)
+
+// Phase is a module's place in its lifecycle, for status pages.
+type Phase string
+
+// Phases.
+const (
+	PhaseDisabled Phase = "Disabled"
+	PhaseWaiting  Phase = "Waiting"  // enabled, its run not done yet
+	PhaseRunning  Phase = "Running"  // a run or delete is in progress
+	PhaseReady    Phase = "Ready"    // the last run succeeded
+	PhaseFailed   Phase = "Failed"   // the last run failed; it is retried
+	PhaseDeleting Phase = "Deleting" // being uninstalled
+)
+
+// ModuleStatus is a module's state.
+type ModuleStatus struct {
+	Name      string `json:"name"`
+	Enabled   bool   `json:"enabled"`
+	By        Source `json:"decidedBy"`
+	Phase     Phase  `json:"phase"`
+	Revision  int    `json:"revision,omitempty"`
+	LastError string `json:"lastError,omitempty"`
+}
+
+// QueueStatus is one queue as status pages and the debug CLI show it.
+type QueueStatus struct {
+	Name   string `json:"name"`
+	Status string `json:"status"`
+	// Tasks lists the running task first, then the queued ones.
+	Tasks []TaskStatus `json:"tasks"`
+}
+
+// TaskStatus is one task of a queue.
+type TaskStatus struct {
+	Description string    `json:"description"`
+	Queued      time.Time `json:"queued"`
+	Failures    int       `json:"failures,omitempty"`
+	LastError   string    `json:"lastError,omitempty"`
+}
