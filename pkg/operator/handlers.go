@@ -181,9 +181,33 @@ func (o *Operator) convergeDone(t task) []task {
 		o.recorder.Converge(o.clock.Since(o.convergeStart), nil)
 	}
 	if o.ready.CompareAndSwap(false, true) {
-		o.log.Info("first converge done", slog.Duration("duration", o.clock.Since(o.startedAt)))
+		o.logFirstConverge()
 	}
 	return nil
+}
+
+// logFirstConverge says the first converge is done and, when some enabled
+// modules' runs failed (they keep retrying), which.
+func (o *Operator) logFirstConverge() {
+	var failed []string
+	enabled := 0
+	for _, m := range o.state.snapshot() {
+		if !m.Enabled {
+			continue
+		}
+		enabled++
+		if m.Phase == status.PhaseFailed {
+			failed = append(failed, m.Name)
+		}
+	}
+	took, count := slog.Duration("duration", o.clock.Since(o.startedAt)), slog.Int("enabled", enabled)
+	if len(failed) == 0 {
+		o.log.Info("first converge done", took, count)
+		return
+	}
+	// Same message, so that whoever waits for it finds it; the level and
+	// the failed list tell.
+	o.log.Warn("first converge done", took, count, slog.Any("failed", failed), slog.String("note", "failed modules keep retrying"))
 }
 
 // moduleHooks loads a module's hooks on first use and caches them.

@@ -1,7 +1,10 @@
 package operator
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -382,4 +385,66 @@ func TestPatchConfig(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestFirstConvergeNamesFailedModules(t *testing.T) {
+	for name, tt := range map[string]struct {
+		fail       func(call string) error
+		wantLevel  string
+		wantFailed []any
+	}{
+		"all ready": {wantLevel: "INFO"},
+		"a fails": {
+			fail: func(call string) error {
+				if call == "a:beforeHelm" {
+					return errors.New("exit status 1")
+				}
+				return nil
+			},
+			wantLevel: "WARN", wantFailed: []any{"a"},
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			op, _ := newTestOperator(t, &fakeRunner{fail: tt.fail})
+			var buf syncBuffer
+			op.log = slog.New(slog.NewJSONHandler(&buf, nil))
+			runUntil(t, op, op.ready.Load)
+			var line map[string]any
+			for _, l := range strings.Split(buf.String(), "\n") {
+				if strings.Contains(l, `"msg":"first converge done"`) {
+					if err := json.Unmarshal([]byte(l), &line); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			if line == nil {
+				t.Fatalf("no first converge line in:\n%s", buf.String())
+			}
+			if line["level"] != tt.wantLevel || line["enabled"] != float64(2) {
+				t.Errorf("level %v, enabled %v; want %s, 2", line["level"], line["enabled"], tt.wantLevel)
+			}
+			failed, _ := line["failed"].([]any)
+			if diff := cmp.Diff(tt.wantFailed, failed); diff != "" {
+				t.Errorf("failed (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the concurrent writes of a logger.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
