@@ -50,8 +50,11 @@ type Outcome struct {
 	// uninstalling, or unknown) by an interrupted operation and was marked
 	// failed before upgrading.
 	Recovered bool
-	// Manifest is the release's rendered objects (Rendered.Manifest): what
-	// the cluster now holds for it, for healing and drift checks.
+	// Manifest is the objects of the release's revision in force (the
+	// new one, or the current one when Skipped), as Helm stored them: what
+	// the cluster holds for it, for healing and drift checks. Unlike
+	// Rendered.Manifest it is rendered with the revision's true
+	// .Release.Revision and .Release.IsInstall.
 	Manifest string
 }
 
@@ -105,9 +108,9 @@ func (c *Client) Apply(ctx context.Context, r Release) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, fmt.Errorf("apply release %q: %w", r.Name, err)
 	}
-	out := Outcome{Checksum: rendered.Checksum, Reason: reason, Missing: missing, Manifest: rendered.Manifest}
+	out := Outcome{Checksum: rendered.Checksum, Reason: reason, Missing: missing}
 	if reason == "" {
-		out.Skipped, out.Revision = true, last.Version
+		out.Skipped, out.Revision, out.Manifest = true, last.Version, last.Manifest
 		c.log.DebugContext(ctx, "release up to date", "release", r.Name, "duration", time.Since(start))
 		return out, nil
 	}
@@ -119,7 +122,7 @@ func (c *Client) Apply(ctx context.Context, r Release) (Outcome, error) {
 	if err != nil {
 		return out, fmt.Errorf("apply release %q: %w", r.Name, err)
 	}
-	out.Revision = rel.Version
+	out.Revision, out.Manifest = rel.Version, rel.Manifest
 	c.log.DebugContext(ctx, "release deployed", "release", r.Name, "duration", time.Since(start))
 	return out, nil
 }

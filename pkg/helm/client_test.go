@@ -296,3 +296,41 @@ func TestApplyRenderError(t *testing.T) {
 		t.Errorf("a failed render left a release: Status err = %v", err)
 	}
 }
+
+// TestOutcomeManifestIsTheRevisionInForce: drift checks and healing compare
+// the cluster with Outcome.Manifest, so it must be rendered with the
+// revision's own .Release values, not those of the checksum render.
+func TestOutcomeManifestIsTheRevisionInForce(t *testing.T) {
+	env := newTestEnv(t)
+	dir := writeFiles(t, map[string]string{"templates/cm.yaml": `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: rev
+data:
+  revision: {{ .Release.Revision | quote }}
+  install: {{ .Release.IsInstall | quote }}
+  greeting: {{ .Values.rev.greeting | quote }}
+`})
+	release := func(greeting string) Release {
+		return Release{Name: "rev", ChartDir: dir, Values: map[string]any{"global": map[string]any{}, "rev": map[string]any{"greeting": greeting}}}
+	}
+	steps := []struct {
+		greeting string
+		want     []string
+	}{
+		{"hello", []string{`revision: "1"`, `install: "true"`}},
+		{"bye", []string{`revision: "2"`, `install: "false"`}},
+		{"bye", []string{`revision: "2"`, `install: "false"`}}, // skipped: still revision 2
+	}
+	for i, step := range steps {
+		out, err := env.client.Apply(t.Context(), release(step.greeting))
+		if err != nil {
+			t.Fatalf("step %d: %v", i+1, err)
+		}
+		for _, want := range step.want {
+			if !strings.Contains(out.Manifest, want) {
+				t.Errorf("step %d (revision %d, skipped %v): manifest lacks %s:\n%s", i+1, out.Revision, out.Skipped, want, out.Manifest)
+			}
+		}
+	}
+}
