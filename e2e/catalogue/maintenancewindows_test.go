@@ -1,8 +1,6 @@
 package catalogue
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -13,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
-	"sigs.k8s.io/yaml"
 )
 
 const windowsCRD = "maintenancewindows.catalogue.addon-operator.io"
@@ -63,10 +60,6 @@ func (h *harness) windows() map[string]any {
 	return out
 }
 
-// missingCRDError is how the module's run fails when its CRD is not
-// installed.
-const missingCRDError = `no matches for kind "MaintenanceWindow"`
-
 // crdExists reports whether the module's CRD exists.
 func crdExists(t *testing.T) bool {
 	t.Helper()
@@ -81,44 +74,11 @@ func crdExists(t *testing.T) bool {
 	return err == nil
 }
 
-// ensureCRD waits for the module's CRD to be established. An operator
-// that does not apply a module's crds/ (HEAD before the CRD wiring lands)
-// fails the module's runs for want of it; then the test does what an
-// administrator would: it applies crds/ (as `kubectl apply -f crds/`) and
-// restarts the operator, since a running operator does not see CRDs made
-// after its first render (see TestCRDAfterAnotherChart), and goes on to
-// check what works, the chart's custom resources and its hook.
+// ensureCRD waits for the operator to apply the module's CRD from crds/
+// and the API server to establish it.
 func ensureCRD(t *testing.T, h *harness) {
 	t.Helper()
-	h.Poll("the CRD or the module's failure for want of it", func() bool {
-		return crdEstablished(t) || h.CountLog("module run failed, will retry", map[string]string{"module": "maintenance-windows", "error": missingCRDError}) > 0
-	})
-	if crdExists(t) {
-		h.Poll("the CRD to be established", func() bool { return crdEstablished(t) })
-		return // the operator applied crds/
-	}
-	t.Logf("the operator did not apply %s from crds/: applying it in the test and restarting the operator", windowsCRD)
-	h.Stop()
-	data, err := os.ReadFile(filepath.Join(repoDir(), "modules", "040-maintenance-windows", "crds", "maintenancewindows.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var crd apiextensionsv1.CustomResourceDefinition
-	if err := yaml.UnmarshalStrict(data, &crd); err != nil {
-		t.Fatal(err)
-	}
-	ext, err := apiextensionsclient.NewForConfig(cp.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = ext.ApiextensionsV1().CustomResourceDefinitions().Create(t.Context(), &crd, metav1.CreateOptions{})
-	if err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatalf("create CRD: %v", err)
-	}
-	h.Poll("the CRD to be established", func() bool { return crdEstablished(t) })
-	converges := h.CountLog("first converge done", nil)
-	h.start()
-	h.WaitLog(converges+1, "first converge done", nil)
+	h.Poll("the CRD from crds/ to be established", func() bool { return crdEstablished(t) })
 }
 
 // TestCRDAfterAnotherChart enables maintenance-windows together with
@@ -190,7 +150,7 @@ func TestMaintenanceWindows(t *testing.T) {
 	if got := h.ConfigMapData("maintenance-windows-installed")["windows"]; got != "nightly" {
 		t.Errorf("hook ConfigMap windows %q, want nightly", got)
 	}
-	if f := h.failures(missingCRDError); len(f) != 0 {
+	if f := h.failures(); len(f) != 0 {
 		t.Errorf("failed tasks or module runs: %q, want none", f)
 	}
 }
