@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"helm.sh/helm/v3/pkg/action"
@@ -55,6 +56,69 @@ func readAbandoned(cfg *action.Configuration, name string) ([]*release.Release, 
 		return nil, fmt.Errorf("read history: %w", err)
 	}
 	return abandonedRevisions(history), nil
+}
+
+// revisionRange is LabelCleanup's value for abandoned, "first-last", or
+// "null" (which Helm's upgrade takes as: drop the label) when it is empty.
+func revisionRange(abandoned []*release.Release) string {
+	if len(abandoned) == 0 {
+		return "null"
+	}
+	return strconv.Itoa(abandoned[0].Version) + "-" + strconv.Itoa(abandoned[len(abandoned)-1].Version)
+}
+
+// parseRevisionRange parses a LabelCleanup value.
+func parseRevisionRange(s string) (first, last int, err error) {
+	a, b, ok := strings.Cut(s, "-")
+	first, err1 := strconv.Atoi(a)
+	last, err2 := strconv.Atoi(b)
+	if !ok || err1 != nil || err2 != nil || first < 1 || last < first {
+		return 0, 0, fmt.Errorf("label %s=%q: want first-last revision numbers", LabelCleanup, s)
+	}
+	return first, last, nil
+}
+
+// resumeCleanup finishes the deletion that a deployed last revision still
+// marks with LabelCleanup (see upgradeOver): an earlier Apply was stopped
+// between the upgrade and the deletion.
+func (c *Client) resumeCleanup(ctx context.Context, cfg *action.Configuration, last *release.Release) error {
+	if last == nil || last.Info.Status != release.StatusDeployed || last.Labels[LabelCleanup] == "" {
+		return nil
+	}
+	first, end, err := parseRevisionRange(last.Labels[LabelCleanup])
+	if err != nil {
+		return err
+	}
+	history, err := cfg.Releases.History(last.Name)
+	if err != nil {
+		return fmt.Errorf("read history: %w", err)
+	}
+	var left []*release.Release
+	for _, rel := range history {
+		if rel.Version >= first && rel.Version <= end && rel.Version < last.Version {
+			left = append(left, rel)
+		}
+	}
+	slices.SortFunc(left, func(a, b *release.Release) int { return a.Version - b.Version })
+	c.log.InfoContext(ctx, "resuming deletion of objects left by interrupted revisions", "release", last.Name,
+		"revision", last.Version, "revisions", last.Labels[LabelCleanup])
+	return c.cleanup(ctx, cfg, last, left)
+}
+
+// cleanup deletes the objects of the abandoned revisions that rel dropped
+// (see deleteAbandoned), then removes rel's LabelCleanup.
+func (c *Client) cleanup(ctx context.Context, cfg *action.Configuration, rel *release.Release, abandoned []*release.Release) error {
+	if err := c.deleteAbandoned(ctx, cfg, rel, abandoned); err != nil {
+		return err
+	}
+	if _, ok := rel.Labels[LabelCleanup]; !ok {
+		return nil
+	}
+	delete(rel.Labels, LabelCleanup)
+	if err := cfg.Releases.Update(rel); err != nil {
+		return fmt.Errorf("remove label %s from revision %d: %w", LabelCleanup, rel.Version, err)
+	}
+	return nil
 }
 
 // deleteAbandoned deletes the objects of the abandoned revisions that rel,

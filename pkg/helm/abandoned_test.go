@@ -2,6 +2,7 @@ package helm
 
 import (
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -183,5 +184,89 @@ func TestApplyRetriesFailedDeletionOfInterruptedObjects(t *testing.T) {
 	want := []string{"ConfigMap/echo (echo)", "ConfigMap/echo-gen-3 (echo)", "ConfigMap/kept (echo)"}
 	if diff := cmp.Diff(want, cluster.inventory()); diff != "" {
 		t.Errorf("objects (-want +got):\n%s", diff)
+	}
+}
+
+// TestApplyResumesCleanupAfterAKill: killed after Helm recorded the
+// upgrade deployed but before the objects of the interrupted revision were
+// deleted, the next Apply deletes them.
+func TestApplyResumesCleanupAfterAKill(t *testing.T) {
+	env, cluster := newTestEnv(t), newFakeCluster()
+	env.kube = cluster
+	dir := genChart(t)
+	if _, err := env.client.Apply(t.Context(), genRelease(dir, "1")); err != nil {
+		t.Fatalf("install: %v", err)
+	}
+	interruptUpgrade(t, env, cluster, genRelease(dir, "2"), release.StatusPendingUpgrade, nil)
+
+	// The state a kill right after Helm's upgrade leaves: revision 3
+	// deployed, still marked, gen-2 still there. (Failing deletes stop
+	// Apply at that point; the revision is then set back to deployed.)
+	cluster.failDeletes(errors.New("killed"))
+	if _, err := env.client.Apply(t.Context(), genRelease(dir, "3")); err == nil {
+		t.Fatal("apply with deletes failing succeeded")
+	}
+	rel, err := env.store.Get("echo", 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rel.Labels[LabelCleanup]; got != "2-2" {
+		t.Fatalf("revision 3 label %s = %q, want 2-2", LabelCleanup, got)
+	}
+	rel.SetStatus(release.StatusDeployed, "upgrade complete")
+	if err := env.store.Update(rel); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(cluster.inventory(), "ConfigMap/echo-gen-2 (echo)") {
+		t.Fatalf("setup: gen-2 is gone already: %v", cluster.inventory())
+	}
+
+	// The next change upgrades from revision 3, whose manifest does not
+	// hold gen-2: Helm alone would leave it.
+	cluster.failDeletes(nil)
+	out, err := env.client.Apply(t.Context(), genRelease(dir, "4"))
+	if err != nil {
+		t.Fatalf("apply after the kill: %v", err)
+	}
+	if out.Revision != 4 || out.Recovered {
+		t.Errorf("outcome = %+v, want revision 4, not recovered", out)
+	}
+	want := []string{"ConfigMap/echo (echo)", "ConfigMap/echo-gen-4 (echo)", "ConfigMap/kept (echo)"}
+	if diff := cmp.Diff(want, cluster.inventory()); diff != "" {
+		t.Errorf("objects (-want +got):\n%s", diff)
+	}
+	for _, version := range []int{3, 4} {
+		rel, err := env.store.Get("echo", version)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v, ok := rel.Labels[LabelCleanup]; ok {
+			t.Errorf("label %s=%q still on revision %d", LabelCleanup, v, version)
+		}
+	}
+}
+
+func TestRevisionRange(t *testing.T) {
+	revs := func(vs ...int) []*release.Release {
+		out := make([]*release.Release, 0, len(vs))
+		for _, v := range vs {
+			out = append(out, &release.Release{Version: v})
+		}
+		return out
+	}
+	if got := revisionRange(nil); got != "null" {
+		t.Errorf("revisionRange(nil) = %q, want null", got)
+	}
+	for _, vs := range [][]int{{2}, {4, 5, 6}, {17, 18}} {
+		s := revisionRange(revs(vs...))
+		first, last, err := parseRevisionRange(s)
+		if err != nil || first != vs[0] || last != vs[len(vs)-1] {
+			t.Errorf("%v -> %q -> %d, %d, %v", vs, s, first, last, err)
+		}
+	}
+	for _, bad := range []string{"", "3", "a-b", "5-4", "0-1", "-1-2"} {
+		if _, _, err := parseRevisionRange(bad); err == nil {
+			t.Errorf("parseRevisionRange(%q) accepted", bad)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"time"
 
 	"helm.sh/helm/v3/pkg/action"
@@ -97,6 +98,9 @@ func (c *Client) Apply(ctx context.Context, r Release) (Outcome, error) {
 	last, err := lastRelease(cfg, r.Name)
 	if err != nil {
 		return Outcome{}, err
+	}
+	if err := c.resumeCleanup(ctx, cfg, last); err != nil {
+		return Outcome{}, fmt.Errorf("apply release %q: %w", r.Name, err)
 	}
 	rendered, err := c.render(ctx, cfg, r)
 	if err != nil {
@@ -196,11 +200,16 @@ func (c *Client) upgradeOver(ctx context.Context, cfg *action.Configuration, d d
 			return nil, err
 		}
 	}
+	// The new revision records what it must delete until it has, so that
+	// a kill before the deletion does not leave the objects for ever; with
+	// nothing to delete, a marker merged from the last revision is dropped.
+	d.labels = maps.Clone(d.labels)
+	d.labels[LabelCleanup] = revisionRange(left)
 	rel, err := c.upgrade(ctx, cfg, d)
 	if err != nil {
 		return nil, err
 	}
-	if err := c.deleteAbandoned(ctx, cfg, rel, left); err != nil {
+	if err := c.cleanup(ctx, cfg, rel, left); err != nil {
 		rel.SetStatus(release.StatusFailed, fmt.Sprintf("upgraded, but objects left by interrupted revisions were not deleted: %v", err))
 		if uerr := cfg.Releases.Update(rel); uerr != nil {
 			err = errors.Join(err, fmt.Errorf("mark revision %d failed: %w", rel.Version, uerr))

@@ -311,7 +311,7 @@ data:
   install: {{ .Release.IsInstall | quote }}
   greeting: {{ .Values.rev.greeting | quote }}
 `})
-	release := func(greeting string) Release {
+	revRelease := func(greeting string) Release {
 		return Release{Name: "rev", ChartDir: dir, Values: map[string]any{"global": map[string]any{}, "rev": map[string]any{"greeting": greeting}}}
 	}
 	steps := []struct {
@@ -323,7 +323,7 @@ data:
 		{"bye", []string{`revision: "2"`, `install: "false"`}}, // skipped: still revision 2
 	}
 	for i, step := range steps {
-		out, err := env.client.Apply(t.Context(), release(step.greeting))
+		out, err := env.client.Apply(t.Context(), revRelease(step.greeting))
 		if err != nil {
 			t.Fatalf("step %d: %v", i+1, err)
 		}
