@@ -16,10 +16,8 @@ const (
 	msgDeployed = "release deployed"
 	msgUpToDate = "release up to date"
 	taskStartup = "Startup"
-	// msgThrottled is client-go's line for a request held back by its
-	// client-side rate limiter, with the wait in delay; client-go logs
-	// only waits over 50 ms.
-	msgThrottled = "Waited before sending request"
+	// msgListening carries the HTTP listener's address in name.
+	msgListening = "http server listening"
 )
 
 // Phases split the first converge by the timestamps and durations of the
@@ -45,10 +43,6 @@ type Phases struct {
 	RunSum, HelmSum, HelmPrepSum time.Duration
 	// Runs and Releases count module runs and Helm applies.
 	Runs, Releases int
-	// ThrottleSum is the time requests waited for client-go's client-side
-	// rate limiters (waits over 50 ms only); Throttled counts them.
-	ThrottleSum time.Duration
-	Throttled   int
 }
 
 // HookSum is the time module runs spent outside Helm: hooks, binding
@@ -114,10 +108,6 @@ func (p *Phases) add(m *marks, e Entry) bool {
 		d, _ := e.Duration("duration")
 		p.RunSum += d
 		p.Runs++
-	case msgThrottled:
-		d, _ := e.Duration("delay")
-		p.ThrottleSum += d
-		p.Throttled++
 	}
 	return false
 }
@@ -130,9 +120,9 @@ type Sample struct {
 	// Helm, HelmPrep the part of that before Helm's first write. Zero when
 	// the log lines were not found.
 	Run, Helm, HelmPrep time.Duration
-	// Throttle is the time requests of the operator waited for client-go's
-	// rate limiters until the run was done (waits over 50 ms only).
-	Throttle time.Duration
+	// API are the operator's requests to the API server from just before
+	// the change until the run was done, from its /metrics.
+	API APIRequests
 }
 
 // sampleOf completes a sample from the log lines logged since the change:
@@ -143,9 +133,6 @@ func sampleOf(total time.Duration, key string, lines []Entry) Sample {
 	for _, e := range lines {
 		if a, ok := h.add(e); ok && a.release == key {
 			s.Helm, s.HelmPrep = a.total, a.prep
-		}
-		if d, ok := e.Duration("delay"); ok && e.Msg() == msgThrottled {
-			s.Throttle += d
 		}
 		if e.Msg() == msgRunDone && e.Str("module") == key {
 			s.Run, _ = e.Duration("duration")

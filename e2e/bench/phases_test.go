@@ -30,7 +30,6 @@ func TestPhasesOf(t *testing.T) {
 		line(start, 1400*ms, "creating 4 resource(s)", "release", "mod1"),
 		line(start, 1500*ms, msgDeployed, "release", "mod1", "duration", 300*ms),
 		line(start, 1500*ms, msgDeployed, "module", "mod1", "release", "mod1"), // the operator's, no duration
-		line(start, 1550*ms, msgThrottled, "delay", 200*ms),
 		line(start, 1600*ms, msgRunDone, "module", "mod1", "duration", 500*ms),
 		line(start, 1700*ms, msgUpToDate, "release", "mod2", "duration", 100*ms),
 		line(start, 1800*ms, msgRunDone, "module", "mod2", "duration", 700*ms),
@@ -40,7 +39,6 @@ func TestPhasesOf(t *testing.T) {
 	want := Phases{
 		Discovery: 100 * ms, Setup: 200 * ms, HookConfig: 600 * ms, Planning: 100 * ms, ModuleRuns: 1000 * ms,
 		RunSum: 1200 * ms, HelmSum: 400 * ms, HelmPrepSum: 300 * ms, Runs: 2, Releases: 2,
-		ThrottleSum: 200 * ms, Throttled: 1,
 	}
 	got := phasesOf(start, lines)
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -61,12 +59,11 @@ func TestSampleOf(t *testing.T) {
 	}{
 		{"run of the module", []Entry{
 			line(start, 0, msgRunDone, "module", "mod10", "duration", 90*ms),
-			line(start, 20*ms, msgThrottled, "delay", 150*ms),
 			line(start, 50*ms, "checking 4 resources for changes", "release", "mod1"),
 			line(start, 60*ms, msgDeployed, "release", "mod1", "duration", 60*ms),
 			line(start, 0, msgRunDone, "module", "mod1", "duration", 80*ms),
 			line(start, 0, msgRunDone, "module", "mod1", "duration", 70*ms),
-		}, Sample{Total: 100 * ms, Run: 80 * ms, Helm: 60 * ms, HelmPrep: 50 * ms, Throttle: 150 * ms}},
+		}, Sample{Total: 100 * ms, Run: 80 * ms, Helm: 60 * ms, HelmPrep: 50 * ms}},
 		{"no run logged", nil, Sample{Total: 100 * ms}},
 	}
 	for _, tt := range tests {

@@ -84,6 +84,33 @@ func peakRSS(pid int) (int64, error) {
 	return parseStatusKB(data, "VmHWM")
 }
 
+// memSample is one reading of a process's resident memory, in bytes:
+// Anon is RssAnon (heap, stacks), File is RssFile (mapped files, mostly the
+// binary's code and read-only data).
+type memSample struct{ Anon, File int64 }
+
+// readMem returns pid's resident memory now.
+func readMem(pid int) (memSample, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return memSample{}, fmt.Errorf("read memory status: %w", err)
+	}
+	return parseStatusMem(data)
+}
+
+// parseStatusMem reads RssAnon and RssFile of a /proc/PID/status.
+func parseStatusMem(status []byte) (memSample, error) {
+	anon, err := parseStatusKB(status, "RssAnon")
+	if err != nil {
+		return memSample{}, err
+	}
+	file, err := parseStatusKB(status, "RssFile")
+	if err != nil {
+		return memSample{}, err
+	}
+	return memSample{Anon: anon, File: file}, nil
+}
+
 // parseStatusKB returns a "Key:   123 kB" line of /proc/PID/status in bytes.
 func parseStatusKB(status []byte, key string) (int64, error) {
 	for line := range strings.Lines(string(status)) {

@@ -40,8 +40,19 @@ func Rows(r *Result) []Row {
 		{r.N, "event to upgraded", spread(r.Event), "< 300 ms (as ConfigMap change)", event < targetReaction},
 		{r.N, "delete to healed", healed, "< 2 s", !r.NotHealed && len(r.Healed) > 0 && median(r.Healed) < targetHealed},
 		{r.N, "idle CPU", fmt.Sprintf("%.2f %% of a core", r.IdleCPU), "< 0.5 % of a core", r.IdleCPU < targetIdleCPU},
-		{r.N, "peak RSS (VmHWM)", fmt.Sprintf("%.1f MB", float64(r.PeakRSS)/1e6), "< 100 MB", float64(r.PeakRSS) < targetPeakRSS},
+		{r.N, "peak RSS (VmHWM)", peakRSSValue(r.PeakRSS, r.Mem), "< 100 MB", float64(r.PeakRSS) < targetPeakRSS},
 	}
+}
+
+// peakRSSValue is VmHWM with the sampled split into the operator's own
+// memory and the file pages, mostly the binary's code.
+func peakRSSValue(hwm int64, m MemPeak) string {
+	s := formatMB(hwm)
+	if m.Samples == 0 {
+		return s
+	}
+	return fmt.Sprintf("%s; sampled every %s: anonymous peak %s, binary and other file pages %s at it",
+		s, formatDuration(memInterval), formatMB(m.Anon), formatMB(m.File))
 }
 
 // Markdown renders the results table.
@@ -61,37 +72,50 @@ func Markdown(results []Result) string {
 }
 
 // PhasesMarkdown renders where the first converge and the reactions spent
-// their time, from the operator's debug log.
+// their time, from the operator's debug log, and the requests they sent to
+// the API server, from its /metrics.
 func PhasesMarkdown(results []Result) string {
 	var b strings.Builder
 	b.WriteString("| N | discovery | setup | hooks --config | planning | module runs (wall) |" +
 		" Σ module runs | Σ Helm | of which before writes | Σ hooks + bindings | parallelism | CPU: operator | CPU: hooks |" +
-		" client-side throttling |\n")
-	b.WriteString("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+		" API requests | per module | Σ rate-limit wait | Σ request latency (with the wait) |\n")
+	b.WriteString("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	for i := range results {
 		r, c := &results[i], results[i].Converge
 		p := c.Phases
-		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %.1f | %s | %s | %s in %d requests |\n", r.N,
+		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %.1f | %s | %s | %d | %.1f | %s | %s |\n", r.N,
 			formatDuration(p.Discovery), formatDuration(p.Setup), formatDuration(p.HookConfig),
 			formatDuration(p.Planning), formatDuration(p.ModuleRuns), formatDuration(p.RunSum),
 			formatDuration(p.HelmSum), formatDuration(p.HelmPrepSum), formatDuration(p.HookSum()), p.Parallelism(),
-			formatDuration(c.OperatorCPU), formatDuration(c.HooksCPU), formatDuration(p.ThrottleSum), p.Throttled)
+			formatDuration(c.OperatorCPU), formatDuration(c.HooksCPU),
+			c.API.Total(), float64(c.API.Total())/float64(max(r.N, 1)), formatDuration(c.API.RateLimitWait), formatDuration(c.API.Latency))
 	}
 	b.WriteString("\n| N | reaction | median total | median module run | median Helm | of which before writes |" +
-		" median hooks + bindings | median client-side throttling |\n")
-	b.WriteString("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+		" median hooks + bindings | median API requests | median Σ rate-limit wait |\n")
+	b.WriteString("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	for i := range results {
 		r := &results[i]
 		for _, k := range []struct {
 			name    string
 			samples []Sample
 		}{{"ConfigMap change", r.Change}, {"event", r.Event}} {
-			fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s | %s |\n", r.N, k.name,
+			fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s | %g | %s |\n", r.N, k.name,
 				formatDuration(median(totals(k.samples))), formatDuration(median(field(k.samples, sampleRun))),
 				formatDuration(median(field(k.samples, sampleHelm))), formatDuration(median(field(k.samples, sampleHelmPrep))),
 				formatDuration(median(field(k.samples, sampleHooks))),
-				formatDuration(median(field(k.samples, func(x Sample) time.Duration { return x.Throttle }))))
+				medianFloat(field(k.samples, sampleRequests)), formatDuration(median(field(k.samples, sampleRateLimitWait))))
 		}
+	}
+	return b.String()
+}
+
+// APIMarkdown renders the first converge's requests by verb, with the
+// status codes outside 2xx.
+func APIMarkdown(results []Result) string {
+	var b strings.Builder
+	b.WriteString("| N | first converge: API requests by verb (codes outside 2xx) |\n| ---: | --- |\n")
+	for i := range results {
+		fmt.Fprintf(&b, "| %d | %s |\n", results[i].N, results[i].Converge.API.ByVerb())
 	}
 	return b.String()
 }
@@ -101,8 +125,9 @@ func PhasesMarkdown(results []Result) string {
 func SweepMarkdown(n int, res []SweepResult) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "| module workers | start to converged (N=%d), median | every round | median Σ Helm |"+
-		" median parallelism | median operator CPU | median peak RSS at converge |\n", n)
-	b.WriteString("| ---: | ---: | --- | ---: | ---: | ---: | ---: |\n")
+		" median parallelism | median operator CPU | median peak RSS at converge | median anonymous peak |"+
+		" median Σ rate-limit wait |\n", n)
+	b.WriteString("| ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	for _, r := range res {
 		wall := field(r.Runs, func(c Converge) time.Duration { return c.Wall })
 		each := make([]string, 0, len(wall))
@@ -113,8 +138,11 @@ func SweepMarkdown(n int, res []SweepResult) string {
 		cpu := field(r.Runs, func(c Converge) time.Duration { return c.OperatorCPU })
 		par := field(r.Runs, func(c Converge) float64 { return c.Phases.Parallelism() })
 		rss := field(r.Runs, func(c Converge) float64 { return float64(c.PeakRSS) / 1e6 })
-		fmt.Fprintf(&b, "| %d | %s | %s | %s | %.1f | %s | %.1f MB |\n", r.Workers, formatDuration(median(wall)),
-			strings.Join(each, ", "), formatDuration(median(helm)), medianFloat(par), formatDuration(median(cpu)), medianFloat(rss))
+		anon := field(r.Runs, func(c Converge) float64 { return float64(c.Mem.Anon) / 1e6 })
+		wait := field(r.Runs, func(c Converge) time.Duration { return c.API.RateLimitWait })
+		fmt.Fprintf(&b, "| %d | %s | %s | %s | %.1f | %s | %.1f MB | %.1f MB | %s |\n", r.Workers, formatDuration(median(wall)),
+			strings.Join(each, ", "), formatDuration(median(helm)), medianFloat(par), formatDuration(median(cpu)), medianFloat(rss),
+			medianFloat(anon), formatDuration(median(wait)))
 	}
 	return b.String()
 }
@@ -163,6 +191,9 @@ func sampleHelmPrep(x Sample) time.Duration { return x.HelmPrep }
 // sampleHooks is the module run's time outside Helm.
 func sampleHooks(x Sample) time.Duration { return x.Run - x.Helm }
 
+func sampleRequests(x Sample) float64            { return float64(x.API.Total()) }
+func sampleRateLimitWait(x Sample) time.Duration { return x.API.RateLimitWait }
+
 func field[T, V any](s []T, f func(T) V) []V {
 	out := make([]V, 0, len(s))
 	for _, x := range s {
@@ -170,6 +201,9 @@ func field[T, V any](s []T, f func(T) V) []V {
 	}
 	return out
 }
+
+// formatMB prints bytes in MB (10^6).
+func formatMB(b int64) string { return fmt.Sprintf("%.1f MB", float64(b)/1e6) }
 
 // formatDuration prints milliseconds below a second, else seconds.
 func formatDuration(d time.Duration) string {

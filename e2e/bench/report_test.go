@@ -39,7 +39,7 @@ func TestRows(t *testing.T) {
 	r := Result{
 		N: 100, Converge: Converge{Wall: 12 * time.Second},
 		Change: samples(200*ms, 250*ms, 900*ms), Event: samples(400*ms, 350*ms, 100*ms, 500*ms),
-		IdleCPU: 0.2, PeakRSS: 120e6, NotHealed: true,
+		IdleCPU: 0.2, PeakRSS: 88e6, Mem: MemPeak{Anon: 38e6, File: 50e6, Samples: 300}, NotHealed: true,
 	}
 	type row struct {
 		Value string
@@ -56,7 +56,7 @@ func TestRows(t *testing.T) {
 		{"median 375 ms (100 ms .. 500 ms, 4 samples)", false},
 		{"not healed within 30s (no healing)", false},
 		{"0.20 % of a core", true},
-		{"120.0 MB", false},
+		{"88.0 MB; sampled every 100 ms: anonymous peak 38.0 MB, binary and other file pages 50.0 MB at it", true},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("rows (-want +got):\n%s", diff)
@@ -76,13 +76,52 @@ func TestMarkdownHasARowPerMetric(t *testing.T) {
 
 func TestSweepMarkdown(t *testing.T) {
 	run := func(conv, helm time.Duration) Converge {
-		return Converge{Wall: conv, OperatorCPU: conv / 2, PeakRSS: 80e6, Phases: Phases{ModuleRuns: conv, RunSum: 2 * conv, HelmSum: helm}}
+		return Converge{
+			Wall: conv, OperatorCPU: conv / 2, PeakRSS: 80e6, Mem: MemPeak{Anon: conv.Milliseconds() * 1000, File: 50e6, Samples: 10},
+			API: APIRequests{RateLimitWait: helm / 10}, Phases: Phases{ModuleRuns: conv, RunSum: 2 * conv, HelmSum: helm},
+		}
 	}
 	md := SweepMarkdown(100, []SweepResult{
 		{Workers: 2, Runs: []Converge{run(30*time.Second, 50*time.Second), run(40*time.Second, 70*time.Second), run(35*time.Second, 60*time.Second)}},
 	})
-	want := "| 2 | 35.0 s | 30.0 s, 40.0 s, 35.0 s | 60.0 s | 2.0 | 17.5 s | 80.0 MB |\n"
+	want := "| 2 | 35.0 s | 30.0 s, 40.0 s, 35.0 s | 60.0 s | 2.0 | 17.5 s | 80.0 MB | 35.0 MB | 6.0 s |\n"
 	if !strings.HasSuffix(md, want) {
 		t.Errorf("sweep table ends\n%s\nwant row\n%s", md, want)
+	}
+}
+
+func TestRowsPeakRSSWithoutSamples(t *testing.T) {
+	rows := Rows(&Result{N: 10, PeakRSS: 120e6})
+	if got := rows[len(rows)-1]; got.Value != "120.0 MB" || got.Met {
+		t.Errorf("peak RSS row %+v, want 120.0 MB, missed", got)
+	}
+}
+
+func TestPhasesMarkdownAPIRequests(t *testing.T) {
+	ms := time.Millisecond
+	reaction := func(requests int, wait time.Duration) Sample {
+		return Sample{Total: 50 * ms, API: APIRequests{Requests: map[VerbCode]int{{"GET", "200"}: requests}, RateLimitWait: wait}}
+	}
+	r := Result{
+		N: 10,
+		Converge: Converge{API: APIRequests{
+			Requests:      map[VerbCode]int{{"GET", "200"}: 152, {"GET", "404"}: 40, {"POST", "201"}: 50, {"PUT", "200"}: 10},
+			RateLimitWait: 9500 * ms, Latency: 10700 * ms,
+		}},
+		Change: []Sample{reaction(24, 667*ms), reaction(25, 0), reaction(30, 900*ms)},
+		Event:  []Sample{reaction(24, 1100*ms), reaction(27, 1200*ms)},
+	}
+	md := PhasesMarkdown([]Result{r})
+	for _, want := range []string{
+		"| 252 | 25.2 | 9.5 s | 10.7 s |\n",
+		"| 10 | ConfigMap change | 50 ms | 0 ms | 0 ms | 0 ms | 0 ms | 25 | 667 ms |\n",
+		"| 10 | event | 50 ms | 0 ms | 0 ms | 0 ms | 0 ms | 25.5 | 1.1 s |\n",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("phases tables lack %q:\n%s", want, md)
+		}
+	}
+	if got, want := APIMarkdown([]Result{r}), "| 10 | GET 192 (404: 40), POST 50, PUT 10 |\n"; !strings.HasSuffix(got, want) {
+		t.Errorf("API table\n%s\nwant row %q", got, want)
 	}
 }

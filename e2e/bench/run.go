@@ -36,6 +36,8 @@ type Env struct {
 	GroupSize int
 	// Samples is how many times each reaction is measured.
 	Samples int
+	// OperatorArgs are appended to the operator's command line.
+	OperatorArgs []string
 	// Progress receives a line per step.
 	Progress io.Writer
 }
@@ -47,9 +49,13 @@ type Converge struct {
 	// OperatorCPU is the operator's CPU time until then; HooksCPU that of
 	// the hook processes it ran.
 	OperatorCPU, HooksCPU time.Duration
-	// PeakRSS is the operator's VmHWM then, in bytes.
+	// PeakRSS is the operator's VmHWM then, in bytes; Mem its sampled
+	// anonymous peak until then.
 	PeakRSS int64
-	Phases  Phases
+	Mem     MemPeak
+	// API are the operator's requests to the API server until then.
+	API    APIRequests
+	Phases Phases
 }
 
 // Result is what one run measured.
@@ -62,9 +68,12 @@ type Result struct {
 	// object was not back within healLimit, which ends the samples.
 	Healed    []time.Duration
 	NotHealed bool
-	// IdleCPU is in percent of one core; PeakRSS in bytes.
+	// IdleCPU is in percent of one core; PeakRSS is VmHWM at the end, in
+	// bytes; Mem the anonymous peak sampled from the start through the
+	// reactions.
 	IdleCPU float64
 	PeakRSS int64
+	Mem     MemPeak
 	// LoadBefore and LoadAfter are the machine's 1-minute load averages.
 	LoadBefore, LoadAfter string
 }
@@ -88,7 +97,7 @@ func Run(ctx context.Context, env Env, n, workers int) (res Result, err error) {
 	if err != nil {
 		return res, err
 	}
-	defer s.op.Stop()
+	defer s.stop()
 	res.Converge = s.first
 	env.progressf("N=%d: converged in %s", n, s.first.Wall.Round(time.Millisecond))
 	if err := env.measure(ctx, s, &res); err != nil {
@@ -119,6 +128,7 @@ func (env Env) measure(ctx context.Context, s *session, res *Result) error {
 	if err := env.measureHeal(ctx, s, res); err != nil {
 		return err
 	}
+	res.Mem = s.stopSampling()
 	env.progressf("N=%d: measuring idle CPU over %s", res.N, idleWindow)
 	var err error
 	if res.IdleCPU, err = idleCPU(ctx, s.op.Pid(), idleSettle, idleWindow); err != nil {
@@ -205,7 +215,7 @@ func (env Env) sweepRun(ctx context.Context, cp *cluster.ControlPlane, client ku
 	if err != nil {
 		return Converge{}, err
 	}
-	s.op.Stop()
+	s.stop()
 	return s.first, nil
 }
 
@@ -225,7 +235,7 @@ func (env Env) converge(ctx context.Context, cp *cluster.ControlPlane, client ku
 	}
 	return startConverged(ctx, client, OperatorOptions{
 		Binary: env.Binary, Kubeconfig: cp.Kubeconfig, Namespace: o.ns,
-		Layout: layout, Workers: o.workers, Dir: o.dir,
+		Layout: layout, Workers: o.workers, Dir: o.dir, Args: env.OperatorArgs,
 	})
 }
 

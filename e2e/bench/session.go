@@ -30,6 +30,10 @@ type session struct {
 	ns     string
 	op     *Operator
 	keys   []string
+	// mem samples the operator's memory from its start; metrics reads its
+	// /metrics once it listens.
+	mem     *memSampler
+	metrics *metricsScraper
 	// first is the operator's first converge.
 	first Converge
 }
@@ -55,29 +59,57 @@ func startConverged(ctx context.Context, client kubernetes.Interface, o Operator
 	if err != nil {
 		return nil, err
 	}
+	s := &session{client: client, ns: o.Namespace, op: op, keys: o.Layout.Keys, mem: startMemSampler(ctx, op.Pid(), memInterval)}
+	if err := s.waitConverged(ctx); err != nil {
+		s.stop()
+		return nil, err
+	}
+	return s, nil
+}
+
+// waitConverged waits for the first converge and reads its costs into
+// s.first. The request metrics count from the operator's start: the
+// counters begin at zero in the process.
+func (s *session) waitConverged(ctx context.Context) error {
 	wctx, cancel := context.WithTimeout(ctx, convergeTimeout)
 	defer cancel()
-	e, err := op.Logs.Wait(wctx, 0, Message(msgConverged))
+	e, err := s.op.Logs.Wait(wctx, 0, Message(msgConverged))
 	if err != nil {
-		op.Stop()
-		return nil, fmt.Errorf("wait for the first converge (log %s): %w", op.LogPath(), err)
+		return fmt.Errorf("wait for the first converge (log %s): %w", s.op.LogPath(), err)
 	}
-	cpu, err := readCPU(op.Pid())
+	mem := s.mem.Peak()
+	cpu, err := readCPU(s.op.Pid())
 	if err != nil {
-		op.Stop()
-		return nil, err
+		return err
 	}
-	rss, err := peakRSS(op.Pid())
+	rss, err := peakRSS(s.op.Pid())
 	if err != nil {
-		op.Stop()
-		return nil, err
+		return err
+	}
+	addr, err := s.op.Address(wctx)
+	if err != nil {
+		return fmt.Errorf("log %s: %w", s.op.LogPath(), err)
+	}
+	s.metrics = newMetricsScraper(addr)
+	api, err := s.metrics.scrape(ctx)
+	if err != nil {
+		return err
 	}
 	hz := clockTicks(ctx)
-	first := Converge{
-		Wall: e.Seen.Sub(op.Started), OperatorCPU: cpuDuration(cpu.self, hz), HooksCPU: cpuDuration(cpu.children, hz),
-		PeakRSS: rss, Phases: phasesOf(op.Started, op.Logs.Since(0)),
+	s.first = Converge{
+		Wall: e.Seen.Sub(s.op.Started), OperatorCPU: cpuDuration(cpu.self, hz), HooksCPU: cpuDuration(cpu.children, hz),
+		PeakRSS: rss, Mem: mem, API: api, Phases: phasesOf(s.op.Started, s.op.Logs.Since(0)),
 	}
-	return &session{client: client, ns: o.Namespace, op: op, keys: o.Layout.Keys, first: first}, nil
+	return nil
+}
+
+// stopSampling ends the memory sampling and returns its peak.
+func (s *session) stopSampling() MemPeak { return s.mem.Stop() }
+
+// stop ends the memory sampling and the operator.
+func (s *session) stop() {
+	s.mem.Stop()
+	s.op.Stop()
 }
 
 // configChange sets key's section in the operator's ConfigMap and times
@@ -85,19 +117,27 @@ func startConverged(ctx context.Context, client kubernetes.Interface, o Operator
 // beforeHelm hook's value derived from it.
 func (s *session) configChange(ctx context.Context, key, token string) (Sample, error) {
 	mark := s.op.Logs.Mark()
+	before, err := s.metrics.scrape(ctx)
+	if err != nil {
+		return Sample{}, err
+	}
 	act := func(ctx context.Context) error { return s.setConfigKey(ctx, key, KeyConfig+": "+token+"\n") }
 	want := map[string]string{KeyConfig: token, KeyFromHook: "hook-" + token}
 	d, err := s.timeUntil(ctx, key, act, dataIs(want))
 	if err != nil {
 		return Sample{}, fmt.Errorf("module %s: ConfigMap change: %w", key, err)
 	}
-	return s.sample(ctx, d, key, mark)
+	return s.sample(ctx, d, key, mark, before)
 }
 
 // event creates a ConfigMap that key's kubernetes hook watches and times
 // until the module's rendered ConfigMap lists its value.
 func (s *session) event(ctx context.Context, key, token string) (Sample, error) {
 	mark := s.op.Logs.Mark()
+	before, err := s.metrics.scrape(ctx)
+	if err != nil {
+		return Sample{}, err
+	}
 	act := func(ctx context.Context) error {
 		cm := &corev1.ConfigMap{
 			ObjectMeta: metav1.ObjectMeta{Name: "watched-" + token, Labels: map[string]string{WatchLabel: key}},
@@ -112,7 +152,7 @@ func (s *session) event(ctx context.Context, key, token string) (Sample, error) 
 	if err != nil {
 		return Sample{}, fmt.Errorf("module %s: watched event: %w", key, err)
 	}
-	return s.sample(ctx, d, key, mark)
+	return s.sample(ctx, d, key, mark, before)
 }
 
 // heal deletes key's rendered ConfigMap and times until it is back. ok is
@@ -144,9 +184,11 @@ func (s *session) timeUntil(ctx context.Context, name string, act func(context.C
 }
 
 // sample waits for the module run that applied a change, so the next
-// measurement starts from a quiet operator, and reads its durations from
-// the log. A run that does not finish in time leaves them zero.
-func (s *session) sample(ctx context.Context, total time.Duration, key string, mark int) (Sample, error) {
+// measurement starts from a quiet operator, reads its durations from the
+// log and the requests since before (a scrape just before the change)
+// from /metrics. A run that does not finish in time leaves the durations
+// zero.
+func (s *session) sample(ctx context.Context, total time.Duration, key string, mark int, before APIRequests) (Sample, error) {
 	wctx, cancel := context.WithTimeout(ctx, runDoneTimeout)
 	defer cancel()
 	_, err := s.op.Logs.Wait(wctx, mark, Message(msgRunDone, "module", key))
@@ -156,7 +198,13 @@ func (s *session) sample(ctx context.Context, total time.Duration, key string, m
 	case errors.Is(err, ErrExited):
 		return Sample{}, fmt.Errorf("module %s: %w (log %s)", key, err, s.op.LogPath())
 	}
-	return sampleOf(total, key, s.op.Logs.Since(mark)), nil
+	after, err := s.metrics.scrape(ctx)
+	if err != nil {
+		return Sample{}, err
+	}
+	x := sampleOf(total, key, s.op.Logs.Since(mark))
+	x.API = after.Sub(before)
+	return x, nil
 }
 
 // setConfigKey sets one key of the operator's ConfigMap, keeping the rest.

@@ -3,6 +3,7 @@
 // docs/benchmarks.md):
 //
 //	go run ./e2e/bench/cmd/bench [-n 10,100] [-workers 4] [-workers-sweep 1,2,4,8] [-out FILE]
+//	    [-operator-args '--kube-client-qps=20 --kube-client-burst=10']
 package main
 
 import (
@@ -50,7 +51,21 @@ type options struct {
 	samples   int
 	out       string
 	operator  string
-	keep      bool
+	// operatorArgs are appended to the operator's command line.
+	operatorArgs argsFlag
+	keep         bool
+}
+
+// argsFlag collects arguments: every use of the flag adds its value split
+// on spaces, so "-operator-args=--a=1 -operator-args=--b=2" and
+// "-operator-args '--a=1 --b=2'" mean the same. Quoting is not supported.
+type argsFlag []string
+
+func (a *argsFlag) String() string { return strings.Join(*a, " ") }
+
+func (a *argsFlag) Set(s string) error {
+	*a = append(*a, strings.Fields(s)...)
+	return nil
 }
 
 func parseFlags(args []string) (options, error) {
@@ -65,6 +80,7 @@ func parseFlags(args []string) (options, error) {
 	fs.IntVar(&o.samples, "samples", 5, "samples per reaction measurement")
 	fs.StringVar(&o.out, "out", "", "also write the report to this file")
 	fs.StringVar(&o.operator, "operator", "", "operator binary to measure instead of building ./cmd/addon-operator (e.g. another commit's)")
+	fs.Var(&o.operatorArgs, "operator-args", "arguments appended to the operator's start command line, split on spaces; may be repeated (e.g. --kube-client-qps=20)")
 	fs.BoolVar(&o.keep, "keep", false, "keep the work directory (operator and control-plane logs)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -77,7 +93,7 @@ func parseFlags(args []string) (options, error) {
 	if o.workers < 1 || o.groupSize < 1 || o.samples < 1 || o.sweepN < 1 || o.rounds < 1 {
 		return o, errors.New("-workers, -group, -samples, -sweep-n and -sweep-rounds must be positive")
 	}
-	return o, errors.Join(err1, err2)
+	return o, errors.Join(err1, err2, bench.CheckOperatorArgs(o.operatorArgs))
 }
 
 // parseInts parses "10,100".
@@ -145,7 +161,7 @@ func (o options) env(ctx context.Context, dir string, progress io.Writer) (bench
 	}
 	return bench.Env{
 		Binary: bin, ControlPlane: bins, Dir: dir,
-		GroupSize: o.groupSize, Samples: o.samples, Progress: progress,
+		GroupSize: o.groupSize, Samples: o.samples, OperatorArgs: o.operatorArgs, Progress: progress,
 	}, nil
 }
 
@@ -153,11 +169,7 @@ func (o options) env(ctx context.Context, dir string, progress io.Writer) (bench
 // finished, also on error.
 func (o options) measure(ctx context.Context, env bench.Env) (string, error) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Machine: %d CPUs (%s/%s), %s; module workers %d; %d modules per order prefix.\n\n",
-		runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version(), o.workers, o.groupSize)
-	if o.operator != "" {
-		fmt.Fprintf(&b, "Operator binary: %s.\n\n", o.operator)
-	}
+	b.WriteString(o.header())
 	var results []bench.Result
 	var err error
 	for _, n := range o.sizes {
@@ -183,6 +195,21 @@ func (o options) measure(ctx context.Context, env bench.Env) (string, error) {
 	return b.String(), nil
 }
 
+// header says what was measured with what: the machine, the operator's
+// settings and its binary when not built here.
+func (o options) header() string {
+	args := "none"
+	if len(o.operatorArgs) > 0 {
+		args = o.operatorArgs.String()
+	}
+	s := fmt.Sprintf("Machine: %d CPUs (%s/%s), %s; module workers %d; %d modules per order prefix; extra operator args: %s.\n\n",
+		runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version(), o.workers, o.groupSize, args)
+	if o.operator != "" {
+		s += fmt.Sprintf("Operator binary: %s.\n\n", o.operator)
+	}
+	return s
+}
+
 // writeResults writes the results table and the time breakdown.
 func writeResults(b *strings.Builder, results []bench.Result) {
 	if len(results) == 0 {
@@ -193,6 +220,9 @@ func writeResults(b *strings.Builder, results []bench.Result) {
 	for i := range results {
 		fmt.Fprintf(b, " N=%d: %s .. %s;", results[i].N, results[i].LoadBefore, results[i].LoadAfter)
 	}
-	b.WriteString("\n\nWhere the time goes, from the operator's debug log:\n\n")
+	b.WriteString("\n\nWhere the time goes, from the operator's debug log; API requests from its /metrics" +
+		" (counted from the operator's start; reactions from just before the change until the module run is done):\n\n")
 	b.WriteString(bench.PhasesMarkdown(results))
+	b.WriteString("\n")
+	b.WriteString(bench.APIMarkdown(results))
 }
