@@ -13,9 +13,12 @@ RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${VERSION}"
 # Runtime: hooks are scripts that spawn children, so bash, jq and tini (as
 # PID 1, reaping orphans) are part of the image.
 FROM debian:bookworm-slim
+# The debug socket's default directory must be the operator's to write.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends bash jq tini ca-certificates \
- && rm -rf /var/lib/apt/lists/*
+ && rm -rf /var/lib/apt/lists/* \
+ && mkdir -p /var/run/addon-operator \
+ && chown 65532:65532 /var/run/addon-operator
 COPY --from=build /out/addon-operator /usr/local/bin/addon-operator
 COPY modules /modules
 COPY global-hooks /global-hooks
