@@ -1,18 +1,15 @@
 package kube
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 )
 
@@ -89,25 +86,22 @@ func crdSkipped(name string) bool {
 // Empty documents are skipped; any other document that is not an
 // apiextensions.k8s.io/v1 CustomResourceDefinition with a name is an error.
 func crdParse(file string, data []byte) ([]crdDocument, error) {
-	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
 	var docs []crdDocument
-	for i := 1; ; i++ {
-		raw, err := reader.Read()
-		if errors.Is(err, io.EOF) {
-			return docs, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: document %d: %w", file, i, err)
-		}
+	err := eachYAMLDocument(bytes.NewReader(data), func(n int, raw []byte) error {
 		doc, ok, err := crdDecode(raw)
 		if err != nil {
-			return nil, fmt.Errorf("%s: document %d: %w", file, i, err)
+			return fmt.Errorf("document %d: %w", n, err)
 		}
 		if ok {
 			doc.file = file
 			docs = append(docs, doc)
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
 	}
+	return docs, nil
 }
 
 // crdDecode decodes one YAML document into a CRD; ok is false for an empty

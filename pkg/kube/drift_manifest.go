@@ -1,11 +1,8 @@
 package kube
 
 import (
-	"bufio"
 	"encoding/base64"
-	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"strings"
 
@@ -19,31 +16,29 @@ import (
 // for the List, as Helm applies them. A document that is not an object with
 // apiVersion, kind and metadata.name is an error.
 func driftParseManifest(manifest string) ([]map[string]any, error) {
-	reader := utilyaml.NewYAMLReader(bufio.NewReader(strings.NewReader(manifest)))
 	var objs []map[string]any
-	for i := 0; ; i++ {
-		doc, err := reader.Read()
-		if errors.Is(err, io.EOF) {
-			return objs, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("read manifest: %w", err)
-		}
+	err := eachYAMLDocument(strings.NewReader(manifest), func(n int, doc []byte) error {
+		i := n - 1 // numbered from 0 in this function's errors
 		var obj map[string]any
 		if err := utilyaml.Unmarshal(doc, &obj); err != nil {
-			return nil, fmt.Errorf("manifest document %d: %w", i, err)
+			return fmt.Errorf("manifest document %d: %w", i, err)
 		}
 		if len(obj) == 0 {
-			continue
+			return nil
 		}
 		for _, o := range driftUnwrapList(obj) {
 			u := unstructured.Unstructured{Object: o}
 			if u.GetAPIVersion() == "" || u.GetKind() == "" || u.GetName() == "" {
-				return nil, fmt.Errorf("manifest document %d: not an object with apiVersion, kind and metadata.name", i)
+				return fmt.Errorf("manifest document %d: not an object with apiVersion, kind and metadata.name", i)
 			}
 			objs = append(objs, o)
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
+	return objs, nil
 }
 
 // driftUnwrapList returns the items of a List, or obj itself.

@@ -1,15 +1,12 @@
 package kube
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 )
 
@@ -19,22 +16,19 @@ import (
 // for its items. A document that is not an object, or an object without
 // apiVersion, kind or name, is an error naming the document by position.
 func ObjectsFromManifest(manifest string) ([]ObjectRef, error) {
-	reader := utilyaml.NewYAMLReader(bufio.NewReader(strings.NewReader(manifest)))
 	var objects []ObjectRef
-	for i := 1; ; i++ {
-		doc, err := reader.Read()
-		if errors.Is(err, io.EOF) {
-			return objects, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("read manifest document %d: %w", i, err)
-		}
+	err := eachYAMLDocument(strings.NewReader(manifest), func(n int, doc []byte) error {
 		found, err := healDocumentObjects(doc)
 		if err != nil {
-			return nil, fmt.Errorf("manifest document %d: %w", i, err)
+			return fmt.Errorf("document %d: %w", n, err)
 		}
 		objects = append(objects, found...)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("manifest %w", err)
 	}
+	return objects, nil
 }
 
 // healManifestObject is the part of a manifest object that names it.

@@ -1,7 +1,6 @@
 package kube
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -13,7 +12,6 @@ import (
 	"github.com/itchyny/gojq"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 )
 
@@ -97,21 +95,18 @@ func patchJSONStream(data []byte) ([]json.RawMessage, error) {
 
 func patchYAMLStream(data []byte) ([]json.RawMessage, error) {
 	var docs []json.RawMessage
-	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-	for {
-		doc, err := reader.Read()
-		if errors.Is(err, io.EOF) {
-			return docs, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("yaml document %d: %w", len(docs), err)
-		}
+	err := eachYAMLDocument(bytes.NewReader(data), func(_ int, doc []byte) error {
 		j, err := yaml.YAMLToJSON(doc)
 		if err != nil {
-			return nil, fmt.Errorf("yaml document %d: %w", len(docs), err)
+			return fmt.Errorf("yaml document %d: %w", len(docs), err)
 		}
 		docs = append(docs, j)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
+	return docs, nil
 }
 
 // patchItems returns the operations of one document: itself when it is an
