@@ -2,7 +2,6 @@ package helm
 
 import (
 	"context"
-	"fmt"
 
 	"helm.sh/helm/v3/pkg/action"
 )
@@ -13,27 +12,9 @@ import (
 // checksums it computes may differ from Render's for charts that look at
 // capabilities.
 func RenderOffline(ctx context.Context, namespace string, r Release) (*Rendered, error) {
-	ch, err := loadChart(r.Name, r.ChartDir, r.Values)
-	if err != nil {
-		return nil, fmt.Errorf("render release %q: %w", r.Name, err)
-	}
-	vals, err := copyValues(r.Values)
-	if err != nil {
-		return nil, fmt.Errorf("render release %q: %w", r.Name, err)
-	}
-	install := action.NewInstall(&action.Configuration{Log: func(string, ...any) {}})
-	install.ReleaseName = r.Name
-	install.Namespace = namespace
-	install.DryRun = true
-	install.ClientOnly = true
-	install.Replace = true
-	install.IsUpgrade = true
-	install.SkipCRDs = true
-	install.DisableOpenAPIValidation = true
-	install.PostRenderer = labeler{labels: objectLabels(r.Name)}
-	rel, err := install.RunWithContext(ctx, ch, vals)
-	if err != nil {
-		return nil, fmt.Errorf("render release %q: %w", r.Name, err)
-	}
-	return newRendered(rel.Manifest, rel.Hooks), nil
+	cfg := &action.Configuration{Log: func(string, ...any) {}}
+	return renderWith(ctx, cfg, namespace, r, func(install *action.Install) {
+		install.ClientOnly = true
+		install.Replace = true // no storage to ask whether the name is free
+	})
 }

@@ -72,9 +72,17 @@ func (c *Client) Render(ctx context.Context, r Release) (*Rendered, error) {
 // render renders r with a dry-run install in "server" mode (the cluster
 // answers capabilities and lookups). A dry run does not refuse an existing
 // release name, and IsUpgrade skips its check that the objects exist and
-// belong to no other release: rendering stays one discovery plus the
-// lookups, and the real install adopts existing objects anyway.
+// belong to no other release: rendering asks the cluster only for the
+// chart's lookups (capabilities come from the discovery cache), and the
+// real install adopts existing objects anyway.
 func (c *Client) render(ctx context.Context, cfg *action.Configuration, r Release) (*Rendered, error) {
+	return renderWith(ctx, cfg, c.namespace, r, func(install *action.Install) { install.DryRunOption = "server" })
+}
+
+// renderWith renders r with a dry-run install as an upgrade into
+// namespace, without CRDs, labelled; configure picks where capabilities
+// and lookups come from.
+func renderWith(ctx context.Context, cfg *action.Configuration, namespace string, r Release, configure func(*action.Install)) (*Rendered, error) {
 	ch, err := loadChart(r.Name, r.ChartDir, r.Values)
 	if err != nil {
 		return nil, fmt.Errorf("render release %q: %w", r.Name, err)
@@ -85,13 +93,13 @@ func (c *Client) render(ctx context.Context, cfg *action.Configuration, r Releas
 	}
 	install := action.NewInstall(cfg)
 	install.ReleaseName = r.Name
-	install.Namespace = c.namespace
+	install.Namespace = namespace
 	install.DryRun = true
-	install.DryRunOption = "server"
 	install.IsUpgrade = true
 	install.SkipCRDs = true
 	install.DisableOpenAPIValidation = true
 	install.PostRenderer = labeler{labels: objectLabels(r.Name)}
+	configure(install)
 	rel, err := install.RunWithContext(ctx, ch, vals)
 	if err != nil {
 		return nil, fmt.Errorf("render release %q: %w", r.Name, err)
