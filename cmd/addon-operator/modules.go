@@ -55,13 +55,13 @@ not, so values are shown without hook patches.`,
 				if err != nil {
 					return err
 				}
-				return o.print(cmd.OutOrStdout(), leaves, func(w io.Writer) error { return printLeaves(w, leaves) })
+				return writeOutput(cmd.OutOrStdout(), o.output, leaves, func(w io.Writer) error { return printLeaves(w, leaves) })
 			}
 			v, err := x.Values(args[0])
 			if err != nil {
 				return err
 			}
-			return o.print(cmd.OutOrStdout(), v, nil)
+			return writeOutput(cmd.OutOrStdout(), o.output, v, nil)
 		},
 	}
 	values.Flags().BoolVar(&explain, "explain", false, "for every leaf value, name the layer that set it")
@@ -78,7 +78,7 @@ not, so values are shown without hook patches.`,
 			if err != nil {
 				return err
 			}
-			return o.print(cmd.OutOrStdout(), list, func(w io.Writer) error { return printModules(w, list) })
+			return writeOutput(cmd.OutOrStdout(), o.output, list, func(w io.Writer) error { return printModules(w, list) })
 		},
 	}, values, &cobra.Command{
 		Use:   "render NAME",
@@ -98,7 +98,7 @@ not, so values are shown without hook patches.`,
 				Hooks    []string `json:"hooks,omitempty"`
 				Checksum string   `json:"checksum"`
 			}{r.Manifest, r.Hooks, r.Checksum}
-			return o.print(cmd.OutOrStdout(), doc, func(w io.Writer) error {
+			return writeOutput(cmd.OutOrStdout(), o.output, doc, func(w io.Writer) error {
 				_, err := io.WriteString(w, strings.Join(append([]string{r.Manifest}, r.Hooks...), "\n---\n"))
 				return err
 			})
@@ -148,25 +148,6 @@ func readConfigManifest(path string) (*config.Config, error) {
 		return nil, fmt.Errorf("--config %s: %w", path, err)
 	}
 	return cfg, nil
-}
-
-// print writes v as JSON or YAML, or as text through text (JSON when nil).
-func (o *modulesOptions) print(w io.Writer, v any, text func(io.Writer) error) error {
-	switch {
-	case o.output == "yaml":
-		out, err := yaml.Marshal(v)
-		if err != nil {
-			return err
-		}
-		_, err = w.Write(out)
-		return err
-	case o.output == "json" || text == nil:
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(v)
-	default:
-		return text(w)
-	}
 }
 
 func printModules(w io.Writer, list []operator.ModuleInfo) error {

@@ -47,7 +47,7 @@ func (f valuesFile) section(key string) (values.Values, error) {
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
-		return nil, fmt.Errorf("values file %q: key %q: want a map, got %s", f.path, key, kind(v))
+		return nil, fmt.Errorf("values file %q: key %q: want a map, got %s", f.path, key, values.KindOf(v))
 	}
 	return values.Values(m), nil
 }
@@ -61,7 +61,7 @@ func (f valuesFile) enabled(key string) (*bool, error) {
 	}
 	b, ok := v.(bool)
 	if !ok {
-		return nil, fmt.Errorf("values file %q: key %q: want a boolean, got %s", f.path, name, kind(v))
+		return nil, fmt.Errorf("values file %q: key %q: want a boolean, got %s", f.path, name, values.KindOf(v))
 	}
 	return &b, nil
 }
@@ -114,26 +114,6 @@ func (c commonValues) enabled(key string) (*bool, error) {
 		}
 	}
 	return last, nil
-}
-
-// kind names the YAML kind of a decoded value for error messages.
-func kind(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case map[string]any:
-		return "a map"
-	case []any:
-		return "a list"
-	case string:
-		return "a string"
-	case bool:
-		return "a boolean"
-	case float64:
-		return "a number"
-	default:
-		return fmt.Sprintf("%T", v)
-	}
 }
 
 // copyValues deep-copies a values tree; nil stays nil.

@@ -134,6 +134,6 @@ func child(node any, tok string) (any, error) {
 		}
 		return n[idx], nil
 	default:
-		return nil, fmt.Errorf("%q is below %s", tok, kindOf(node))
+		return nil, fmt.Errorf("%q is below %s", tok, KindOf(node))
 	}
 }

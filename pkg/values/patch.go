@@ -88,7 +88,7 @@ func ParsePatch(data []byte) (Patch, error) {
 		default:
 			var v any
 			_ = json.Unmarshal(raw, &v) // raw is one valid JSON value
-			return nil, fmt.Errorf("patch item %d is %s, want an op object or an array of ops", item, kindOf(v))
+			return nil, fmt.Errorf("patch item %d is %s, want an op object or an array of ops", item, KindOf(v))
 		}
 	}
 }
@@ -100,7 +100,7 @@ func parseOp(raw json.RawMessage) (Op, error) {
 	if err := json.Unmarshal(raw, &members); err != nil {
 		var v any
 		if json.Unmarshal(raw, &v) == nil {
-			return Op{}, fmt.Errorf("op is %s, want an object", kindOf(v))
+			return Op{}, fmt.Errorf("op is %s, want an object", KindOf(v))
 		}
 		return Op{}, err
 	}
@@ -141,7 +141,7 @@ func stringMember(members map[string]json.RawMessage, name string) (string, erro
 	if err := json.Unmarshal(raw, &s); err != nil {
 		var v any
 		_ = json.Unmarshal(raw, &v) // raw is one valid JSON value
-		return "", fmt.Errorf("%q is %s, want a string", name, kindOf(v))
+		return "", fmt.Errorf("%q is %s, want a string", name, KindOf(v))
 	}
 	return s, nil
 }

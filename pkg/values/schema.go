@@ -170,7 +170,7 @@ func decodeSchema(data []byte) (map[string]any, error) {
 	case map[string]any:
 		return t, nil
 	default:
-		return nil, fmt.Errorf("top level is %s, want a map", kindOf(t))
+		return nil, fmt.Errorf("top level is %s, want a map", KindOf(t))
 	}
 }
 

@@ -97,12 +97,12 @@ func extend(doc, config map[string]any) (map[string]any, error) {
 	}
 	settings, ok := raw.(map[string]any)
 	if !ok {
-		return nil, fmt.Errorf("x-extend is %s, want a map", kindOf(raw))
+		return nil, fmt.Errorf("x-extend is %s, want a map", KindOf(raw))
 	}
 	if name, ok := settings["schema"]; !ok || name == nil {
 		return doc, nil
 	} else if _, ok := name.(string); !ok {
-		return nil, fmt.Errorf("x-extend.schema is %s, want a string", kindOf(name))
+		return nil, fmt.Errorf("x-extend.schema is %s, want a string", KindOf(name))
 	}
 	for _, kw := range []string{"properties", "patternProperties", "definitions"} {
 		merged, err := mergeNamed(config[kw], doc[kw])
@@ -142,7 +142,7 @@ func mergeNamed(inherited, own any) (map[string]any, error) {
 		}
 		m, ok := v.(map[string]any)
 		if !ok {
-			return nil, fmt.Errorf("is %s, want a map", kindOf(v))
+			return nil, fmt.Errorf("is %s, want a map", KindOf(v))
 		}
 		for name, sub := range m {
 			out[name] = deepCopy(sub)
@@ -185,7 +185,7 @@ func expandRefs(doc map[string]any) (map[string]any, error) {
 	}
 	m, ok := out.(map[string]any)
 	if !ok {
-		return nil, fmt.Errorf("$ref at the top level resolves to %s, want a map", kindOf(out))
+		return nil, fmt.Errorf("$ref at the top level resolves to %s, want a map", KindOf(out))
 	}
 	return m, nil
 }
@@ -208,7 +208,7 @@ func expandNode(node any, root map[string]any, stack []string, path string, budg
 	}
 	ref, ok := raw.(string)
 	if !ok {
-		return nil, fmt.Errorf("%s: $ref is %s, want a string", schemaPathOrRoot(path), kindOf(raw))
+		return nil, fmt.Errorf("%s: $ref is %s, want a string", schemaPathOrRoot(path), KindOf(raw))
 	}
 	if slices.Contains(stack, ref) {
 		return nil, fmt.Errorf("%s: recursive $ref %q is not supported", schemaPathOrRoot(path), ref)
@@ -314,12 +314,12 @@ func requireForHelm(node map[string]any, path string) error {
 		case []any:
 			for _, n := range t {
 				if _, ok := n.(string); !ok {
-					return fmt.Errorf("%s: x-required-for-helm lists %s, want names", schemaPathOrRoot(path), kindOf(n))
+					return fmt.Errorf("%s: x-required-for-helm lists %s, want names", schemaPathOrRoot(path), KindOf(n))
 				}
 			}
 			names = t
 		default:
-			return fmt.Errorf("%s: x-required-for-helm is %s, want a name or a list of names", schemaPathOrRoot(path), kindOf(raw))
+			return fmt.Errorf("%s: x-required-for-helm is %s, want a name or a list of names", schemaPathOrRoot(path), KindOf(raw))
 		}
 		if req := unionNames(node["required"], names); len(req) > 0 {
 			node["required"] = req

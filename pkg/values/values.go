@@ -52,12 +52,13 @@ func topLevel(tree any) (Values, error) {
 	case map[string]any:
 		return Values(t), nil
 	default:
-		return nil, fmt.Errorf("values top level is %s, want a map", kindOf(t))
+		return nil, fmt.Errorf("values top level is %s, want a map", KindOf(t))
 	}
 }
 
-// kindOf names the JSON kind of a decoded value for error messages.
-func kindOf(v any) string {
+// KindOf names the JSON kind of a decoded value ("a map", "a number",
+// "null"...) for error messages.
+func KindOf(v any) string {
 	switch v.(type) {
 	case nil:
 		return "null"
