@@ -107,6 +107,7 @@ func envFallbacks() map[string][]string {
 		"config-map":               {"ADDON_OPERATOR_CONFIG_MAP"},
 		"tmp-dir":                  {"ADDON_OPERATOR_TMP_DIR"},
 		"hook-timeout":             {"ADDON_OPERATOR_HOOK_TIMEOUT"},
+		"hook-log-max-bytes":       {"ADDON_OPERATOR_HOOK_LOG_MAX_BYTES"},
 		"retry-delay":              {"ADDON_OPERATOR_RETRY_DELAY"},
 		"retry-max-delay":          {"ADDON_OPERATOR_RETRY_MAX_DELAY"},
 		"helm-history-max":         {"HELM_HISTORY_MAX"},
@@ -320,7 +321,7 @@ func (o *startOptions) wire(restCfg *rest.Config, log *slog.Logger, rec *metrics
 	ticks := make(chan schedule.Tick)
 	events := make(chan config.Event)
 	return operator.New(o.operator, operator.Deps{
-		Hooks:         &hook.Executor{Logger: log, Timeout: o.operator.HookTimeout, TempDir: o.operator.TempDir},
+		Hooks:         &hook.Executor{Logger: log, Timeout: o.operator.HookTimeout, TempDir: o.operator.TempDir, MaxLogBytes: hookLogLimit(o.operator.HookLogMaxBytes)},
 		Releases:      releases,
 		Config:        config.NewSource(client, o.operator.Namespace, o.operator.ConfigMap, events, log),
 		ConfigEvents:  events,
@@ -339,6 +340,15 @@ func (o *startOptions) wire(restCfg *rest.Config, log *slog.Logger, rec *metrics
 		Clock:         clock.RealClock{},
 		Logger:        log,
 	})
+}
+
+// hookLogLimit maps --hook-log-max-bytes, where 0 means no bound, to
+// hook.Executor.MaxLogBytes, where a negative value does.
+func hookLogLimit(flag int64) int64 {
+	if flag == 0 {
+		return -1
+	}
+	return flag
 }
 
 // standbyReady reports a standby replica (one not leading) as ready: it is

@@ -19,6 +19,7 @@ const (
 	DefaultTimeout       = 10 * time.Minute
 	DefaultWaitDelay     = 5 * time.Second
 	DefaultMaxOutputSize = 32 << 20
+	DefaultMaxLogBytes   = 256 << 10
 )
 
 // Executor runs hooks and enabled scripts as child processes speaking the
@@ -43,6 +44,12 @@ type Executor struct {
 	// MaxOutputSize limits each output file and --config output, in bytes;
 	// zero means DefaultMaxOutputSize.
 	MaxOutputSize int64
+	// MaxLogBytes bounds the output lines logged for one run (stdout and
+	// stderr together), so a chatty hook cannot flood the operator's log;
+	// the rest is counted and reported in one warning. Zero means
+	// DefaultMaxLogBytes, a negative value no bound. The stderr tail of a
+	// failed run is kept regardless.
+	MaxLogBytes int64
 }
 
 // RunKind selects the protocol of a Run.
@@ -85,11 +92,12 @@ type Run struct {
 func (e *Executor) Config(ctx context.Context, path string) ([]byte, error) {
 	out := &limitedBuffer{limit: e.maxOutput()}
 	err := e.execute(ctx, process{
-		path:   path,
-		args:   []string{"--config"},
-		env:    slices.Concat(os.Environ(), e.Env),
-		logger: e.logger().With(slog.String("hook", path)),
-		stdout: out,
+		path:     path,
+		args:     []string{"--config"},
+		env:      slices.Concat(os.Environ(), e.Env),
+		logger:   e.logger().With(slog.String("hook", path)),
+		stdout:   out,
+		logLimit: e.maxLog(),
 	})
 	if err != nil {
 		return nil, err
@@ -122,7 +130,7 @@ func (e *Executor) Run(ctx context.Context, r Run) (*Result, error) {
 	for _, f := range files {
 		env = append(env, f.env+"="+f.path)
 	}
-	err = e.execute(ctx, process{path: r.Path, env: env, timeout: r.Timeout, logger: logger})
+	err = e.execute(ctx, process{path: r.Path, env: env, timeout: r.Timeout, logger: logger, logLimit: e.maxLog()})
 	if err != nil {
 		return nil, err
 	}
@@ -146,6 +154,18 @@ func (e *Executor) logger() *slog.Logger {
 		return slog.New(slog.DiscardHandler)
 	}
 	return e.Logger
+}
+
+// maxLog is the per-run log bound for process.logLimit: zero there means
+// no bound.
+func (e *Executor) maxLog() int64 {
+	switch {
+	case e.MaxLogBytes < 0:
+		return 0
+	case e.MaxLogBytes == 0:
+		return DefaultMaxLogBytes
+	}
+	return e.MaxLogBytes
 }
 
 func (e *Executor) maxOutput() int64 {

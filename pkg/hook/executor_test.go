@@ -358,3 +358,53 @@ exit 9
 		t.Errorf("Config with a small limit: error %v, want the size error", err)
 	}
 }
+
+func TestRunLogLimit(t *testing.T) {
+	// Each line "lineNN" is 6 bytes, all on stderr, so their order is
+	// known and the failed run's stderr tail can be checked too.
+	var script strings.Builder
+	var all []string
+	for i := 10; i < 20; i++ {
+		script.WriteString("echo line" + strconv.Itoa(i) + " >&2\n")
+		all = append(all, "line"+strconv.Itoa(i))
+	}
+	script.WriteString("exit 1\n")
+	tests := []struct {
+		name        string
+		limit       int64
+		wantLines   []string
+		wantDropped float64
+	}{
+		{name: "within the limit", limit: 1 << 10, wantLines: all},
+		{name: "cut after three lines", limit: 20, wantLines: all[:3], wantDropped: 7 * 6},
+		{name: "no bound", limit: -1, wantLines: all},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e, _, logs := testExecutor(t)
+			e.MaxLogBytes = tt.limit
+			path := writeScript(t, t.TempDir(), "hook.sh", script.String())
+			_, err := e.Run(t.Context(), Run{Path: path, Kind: RunHook})
+			var exit *ExitError
+			if !errors.As(err, &exit) || exit.Stderr != strings.Join(all, "\n") {
+				t.Fatalf("err = %v, want an exit error with the whole stderr tail, whatever the log limit", err)
+			}
+			var lines []string
+			var dropped float64
+			for _, rec := range logs.records(t) {
+				switch rec["msg"] {
+				case "hook output":
+					lines = append(lines, rec["line"].(string))
+				case "hook output not logged beyond the limit":
+					dropped = rec["dropped_bytes"].(float64)
+				}
+			}
+			if diff := cmp.Diff(tt.wantLines, lines); diff != "" {
+				t.Errorf("logged lines (-want +got):\n%s", diff)
+			}
+			if dropped != tt.wantDropped {
+				t.Errorf("dropped_bytes = %v, want %v", dropped, tt.wantDropped)
+			}
+		})
+	}
+}

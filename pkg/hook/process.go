@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unicode/utf8"
@@ -35,6 +36,9 @@ type process struct {
 	logger  *slog.Logger
 	// stdout receives standard output; nil logs it line by line.
 	stdout io.Writer
+	// logLimit bounds the bytes of output lines logged for the run, both
+	// streams together; zero means no bound.
+	logLimit int64
 }
 
 // execute runs pr in its own process group and waits for it. On timeout or
@@ -53,9 +57,10 @@ func (e *Executor) execute(ctx context.Context, pr process) error {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return signalGroup(cmd.Process.Pid, syscall.SIGTERM) }
 	cmd.WaitDelay = cmp.Or(e.WaitDelay, DefaultWaitDelay)
-	stderr := &lineLogger{logger: pr.logger, stream: "stderr", tail: &tail{}}
+	budget := newLogBudget(pr.logLimit)
+	stderr := &lineLogger{logger: pr.logger, stream: "stderr", tail: &tail{}, budget: budget}
 	cmd.Stderr = stderr
-	stdout := &lineLogger{logger: pr.logger, stream: "stdout"}
+	stdout := &lineLogger{logger: pr.logger, stream: "stdout", budget: budget}
 	cmd.Stdout = stdout
 	if pr.stdout != nil {
 		cmd.Stdout = pr.stdout
@@ -70,6 +75,9 @@ func (e *Executor) execute(ctx context.Context, pr process) error {
 	_ = signalGroup(cmd.Process.Pid, syscall.SIGKILL)
 	stdout.flush()
 	stderr.flush()
+	if n := budget.dropped.Load(); n > 0 {
+		pr.logger.Warn("hook output not logged beyond the limit", "limit_bytes", pr.logLimit, "dropped_bytes", n)
+	}
 
 	switch {
 	case ctx.Err() == nil && errors.Is(context.Cause(runCtx), timedOut):
@@ -111,14 +119,45 @@ func signalGroup(pid int, sig syscall.Signal) error {
 	return err
 }
 
-// lineLogger logs what a process writes, one record per line, and keeps a
-// tail when tail is set. It is written by one goroutine of os/exec and
-// flushed after Wait, so it needs no lock.
+// logBudget is the bytes of output a run may still log, shared by its
+// stdout and stderr, which os/exec copies on two goroutines.
+type logBudget struct {
+	unlimited bool
+	remaining atomic.Int64
+	dropped   atomic.Int64
+}
+
+func newLogBudget(limit int64) *logBudget {
+	b := &logBudget{unlimited: limit <= 0}
+	b.remaining.Store(limit)
+	return b
+}
+
+// take reports whether a line of n bytes may be logged, and counts it as
+// dropped when not. Once a line is refused, later smaller lines are
+// refused too, so the log never shows a run's output with holes in it.
+func (b *logBudget) take(n int) bool {
+	if b.unlimited {
+		return true
+	}
+	if b.dropped.Load() == 0 && b.remaining.Add(-int64(n)) >= 0 {
+		return true
+	}
+	b.remaining.Store(-1)
+	b.dropped.Add(int64(n))
+	return false
+}
+
+// lineLogger logs what a process writes, one record per line, within the
+// run's budget, and keeps a tail when tail is set. It is written by one
+// goroutine of os/exec and flushed after Wait, so it needs no lock of its
+// own.
 type lineLogger struct {
 	logger *slog.Logger
 	stream string
 	buf    []byte
 	tail   *tail
+	budget *logBudget
 }
 
 // Write logs every complete line in p and buffers the rest.
@@ -154,7 +193,9 @@ func (l *lineLogger) line(b []byte) {
 	if strings.TrimSpace(s) == "" {
 		return
 	}
-	l.logger.Info("hook output", "stream", l.stream, "line", s)
+	if l.budget == nil || l.budget.take(len(s)) {
+		l.logger.Info("hook output", "stream", l.stream, "line", s)
+	}
 	if l.tail != nil {
 		l.tail.add(s)
 	}

@@ -27,6 +27,9 @@ type Options struct {
 	TempDir string
 	// HookTimeout bounds one hook run; the whole process group is killed then.
 	HookTimeout time.Duration
+	// HookLogMaxBytes bounds the output lines of one hook run that reach
+	// the log; see hook.Executor.MaxLogBytes.
+	HookLogMaxBytes int64
 	// RetryDelay and RetryMaxDelay bound the backoff of a failing task.
 	RetryDelay, RetryMaxDelay time.Duration
 	// HealDrift reverts release objects whose live state drifted from
@@ -48,6 +51,7 @@ func DefaultOptions() Options {
 		ConfigMap:              "addon-operator",
 		TempDir:                "/tmp/addon-operator",
 		HookTimeout:            10 * time.Minute,
+		HookLogMaxBytes:        256 << 10,
 		RetryDelay:             5 * time.Second,
 		RetryMaxDelay:          time.Minute,
 		MaxValuesReruns:        10,
@@ -71,6 +75,8 @@ func (o *Options) BindFlags(fs *pflag.FlagSet) {
 		"directory for hooks' temporary files (env ADDON_OPERATOR_TMP_DIR)")
 	fs.DurationVar(&o.HookTimeout, "hook-timeout", o.HookTimeout,
 		"longest a hook may run; then its whole process group is killed (env ADDON_OPERATOR_HOOK_TIMEOUT)")
+	fs.Int64Var(&o.HookLogMaxBytes, "hook-log-max-bytes", o.HookLogMaxBytes,
+		"bytes of a hook run's stdout and stderr lines logged at most; the rest is counted in one warning; 0 logs everything (env ADDON_OPERATOR_HOOK_LOG_MAX_BYTES)")
 	fs.BoolVar(&o.HealDrift, "heal-drift", o.HealDrift,
 		"revert fields of release objects that someone changed, instead of only reporting them (env ADDON_OPERATOR_HEAL_DRIFT)")
 	fs.IntVar(&o.ModuleWorkers, "module-workers", o.ModuleWorkers,
@@ -103,6 +109,9 @@ func (o *Options) Validate() error {
 		if d.val <= 0 {
 			errs = append(errs, fmt.Errorf("%s must be positive, got %s", d.flag, d.val))
 		}
+	}
+	if o.HookLogMaxBytes < 0 {
+		errs = append(errs, fmt.Errorf("--hook-log-max-bytes must not be negative, got %d", o.HookLogMaxBytes))
 	}
 	if o.ModuleWorkers < 1 {
 		errs = append(errs, fmt.Errorf("--module-workers must be at least 1, got %d", o.ModuleWorkers))
