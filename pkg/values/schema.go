@@ -81,6 +81,10 @@ type schema struct {
 //     not are left as written, and so is a schema that is only such a
 //     composition (no properties or patternProperties of its own): closing
 //     it would reject the properties its parts declare.
+//   - A section with a config schema and no values schema gets a values
+//     schema all the same: the config schema with its top level open to
+//     undeclared keys (see openTop), so hooks' values patches are checked
+//     against every rule the section declares.
 //   - The helm schema is the transformed values schema with each
 //     x-required-for-helm (a name or a list of names) added to required at
 //     the same level, through the same keywords.
@@ -133,29 +137,58 @@ func newSchemas(config, values *schemaSource) (*Schemas, error) {
 			return nil, err
 		}
 	}
-	if values == nil {
+	var (
+		file string
+		doc  map[string]any
+	)
+	switch {
+	case values != nil:
+		var err error
+		file = values.file
+		if doc, err = decodeSchema(values.data); err != nil {
+			return nil, fmt.Errorf("schema %s: %w", file, err)
+		}
+		if configDoc != nil {
+			if doc, err = extend(doc, configDoc); err != nil {
+				return nil, fmt.Errorf("schema %s: %w", file, err)
+			}
+		}
+	case configDoc != nil:
+		file, doc = config.file, openTop(configDoc)
+	default:
 		return s, nil
 	}
-	doc, err := decodeSchema(values.data)
-	if err != nil {
-		return nil, fmt.Errorf("schema %s: %w", values.file, err)
-	}
-	if configDoc != nil {
-		if doc, err = extend(doc, configDoc); err != nil {
-			return nil, fmt.Errorf("schema %s: %w", values.file, err)
-		}
-	}
-	if s.values, err = buildSchema(values.file, doc); err != nil {
+	var err error
+	if s.values, err = buildSchema(file, doc); err != nil {
 		return nil, err
 	}
 	helmDoc := deepCopy(s.values.doc).(map[string]any)
 	if err := requireForHelm(helmDoc, ""); err != nil {
-		return nil, fmt.Errorf("schema %s: %w", values.file, err)
+		return nil, fmt.Errorf("schema %s: %w", file, err)
 	}
-	if s.helm, err = newSchema(values.file, helmDoc); err != nil {
+	if s.helm, err = newSchema(file, helmDoc); err != nil {
 		return nil, err
 	}
+	if values == nil {
+		// The config schema's defaults are already applied below the
+		// config values; applying them again above would refill keys a
+		// user's ConfigMap deleted with null.
+		s.values.defaults, s.helm.defaults = nil, nil
+	}
 	return s, nil
+}
+
+// openTop derives the values schema of a section that has only a config
+// schema: every key the config schema declares keeps its rules, so a hook
+// cannot patch a value into a shape the chart was never promised, while
+// keys it does not declare (a hook's internal values) stay allowed at the
+// top level unless the config schema says otherwise. doc is not changed.
+func openTop(doc map[string]any) map[string]any {
+	out := deepCopy(doc).(map[string]any)
+	if _, ok := out["additionalProperties"]; !ok {
+		out["additionalProperties"] = true
+	}
+	return out
 }
 
 // decodeSchema reads a YAML or JSON schema document; empty or null is {}.
@@ -218,8 +251,8 @@ func (s *Schemas) get(kind SchemaKind) *schema {
 	}
 }
 
-// Has reports whether the schema of a kind was loaded. The helm schema is
-// present exactly when the values schema is.
+// Has reports whether the schema of a kind was loaded. The values and helm
+// schemas are present when either file is.
 func (s *Schemas) Has(kind SchemaKind) bool {
 	return s.get(kind) != nil
 }

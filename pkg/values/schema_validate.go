@@ -62,8 +62,9 @@ func (s *Schemas) ValidateConfig(key string, section Values) error {
 
 // ValidateValues validates a section's effective values (every layer, hook
 // patches included) against the values schema. key is as for
-// ValidateConfig. Without a values schema every section is valid, even
-// when a config schema exists.
+// ValidateConfig. A section with only a config schema is validated against
+// it, its top level open to keys it does not declare; with neither schema
+// every section is valid.
 func (s *Schemas) ValidateValues(key string, section Values) error {
 	return s.Validate(ValuesSchema, key, section)
 }

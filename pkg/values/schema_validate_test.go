@@ -2,6 +2,7 @@ package values
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -412,4 +413,57 @@ properties:
 			}
 		})
 	}
+}
+
+// A section with only a config schema has its hooks' values checked
+// against every rule the config schema declares, with the top level open
+// to the hooks' own keys.
+func TestValidateValuesOnlyConfigSchema(t *testing.T) {
+	dir := t.TempDir()
+	config := filepath.Join(dir, "config-values.yaml")
+	doc := "type: object\nx-required-for-helm: [replicas]\nproperties:\n  replicas: {type: integer, default: 1}\n  tls:\n    type: object\n    properties:\n      enabled: {type: boolean}\n"
+	if err := os.WriteFile(config, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := LoadSchemas(config, filepath.Join(dir, "values.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name      string
+		section   Values
+		wantErr   string
+		wantHelm  string
+		checkHelm bool
+	}{
+		{name: "declared keys and a hook's own", section: Values{"replicas": 2.0, "internal": Values{"token": "x"}}},
+		{name: "wrong type", section: Values{"replicas": "many"}, wantErr: "m.replicas must be of type integer"},
+		{name: "nested objects stay closed", section: Values{"tls": Values{"enbled": true}}, wantErr: "m.tls.enbled is not allowed"},
+		{name: "required for helm", section: Values{}, checkHelm: true, wantHelm: "m.replicas is required"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := s.ValidateValues("m", tt.section)
+			if got := errString(err); !strings.Contains(got, tt.wantErr) || (tt.wantErr == "") != (err == nil) {
+				t.Errorf("ValidateValues = %q, want %q", got, tt.wantErr)
+			}
+			if tt.checkHelm {
+				if got := errString(s.ValidateHelm("m", tt.section)); !strings.Contains(got, tt.wantHelm) || got == "" {
+					t.Errorf("ValidateHelm = %q, want %q", got, tt.wantHelm)
+				}
+			}
+		})
+	}
+	// Defaults of the config schema are not applied a second time above
+	// the config values.
+	if got := s.ApplyDefaults(ValuesSchema, Values{}); len(got) != 0 {
+		t.Errorf("ApplyDefaults(values) = %v, want no defaults", got)
+	}
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
 }
