@@ -3,6 +3,7 @@ package kube
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -52,7 +53,20 @@ func (r *EventRecorder) Run(ctx context.Context) error {
 // ModuleFailed records a Warning that a module's run failed.
 func (r *EventRecorder) ModuleFailed(module string, err error) {
 	r.recorder.Eventf(r.regarding, nil, corev1.EventTypeWarning, ReasonModuleFailed, "Run",
-		"module %s: %s", module, truncate(err.Error(), 900))
+		"%s", failureNote(module, err))
+}
+
+// failureNote names the module once: errors of a module run often start
+// with "module NAME: " or "module NAME hook ...", which then stands alone.
+func failureNote(module string, err error) string {
+	msg := err.Error()
+	for _, name := range []string{module, strconv.Quote(module)} {
+		rest, ok := strings.CutPrefix(msg, "module "+name)
+		if ok && (strings.HasPrefix(rest, ":") || strings.HasPrefix(rest, " ")) {
+			return truncate(msg, 900)
+		}
+	}
+	return "module " + module + ": " + truncate(msg, 900)
 }
 
 // ModuleRecovered records that a module ran successfully after failures.

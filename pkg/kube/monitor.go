@@ -168,7 +168,9 @@ func (m *Monitors) start(ctx context.Context, id string, b hook.KubernetesBindin
 	if err != nil {
 		return nil, err
 	}
-	mon := newMonitor(id, spec, m.dynamic, m.events, m.log.With("binding", id))
+	// The binding's own name for people, the id to tell two hooks' bindings
+	// of one name apart; the monitor's lines do not repeat either.
+	mon := newMonitor(id, spec, m.dynamic, m.events, m.log.With("binding", b.Name, "monitor", id))
 	if err := m.register(mon); err != nil {
 		return nil, err
 	}
@@ -193,7 +195,7 @@ func (m *Monitors) start(ctx context.Context, id string, b hook.KubernetesBindin
 			<-mon.done
 			return nil, r.err
 		}
-		m.log.Debug("monitor synced", "binding", id, "kind", b.Kind, "duration", time.Since(begin))
+		mon.log.Debug("monitor synced", "kind", b.Kind, "duration", time.Since(begin))
 		return r.objects, nil
 	case <-ctx.Done():
 		m.forget(mon)

@@ -78,12 +78,12 @@ func (mon *monitor) reconcileNamespaces(ctx context.Context, r *monitorRun, want
 		r.groups[ns].stop()
 		delete(r.groups, ns)
 		mon.state.dropNamespace(ns)
-		mon.log.Debug("namespace stopped matching", "binding", mon.id, "namespace", ns)
+		mon.log.Debug("namespace stopped matching", "namespace", ns)
 	}
 	for _, ns := range want {
 		if r.groups[ns] == nil {
 			r.groups[ns] = mon.startGroup(ctx, ns, true, nil)
-			mon.log.Debug("namespace started matching", "binding", mon.id, "namespace", ns)
+			mon.log.Debug("namespace started matching", "namespace", ns)
 		}
 	}
 }

@@ -215,10 +215,10 @@ func (mon *monitor) watchFailed(reg cache.ResourceEventHandlerRegistration, errs
 		return
 	}
 	if errors.Is(err, io.EOF) || apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
-		mon.log.Debug("watch restarted", "binding", mon.id, "kind", mon.spec.resource.kind, "error", err)
+		mon.log.Debug("watch restarted", "kind", mon.spec.resource.kind, "error", err)
 		return
 	}
-	mon.log.Warn("watch failed", "binding", mon.id, "kind", mon.spec.resource.kind, "error", err)
+	mon.log.Warn("watch failed", "kind", mon.spec.resource.kind, "error", err)
 }
 
 // monListWatch lists and watches resource gvr in namespace ns ("" for all)
