@@ -214,3 +214,39 @@ func checkClusterRBAC(t *testing.T, ns string, want bool) {
 		t.Errorf("ClusterRoleBinding subjects (-want +got):\n%s", diff)
 	}
 }
+
+// TestNarrowClusterRights checks the narrower alternative to clusterWide:
+// read and watch everywhere, write only in the release namespace and the
+// listed ones.
+func TestNarrowClusterRights(t *testing.T) {
+	t.Parallel()
+	ns, extra, other := cp.Namespace(t), cp.Namespace(t), cp.Namespace(t)
+	install(t, ns, map[string]any{"rbac": map[string]any{
+		"clusterRead": map[string]any{"enabled": true},
+		"namespaces":  []any{extra},
+	}})
+	for _, a := range []access{
+		{verb: "watch", resource: "pods", namespace: other, allowed: true},
+		{verb: "list", resource: "namespaces", namespace: "-", allowed: true},
+		{verb: "get", group: "apiextensions.k8s.io", resource: "customresourcedefinitions", namespace: "-", allowed: true},
+		{verb: "create", group: "apps", resource: "deployments", allowed: true},
+		{verb: "create", group: "apps", resource: "deployments", namespace: extra, allowed: true},
+		{verb: "delete", resource: "secrets", name: "s", namespace: extra, allowed: true},
+		{verb: "create", group: "apps", resource: "deployments", namespace: other},
+		{verb: "patch", resource: "configmaps", name: "c", namespace: other},
+		{verb: "create", group: "apiextensions.k8s.io", resource: "customresourcedefinitions", namespace: "-"},
+		{verb: "create", group: "rbac.authorization.k8s.io", resource: "clusterroles", namespace: "-"},
+		{verb: "update", resource: "configmaps", name: "addon-operator", namespace: extra},
+	} {
+		if got := allowed(t, ns, a); got != a.allowed {
+			t.Errorf("%s: allowed = %v, want %v", a, got, a.allowed)
+		}
+	}
+	// clusterWide covers clusterRead: no second ClusterRole then.
+	wide := cp.Namespace(t)
+	install(t, wide, map[string]any{"rbac": map[string]any{"clusterWide": true, "clusterRead": map[string]any{"enabled": true}}})
+	_, err := cp.Clientset(t).RbacV1().ClusterRoles().Get(t.Context(), wide+"-addon-operator-read", metav1.GetOptions{})
+	if !apierrors.IsNotFound(err) {
+		t.Errorf("read-only ClusterRole next to clusterWide: err = %v, want NotFound", err)
+	}
+}
