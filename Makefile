@@ -17,8 +17,12 @@ E2E_TIMEOUT ?= 30m
 help: ## list targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-14s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
+.PHONY: packages-run packages-test
+packages-run packages-test: ## install missing Debian packages (jq; gcc and Chromium for tests)
+	@hack/packages/ensure.sh $(@:packages-%=%)
+
 .PHONY: run
-run: build ## run the operator with ./modules and ./global-hooks against $$KUBECONFIG, else a local control plane
+run: packages-run build ## run the operator with ./modules and ./global-hooks against $$KUBECONFIG, else a local control plane
 	@if [ -z "$${KUBECONFIG:-}" ]; then \
 		eval "$$($(GO) run ./e2e/cluster/cmd/localcluster up $(CLUSTER_DIR))"; \
 		echo "using the local control plane (make cluster-down stops it): KUBECONFIG=$$KUBECONFIG" >&2; \
@@ -36,7 +40,7 @@ build: ## build bin/addon-operator
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN_DIR)/addon-operator ./cmd/addon-operator
 
 .PHONY: test
-test: lint check-deploy test-unit test-e2e ## everything CI runs: lint, deploy/ in sync, unit tests, e2e tests
+test: packages-test lint check-deploy test-unit test-e2e ## everything CI runs: lint, deploy/ in sync, unit tests, e2e tests
 
 .PHONY: test-unit
 test-unit: ## unit tests with the race detector

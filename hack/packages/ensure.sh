@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs from Debian's packages what the developer targets need and the
+# machine lacks: a C compiler for the race detector (cgo), jq for the
+# shipped hooks, Chromium for the status page's browser test. Called by
+# `make test` and `make run`; does nothing when all are present.
+set -euo pipefail
+
+want=()
+for target in "$@"; do
+	case "$target" in
+	test)
+		command -v gcc >/dev/null || want+=(gcc libc6-dev)
+		command -v chromium >/dev/null || want+=(chromium)
+		command -v jq >/dev/null || want+=(jq)
+		;;
+	run)
+		command -v jq >/dev/null || want+=(jq)
+		;;
+	*)
+		echo "ensure.sh: unknown target $target (want test or run)" >&2
+		exit 2
+		;;
+	esac
+done
+((${#want[@]})) || exit 0
+
+if [[ $(id -u) -ne 0 ]]; then
+	echo "missing Debian packages: ${want[*]}; install them (apt-get install ${want[*]}) or run as root" >&2
+	exit 1
+fi
+echo "installing Debian packages: ${want[*]}" >&2
+apt-get update -qq
+DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${want[@]}" >/dev/null
