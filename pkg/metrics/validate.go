@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/prometheus/common/model"
 )
 
 // check validates m as Apply needs it and returns the JSON field at fault
@@ -25,12 +27,12 @@ func (m *HookMetric) check() (string, error) {
 	if m.Name == "" {
 		return "name", fmt.Errorf("required for action %q", m.Action)
 	}
-	if !validName(m.Name, true) {
+	if !model.LegacyValidation.IsValidMetricName(m.Name) {
 		return "name", fmt.Errorf("invalid metric name %q (want [a-zA-Z_:][a-zA-Z0-9_:]*)", m.Name)
 	}
 	for _, k := range slices.Sorted(maps.Keys(m.Labels)) {
 		switch {
-		case !validName(k, false) || strings.HasPrefix(k, "__"):
+		case !model.LegacyValidation.IsValidLabelName(k) || strings.HasPrefix(k, "__"):
 			return "labels", fmt.Errorf("invalid label name %q (want [a-zA-Z_][a-zA-Z0-9_]*, no leading __)", k)
 		case k == "le" && m.Action == ActionObserve:
 			return "labels", errors.New(`label "le" is reserved for histogram buckets`)
@@ -56,18 +58,3 @@ func (m *HookMetric) check() (string, error) {
 	return "", nil
 }
 
-// validName reports whether s is a classic Prometheus metric name (colons
-// allowed) or label name.
-func validName(s string, colon bool) bool {
-	if s == "" {
-		return false
-	}
-	for i, r := range s {
-		ok := r == '_' || (colon && r == ':') || ('a' <= r && r <= 'z') || ('A' <= r && r <= 'Z') ||
-			(i > 0 && '0' <= r && r <= '9')
-		if !ok {
-			return false
-		}
-	}
-	return true
-}
