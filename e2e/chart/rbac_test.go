@@ -236,7 +236,8 @@ func TestNarrowClusterRights(t *testing.T) {
 		{verb: "patch", resource: "configmaps", name: "c", namespace: other},
 		{verb: "create", group: "apiextensions.k8s.io", resource: "customresourcedefinitions", namespace: "-"},
 		{verb: "create", group: "rbac.authorization.k8s.io", resource: "clusterroles", namespace: "-"},
-		{verb: "update", resource: "configmaps", name: "addon-operator", namespace: extra},
+		{verb: "create", resource: "pods", namespace: extra},
+		{verb: "create", group: "coordination.k8s.io", resource: "leases", namespace: extra},
 	} {
 		if got := allowed(t, ns, a); got != a.allowed {
 			t.Errorf("%s: allowed = %v, want %v", a, got, a.allowed)
