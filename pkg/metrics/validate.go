@@ -57,4 +57,3 @@ func (m *HookMetric) check() (string, error) {
 	}
 	return "", nil
 }
-
