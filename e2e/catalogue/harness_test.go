@@ -33,14 +33,12 @@ func newHarness(t *testing.T) *harness {
 func (h *harness) start(env ...string) {
 	h.T.Helper()
 	root := repoDir()
-	// The hooks see only the KUBERNETES_VERSION a test gives, and the jq
-	// stub first in their PATH.
-	base := append(withoutEnv(os.Environ(), "KUBERNETES_VERSION", "PATH"), "PATH="+stubDir+":"+os.Getenv("PATH"))
+	// The hooks see only the KUBERNETES_VERSION a test gives.
 	h.Start(operatortest.Options{
 		ModulesDir:     filepath.Join(root, "modules"),
 		GlobalHooksDir: filepath.Join(root, "global-hooks"),
 		Args:           []string{"--retry-delay=200ms", "--retry-max-delay=2s"},
-		Env:            append(base, env...),
+		Env:            append(withoutEnv(os.Environ(), "KUBERNETES_VERSION"), env...),
 	})
 }
 

@@ -1,82 +1,14 @@
 package catalogue
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 )
-
-// jsonAwkCopies are the copies of the JSON flattener the hooks use: each
-// hooks tree is copied into the image on its own.
-var jsonAwkCopies = []string{ //nolint:gochecknoglobals // a fixed list
-	"global-hooks/hooks/lib/json.awk",
-	"modules/010-namespace-defaults/hooks/lib/json.awk",
-}
-
-func TestJSONAwk(t *testing.T) {
-	t.Parallel()
-	first, err := os.ReadFile(filepath.Join(repoDir(), jsonAwkCopies[0]))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range jsonAwkCopies[1:] {
-		data, err := os.ReadFile(filepath.Join(repoDir(), c))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(data, first) {
-			t.Errorf("%s differs from %s", c, jsonAwkCopies[0])
-		}
-	}
-	for _, tt := range []struct {
-		name, in, want string
-	}{
-		{"nested", `{"a":{"b":[1,"x\"y"]},"c":{},"d":[]}`, ".a.b[0]\t1\n.a.b[1]\t\"x\\\"y\"\n.c\t{}\n.d\t[]\n"},
-		{"spaces and scalars", "[ {\"n\" : -1.5e3 ,\n \"t\":true,\"f\":false,\"z\":null} ]\n", "[0].n\t-1.5e3\n[0].t\ttrue\n[0].f\tfalse\n[0].z\tnull\n"},
-		{"root string", `"s"`, "\t\"s\"\n"},
-		{"brackets in strings", `{"k":"a]b},[c"}`, ".k\t\"a]b},[c\"\n"},
-		{"binding context", `[{"binding":"nodes","type":"Synchronization","objects":[{"filterResult":"n1"}],"snapshots":{"nodes":[]}}]`,
-			"[0].binding\t\"nodes\"\n[0].type\t\"Synchronization\"\n[0].objects[0].filterResult\t\"n1\"\n[0].snapshots.nodes\t[]\n"},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			got, err := flatten(t, tt.in)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("flattened (-want +got):\n%s", diff)
-			}
-		})
-	}
-	for _, bad := range []string{`{"a":}`, `{"a":1} x`, `[1,`, `{"a" 1}`, `"open`, `tru`, ``} {
-		if got, err := flatten(t, bad); err == nil {
-			t.Errorf("%q: no error, output %q", bad, got)
-		}
-	}
-}
-
-// flatten runs json.awk on in.
-func flatten(t *testing.T, in string) (string, error) {
-	t.Helper()
-	cmd := exec.CommandContext(t.Context(), "awk", "-f", filepath.Join(repoDir(), jsonAwkCopies[0]))
-	cmd.Stdin = strings.NewReader(in)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return string(out), errors.New(err.Error() + ": " + stderr.String())
-	}
-	return string(out), nil
-}
 
 // jsonStream decodes a stream of JSON values, as hooks write patches.
 func jsonStream(t *testing.T, s string) []any {
@@ -134,6 +66,16 @@ func TestDiscoveryHookOffline(t *testing.T) {
 			if diff := cmp.Diff(tt.want, jsonStream(t, out["VALUES_JSON_PATCH_PATH"])); diff != "" {
 				t.Errorf("values patch (-want +got):\n%s", diff)
 			}
+			// The metric follows the count.
+			var metrics []any
+			for _, p := range tt.want {
+				if p := p.(map[string]any); p["path"] == "/global/discovery/nodeCount" {
+					metrics = append(metrics, map[string]any{"name": "addon_operator_discovered_nodes", "action": "set", "value": p["value"]})
+				}
+			}
+			if diff := cmp.Diff(metrics, jsonStream(t, out["METRICS_PATH"])); diff != "" {
+				t.Errorf("metrics (-want +got):\n%s", diff)
+			}
 		})
 	}
 }
@@ -184,5 +126,20 @@ func TestNamespaceDefaultsHookOffline(t *testing.T) {
 	}
 	if out["VALUES_JSON_PATCH_PATH"] != "" {
 		t.Errorf("values patch %q, want none", out["VALUES_JSON_PATCH_PATH"])
+	}
+}
+
+func TestNamespaceDefaultsHookMissingValue(t *testing.T) {
+	t.Parallel()
+	values := `{"namespaceDefaults":{"quota":{"requestsCPU":"2"}}}`
+	out, log, err := execScript(t, "modules/010-namespace-defaults/hooks/namespace-defaults", `[{"binding":"beforeHelm"}]`, values)
+	if err == nil {
+		t.Fatalf("no error, output %q", log)
+	}
+	if want := "namespace-defaults: no value .namespaceDefaults.quota.requestsMemory\n"; log != want {
+		t.Errorf("output %q, want %q", log, want)
+	}
+	if out["KUBERNETES_PATCH_PATH"] != "" {
+		t.Errorf("object operations %q, want none", out["KUBERNETES_PATCH_PATH"])
 	}
 }

@@ -120,6 +120,17 @@ func TestCatalogueOffline(t *testing.T) {
 // file, by environment variable name.
 func runScript(t *testing.T, rel, contexts, values string, env ...string) map[string]string {
 	t.Helper()
+	outputs, log, err := execScript(t, rel, contexts, values, env...)
+	if err != nil {
+		t.Fatalf("%s: %v: %s", rel, err, log)
+	}
+	return outputs
+}
+
+// execScript runs a script as runScript does and returns its output files,
+// its stdout and stderr, and its error.
+func execScript(t *testing.T, rel, contexts, values string, env ...string) (outputs map[string]string, log string, err error) {
+	t.Helper()
 	dir := t.TempDir()
 	files := map[string]string{
 		"BINDING_CONTEXT_PATH": contexts, "VALUES_PATH": values, "CONFIG_VALUES_PATH": "{}",
@@ -127,8 +138,7 @@ func runScript(t *testing.T, rel, contexts, values string, env ...string) map[st
 		"METRICS_PATH": "", "MODULE_ENABLED_RESULT": "",
 	}
 	cmd := exec.CommandContext(t.Context(), filepath.Join(repoDir(), rel))
-	cmd.Env = append(withoutEnv(os.Environ(), "KUBERNETES_VERSION", "PATH"), "PATH="+stubDir+":"+os.Getenv("PATH"))
-	cmd.Env = append(cmd.Env, env...)
+	cmd.Env = append(withoutEnv(os.Environ(), "KUBERNETES_VERSION"), env...)
 	for name, content := range files {
 		path := filepath.Join(dir, name)
 		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
@@ -136,18 +146,16 @@ func runScript(t *testing.T, rel, contexts, values string, env ...string) map[st
 		}
 		cmd.Env = append(cmd.Env, name+"="+path)
 	}
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("%s: %v: %s", rel, err, out)
-	}
-	outputs := map[string]string{}
+	out, err := cmd.CombinedOutput()
+	outputs = map[string]string{}
 	for _, name := range []string{"VALUES_JSON_PATCH_PATH", "KUBERNETES_PATCH_PATH", "METRICS_PATH", "MODULE_ENABLED_RESULT"} {
-		data, err := os.ReadFile(filepath.Join(dir, name))
-		if err != nil {
-			t.Fatal(err)
+		data, rerr := os.ReadFile(filepath.Join(dir, name))
+		if rerr != nil {
+			t.Fatal(rerr)
 		}
 		outputs[name] = string(data)
 	}
-	return outputs
+	return outputs, string(out), err
 }
 
 func TestNodeExporterEnabledScript(t *testing.T) {
