@@ -70,10 +70,11 @@ func (debugSource) RenderModule(context.Context, string) (*helm.Rendered, error)
 	}, nil
 }
 
-// debugServer serves debugSource over HTTP.
+// debugServer serves debugSource's debug API over HTTP, as the socket and
+// --debug-http do.
 func debugServer(t *testing.T) *httptest.Server {
 	t.Helper()
-	ts := httptest.NewServer(server.New(server.DefaultOptions(), debugSource{}, slog.New(slog.DiscardHandler)).Handler())
+	ts := httptest.NewServer(server.New(server.DefaultOptions(), debugSource{}, slog.New(slog.DiscardHandler)).DebugHandler())
 	t.Cleanup(ts.Close)
 	return ts
 }

@@ -1,6 +1,7 @@
-// Package server is the operator's HTTP side: probes, Prometheus metrics, a
-// status page and a JSON debug API on a TCP listener, the debug API again on
-// a unix socket, and the client and render diff the debug CLI uses.
+// Package server is the operator's HTTP side: probes, Prometheus metrics and
+// a status page on a TCP listener, a JSON debug API on a unix socket (and,
+// when asked for, on the TCP listener behind Kubernetes authentication and
+// authorization), and the client and render diff the debug CLI uses.
 package server
 
 import (
@@ -56,6 +57,15 @@ type Options struct {
 	// HookMetrics serves /metrics/hooks, the metrics hooks emit
 	// (metrics.HookMetrics.Handler); nil leaves the route out.
 	HookMetrics http.Handler
+	// DebugHTTP serves the debug API (values, config, renders, queues) on
+	// the TCP listener too, to requests Auth lets through. Off, only the
+	// socket serves it: values may hold secrets.
+	DebugHTTP bool
+	// MetricsAuth puts /metrics and /metrics/hooks behind Auth as well.
+	MetricsAuth bool
+	// Auth checks requests to the routes DebugHTTP and MetricsAuth
+	// protect; it is required when either is set (KubeAuth).
+	Auth Auth
 }
 
 // DefaultOptions returns the defaults documented in --help.
@@ -67,11 +77,19 @@ func DefaultOptions() Options {
 // handlers are wired by the caller.
 func (o *Options) BindFlags(flags *pflag.FlagSet) {
 	flags.StringVar(&o.ListenAddress, "listen-address", o.ListenAddress,
-		"host:port serving metrics, probes, the status page and the debug API; a bare host listens on port "+DefaultPort+
+		"host:port serving metrics, probes and the status page; a bare host listens on port "+DefaultPort+
 			" (env ADDON_OPERATOR_LISTEN_ADDRESS)")
 	flags.StringVar(&o.DebugSocket, "debug-socket", o.DebugSocket,
 		"unix socket serving the debug API to the debug commands; empty disables it (env ADDON_OPERATOR_DEBUG_SOCKET, DEBUG_UNIX_SOCKET)")
+	flags.BoolVar(&o.DebugHTTP, "debug-http", o.DebugHTTP,
+		"also serve the debug API (values, config, renders) on --listen-address, to bearer tokens whose Kubernetes user may get the path "+
+			"(TokenReview, SubjectAccessReview; RBAC nonResourceURLs /debug/*) (env ADDON_OPERATOR_DEBUG_HTTP)")
+	flags.BoolVar(&o.MetricsAuth, "metrics-auth", o.MetricsAuth,
+		"serve /metrics and /metrics/hooks only to bearer tokens whose Kubernetes user may get the path, checked as for --debug-http (env ADDON_OPERATOR_METRICS_AUTH)")
 }
+
+// Protected reports whether some route needs Auth.
+func (o *Options) Protected() bool { return o.DebugHTTP || o.MetricsAuth }
 
 // Validate reports options that cannot work.
 func (o *Options) Validate() error {
@@ -117,6 +135,8 @@ type Server struct {
 	src  Source
 	log  *slog.Logger
 	page *template.Template
+	// guard checks requests to protected routes, with opts.Auth.
+	guard *guard
 }
 
 // New returns a server for src; it does not listen until Run. A nil log
@@ -125,7 +145,7 @@ func New(opts Options, src Source, log *slog.Logger) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Server{opts: opts, src: src, log: log, page: statusTemplate()}
+	return &Server{opts: opts, src: src, log: log, page: statusTemplate(), guard: &guard{auth: opts.Auth, log: log}}
 }
 
 // Run listens on ListenAddress and DebugSocket and serves until ctx ends,
@@ -154,6 +174,13 @@ func (s *Server) Run(ctx context.Context) error {
 // Serve is Run on listeners the caller opened: Handler on tcp and
 // DebugHandler on socket, which may be nil. It closes both.
 func (s *Server) Serve(ctx context.Context, tcp, socket net.Listener) error {
+	if s.opts.Protected() && s.opts.Auth == nil {
+		_ = tcp.Close()
+		if socket != nil {
+			_ = socket.Close()
+		}
+		return errNoAuth
+	}
 	g, gctx := errgroup.WithContext(ctx)
 	s.serve(ctx, gctx, g, tcp, s.Handler())
 	if socket != nil {
