@@ -219,3 +219,24 @@ func TestAuthFlags(t *testing.T) {
 		}
 	}
 }
+
+func TestClientWithToken(t *testing.T) {
+	s, _ := newProtectedServer(false, discard())
+	ts := httptest.NewServer(s.Handler())
+	t.Cleanup(ts.Close)
+	c, err := NewHTTPClient(ts.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals, err := c.WithToken(readerToken).ModuleValues(t.Context(), "ingress")
+	if err != nil || vals["ingress"] == nil {
+		t.Errorf("module values with the reader's token: %v, %v", vals, err)
+	}
+	for token, want := range map[string]int{"": http.StatusUnauthorized, nobodyToken: http.StatusForbidden} {
+		_, err := c.WithToken(token).ModuleValues(t.Context(), "ingress")
+		var se *StatusError
+		if !errors.As(err, &se) || se.Code != want {
+			t.Errorf("module values with token %q: %v, want HTTP %d", token, err, want)
+		}
+	}
+}
