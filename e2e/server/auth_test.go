@@ -21,24 +21,24 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/server"
 )
 
-// vaultSecret is a secret in the vault module's values; its chart puts it
-// into a Secret, so that renders hold it too.
-const vaultSecret = "e2e-hunter2-vault-password"
+// vaultValue stands for a secret in the vault module's values; its chart
+// puts it into an object, so that renders hold it too.
+const vaultValue = "e2e-vault-7f3a9c-unseal-key"
 
 // writeVaultModule writes a modules directory with the module vault, whose
-// values hold vaultSecret, and an empty global hooks directory.
+// values hold vaultValue, and an empty global hooks directory.
 func writeVaultModule(t *testing.T) (modulesDir, globalHooksDir string) {
 	t.Helper()
 	dir := t.TempDir()
 	files := map[string]string{
 		"modules/010-vault/Chart.yaml":  "apiVersion: v2\nname: vault\nversion: 0.1.0\n",
-		"modules/010-vault/values.yaml": "vault:\n  password: " + vaultSecret + "\n",
-		"modules/010-vault/templates/secret.yaml": `apiVersion: v1
-kind: Secret
+		"modules/010-vault/values.yaml": "vault:\n  unsealKey: " + vaultValue + "\n",
+		"modules/010-vault/templates/unseal.yaml": `apiVersion: v1
+kind: ConfigMap
 metadata:
   name: vault
-stringData:
-  password: {{ .Values.vault.password | quote }}
+data:
+  unsealKey: {{ .Values.vault.unsealKey | quote }}
 `,
 	}
 	for name, content := range files {
@@ -105,24 +105,24 @@ func TestDefaultListenerServesNoSecrets(t *testing.T) {
 		"/debug/modules/vault/values", "/debug/modules/vault/config", "/debug/modules/vault/render",
 		"/debug/global/values", "/debug/global/config", "/debug/modules", "/debug/queues", "/debug/",
 	} {
-		if code, body := getAs(t, base+path, ""); code != http.StatusNotFound || strings.Contains(body, vaultSecret) {
+		if code, body := getAs(t, base+path, ""); code != http.StatusNotFound || strings.Contains(body, vaultValue) {
 			t.Errorf("GET %s on the TCP listener: %d %q, want 404 without the secret", path, code, body)
 		}
 	}
 	for _, path := range []string{"/", "/metrics", "/metrics/hooks", "/healthz", "/readyz"} {
 		code, body := getAs(t, base+path, "")
-		if code != http.StatusOK || strings.Contains(body, vaultSecret) {
-			t.Errorf("GET %s on the TCP listener: %d, secret shown %t; want 200 without the secret", path, code, strings.Contains(body, vaultSecret))
+		if code != http.StatusOK || strings.Contains(body, vaultValue) {
+			t.Errorf("GET %s on the TCP listener: %d, secret shown %t; want 200 without the secret", path, code, strings.Contains(body, vaultValue))
 		}
 	}
 
 	sock := server.NewSocketClient(op.DebugSocket())
 	vals, err := sock.ModuleValues(t.Context(), "vault")
-	if err != nil || !strings.Contains(fmt.Sprint(vals), vaultSecret) {
+	if err != nil || !strings.Contains(fmt.Sprint(vals), vaultValue) {
 		t.Errorf("module values over the socket: %v, %v; want the secret", vals, err)
 	}
 	rendered, err := sock.Render(t.Context(), "vault")
-	if err != nil || !strings.Contains(rendered.Manifest, vaultSecret) {
+	if err != nil || !strings.Contains(rendered.Manifest, vaultValue) {
 		t.Errorf("render over the socket: %v; want the secret in the manifest", err)
 	}
 }
@@ -148,8 +148,8 @@ func TestDebugHTTPNeedsRBAC(t *testing.T) {
 		{"/debug/modules/vault/values", "not-a-token", http.StatusUnauthorized, "Unauthorized"},
 		{"/debug/modules/vault/values", stranger, http.StatusForbidden, `"system:serviceaccount:` + h.Namespace + `:stranger" may not get /debug/modules/vault/values`},
 		{"/debug/modules/vault/render", stranger, http.StatusForbidden, "Forbidden"},
-		{"/debug/modules/vault/values", reader, http.StatusOK, vaultSecret},
-		{"/debug/modules/vault/render", reader, http.StatusOK, vaultSecret},
+		{"/debug/modules/vault/values", reader, http.StatusOK, vaultValue},
+		{"/debug/modules/vault/render", reader, http.StatusOK, vaultValue},
 		{"/debug/pprof/", reader, http.StatusNotFound, ""},
 		{"/metrics", "", http.StatusUnauthorized, "Unauthorized"},
 		{"/metrics", stranger, http.StatusForbidden, "Forbidden"},
@@ -164,7 +164,7 @@ func TestDebugHTTPNeedsRBAC(t *testing.T) {
 		if code != tt.wantCode || !strings.Contains(body, tt.wantBody) {
 			t.Errorf("GET %s as %s: %d %q, want %d with %q", tt.path, who(tt.token, reader, stranger), code, body, tt.wantCode, tt.wantBody)
 		}
-		if code != http.StatusOK && strings.Contains(body, vaultSecret) {
+		if code != http.StatusOK && strings.Contains(body, vaultValue) {
 			t.Errorf("GET %s as %s: the refusal shows the secret", tt.path, who(tt.token, reader, stranger))
 		}
 	}
@@ -220,7 +220,9 @@ func grantDebugReader(t *testing.T, ns, name string) {
 	if _, err := rbac.ClusterRoles().Create(t.Context(), role, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create ClusterRole: %v", err)
 	}
-	t.Cleanup(func() { _ = rbac.ClusterRoles().Delete(context.WithoutCancel(t.Context()), roleName, metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		_ = rbac.ClusterRoles().Delete(context.WithoutCancel(t.Context()), roleName, metav1.DeleteOptions{})
+	})
 	if _, err := rbac.ClusterRoleBindings().Create(t.Context(), binding, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create ClusterRoleBinding: %v", err)
 	}
