@@ -122,6 +122,7 @@ func envFallbacks() map[string][]string {
 		"debug-socket":             {"ADDON_OPERATOR_DEBUG_SOCKET", "DEBUG_UNIX_SOCKET"},
 		"debug-http":               {"ADDON_OPERATOR_DEBUG_HTTP"},
 		"metrics-auth":             {"ADDON_OPERATOR_METRICS_AUTH"},
+		"listen-tls":               {"ADDON_OPERATOR_LISTEN_TLS"},
 		"module-workers":           {"ADDON_OPERATOR_MODULE_WORKERS"},
 		"ha":                       {"ADDON_OPERATOR_HA"},
 		"ha-lease-name":            {"ADDON_OPERATOR_HA_LEASE_NAME"},

@@ -6,6 +6,7 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"html/template"
@@ -63,6 +64,10 @@ type Options struct {
 	DebugHTTP bool
 	// MetricsAuth puts /metrics and /metrics/hooks behind Auth as well.
 	MetricsAuth bool
+	// ListenTLS serves HTTPS on ListenAddress with a self-signed
+	// certificate made at start, so that bearer tokens and metrics do not
+	// cross the network in clear.
+	ListenTLS bool
 	// Auth checks requests to the routes DebugHTTP and MetricsAuth
 	// protect; it is required when either is set (KubeAuth).
 	Auth Auth
@@ -84,6 +89,8 @@ func (o *Options) BindFlags(flags *pflag.FlagSet) {
 	flags.BoolVar(&o.DebugHTTP, "debug-http", o.DebugHTTP,
 		"also serve the debug API (values, config, renders) on --listen-address, to bearer tokens whose Kubernetes user may get the path "+
 			"(TokenReview, SubjectAccessReview; RBAC nonResourceURLs /debug/*) (env ADDON_OPERATOR_DEBUG_HTTP)")
+	flags.BoolVar(&o.ListenTLS, "listen-tls", o.ListenTLS,
+		"serve HTTPS on --listen-address with a self-signed certificate made at start; clients skip its verification (env ADDON_OPERATOR_LISTEN_TLS)")
 	flags.BoolVar(&o.MetricsAuth, "metrics-auth", o.MetricsAuth,
 		"serve /metrics and /metrics/hooks only to bearer tokens whose Kubernetes user may get the path, checked as for --debug-http (env ADDON_OPERATOR_METRICS_AUTH)")
 }
@@ -155,10 +162,21 @@ func (s *Server) Run(ctx context.Context) error {
 	if err := s.opts.Validate(); err != nil {
 		return err
 	}
+	var tlsCfg *tls.Config
+	if s.opts.ListenTLS {
+		var err error
+		if tlsCfg, err = selfSignedTLS(); err != nil {
+			return err
+		}
+	}
 	var lc net.ListenConfig
 	tcp, err := lc.Listen(ctx, "tcp", s.opts.listenAddress())
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
+	}
+	if tlsCfg != nil {
+		tcp = tls.NewListener(tcp, tlsCfg)
+		s.log.Info("http server speaks tls with a self-signed certificate", slog.String("name", tcp.Addr().String()))
 	}
 	var socket net.Listener
 	if s.opts.DebugSocket != "" {
@@ -197,6 +215,8 @@ func (s *Server) serve(ctx, stop context.Context, g *errgroup.Group, ln net.List
 		Handler:           h,
 		ReadHeaderTimeout: readHeaderTimeout,
 		BaseContext:       func(net.Listener) context.Context { return ctx },
+		// Failed handshakes and the like are the clients' affair.
+		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 	}
 	g.Go(func() error {
 		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
