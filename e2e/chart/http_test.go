@@ -42,19 +42,26 @@ func TestHTTPAuthOff(t *testing.T) {
 	}
 }
 
-// TestHTTPAuth: http.debugAPI and http.metricsAuth pass their flags, grant
-// the operator the reviews, render the reader ClusterRoles and make the
-// ServiceMonitor send Prometheus' token.
+// TestHTTPAuth: http.debugAPI, http.metricsAuth and http.tls pass their
+// flags, grant the operator the reviews, render the reader ClusterRoles,
+// switch the probes to HTTPS and make the ServiceMonitor scrape over TLS
+// with Prometheus' token.
 func TestHTTPAuth(t *testing.T) {
 	t.Parallel()
 	ns := cp.Namespace(t)
 	ensureServiceMonitorCRD(t)
 	install(t, ns, map[string]any{
-		"http":           map[string]any{"debugAPI": true, "metricsAuth": true},
+		"http":           map[string]any{"debugAPI": true, "metricsAuth": true, "tls": true},
 		"serviceMonitor": map[string]any{"enabled": true},
 	})
-	if diff := cmp.Diff([]string{"start", "--debug-http", "--metrics-auth"}, deployment(t, ns).Spec.Template.Spec.Containers[0].Args); diff != "" {
+	c := deployment(t, ns).Spec.Template.Spec.Containers[0]
+	if diff := cmp.Diff([]string{"start", "--debug-http", "--metrics-auth", "--listen-tls"}, c.Args); diff != "" {
 		t.Errorf("args (-want +got):\n%s", diff)
+	}
+	for name, p := range map[string]*corev1.Probe{"startup": c.StartupProbe, "liveness": c.LivenessProbe, "readiness": c.ReadinessProbe} {
+		if p == nil || p.HTTPGet == nil || p.HTTPGet.Scheme != corev1.URISchemeHTTPS {
+			t.Errorf("%s probe %+v, want an HTTPS GET", name, p)
+		}
 	}
 	for _, a := range reviewAccess(true) {
 		if got := allowed(t, ns, a); got != a.allowed {
@@ -93,8 +100,14 @@ func TestHTTPAuth(t *testing.T) {
 		t.Fatalf("ServiceMonitor endpoints: %v, %v", endpoints, err)
 	}
 	for _, e := range endpoints {
-		if file := e.(map[string]any)["bearerTokenFile"]; file != "/var/run/secrets/kubernetes.io/serviceaccount/token" { //nolint:forcetypeassert // endpoints are objects
-			t.Errorf("ServiceMonitor endpoint %v: bearerTokenFile %v, want the ServiceAccount token", e, file)
+		got := e.(map[string]any) //nolint:forcetypeassert // endpoints are objects
+		want := map[string]any{   //nolint:gosec // G101: the path of the mounted ServiceAccount token, no credential
+			"port": "http", "path": got["path"], "interval": "30s", "scheme": "https",
+			"tlsConfig":       map[string]any{"insecureSkipVerify": true},
+			"bearerTokenFile": "/var/run/secrets/kubernetes.io/serviceaccount/token",
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("ServiceMonitor endpoint (-want +got):\n%s", diff)
 		}
 	}
 }

@@ -212,7 +212,7 @@ func valueSets() map[string]map[string]any {
 		}},
 		"no rbac":      {"rbac": map[string]any{"create": false}},
 		"pod settings": podSettings(),
-		"http auth":    {"http": map[string]any{"debugAPI": true, "metricsAuth": true}},
+		"http auth":    {"http": map[string]any{"debugAPI": true, "metricsAuth": true, "tls": true}},
 		"metrics auth": {"http": map[string]any{"metricsAuth": true}},
 		"network policy": {"networkPolicy": map[string]any{"enabled": true, "from": []any{
 			map[string]any{"podSelector": map[string]any{"matchLabels": map[string]any{"app.kubernetes.io/name": "prometheus"}}},
