@@ -26,9 +26,10 @@ import (
 // debugOptions are the flags shared by the commands that ask a running
 // operator.
 type debugOptions struct {
-	socket  string
-	address string
-	output  string
+	socket    string
+	address   string
+	tokenFile string
+	output    string
 }
 
 // fetchFunc gets what a debug command shows, and how to print it as text;
@@ -90,6 +91,8 @@ kubectl exec deploy/addon-operator -- addon-operator ` + use + ` ...`}
 	fs := cmd.PersistentFlags()
 	fs.StringVar(&o.socket, "debug-socket", o.socket, "the operator's debug socket (env ADDON_OPERATOR_DEBUG_SOCKET, DEBUG_UNIX_SOCKET)")
 	fs.StringVar(&o.address, "address", o.address, "the operator's HTTP listener, e.g. http://10.0.0.5:9650; used instead of --debug-socket")
+	fs.StringVar(&o.tokenFile, "token-file", o.tokenFile, "file holding a bearer token sent to --address, which serves the debug API only with --debug-http "+
+		"and to authorized tokens, e.g. /var/run/secrets/kubernetes.io/serviceaccount/token")
 	fs.StringVarP(&o.output, "output", "o", o.output, "output format: text, json or yaml")
 	return cmd
 }
@@ -130,7 +133,15 @@ func (o *debugOptions) client(fs *pflag.FlagSet) (*server.Client, error) {
 		return nil, fmt.Errorf("--output %q: want text, json or yaml", o.output)
 	}
 	if o.address != "" {
-		return server.NewHTTPClient(o.address)
+		c, err := server.NewHTTPClient(o.address)
+		if err != nil || o.tokenFile == "" {
+			return c, err
+		}
+		token, err := os.ReadFile(o.tokenFile)
+		if err != nil {
+			return nil, fmt.Errorf("--token-file: %w", err)
+		}
+		return c.WithToken(strings.TrimSpace(string(token))), nil
 	}
 	return server.NewSocketClient(o.socket), nil
 }

@@ -70,10 +70,11 @@ func (debugSource) RenderModule(context.Context, string) (*helm.Rendered, error)
 	}, nil
 }
 
-// debugServer serves debugSource over HTTP.
+// debugServer serves debugSource's debug API over HTTP, as the socket and
+// --debug-http do.
 func debugServer(t *testing.T) *httptest.Server {
 	t.Helper()
-	ts := httptest.NewServer(server.New(server.DefaultOptions(), debugSource{}, slog.New(slog.DiscardHandler)).Handler())
+	ts := httptest.NewServer(server.New(server.DefaultOptions(), debugSource{}, slog.New(slog.DiscardHandler)).DebugHandler())
 	t.Cleanup(ts.Close)
 	return ts
 }
@@ -325,6 +326,53 @@ func TestProfileCommand(t *testing.T) {
 			_, err := runDebug(t, tt.args...)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("error %v, want it to mention %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// tokenAuth accepts one bearer token and lets it get everything.
+type tokenAuth string
+
+func (a tokenAuth) Authenticate(_ context.Context, token string) (server.User, bool, error) {
+	return server.User{Name: "reader"}, token == string(a), nil
+}
+
+func (tokenAuth) Authorize(context.Context, server.User, string) (bool, string, error) {
+	return true, "", nil
+}
+
+func TestDebugTokenFile(t *testing.T) {
+	t.Setenv("ADDON_OPERATOR_DEBUG_SOCKET", "")
+	opts := server.DefaultOptions()
+	opts.DebugHTTP, opts.Auth = true, tokenAuth("s3cret")
+	ts := httptest.NewServer(server.New(opts, debugSource{}, slog.New(slog.DiscardHandler)).Handler())
+	t.Cleanup(ts.Close)
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tokenFile, []byte("s3cret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		args    []string
+		want    string // in the output
+		wantErr string // in the error
+	}{
+		{name: "with the token", args: []string{"--token-file", tokenFile}, want: "ingress"},
+		{name: "without a token", wantErr: "(HTTP 401)"},
+		{name: "missing token file", args: []string{"--token-file", tokenFile + ".nope"}, wantErr: "--token-file"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := runDebug(t, append([]string{"module", "list", "-o", "json", "--address", ts.URL}, tt.args...)...)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Errorf("error %v, want one containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || !strings.Contains(got, tt.want) {
+				t.Errorf("output %q, %v; want %q", got, err, tt.want)
 			}
 		})
 	}

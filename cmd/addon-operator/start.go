@@ -121,6 +121,9 @@ func envFallbacks() map[string][]string {
 		"log-type":                 {"LOG_TYPE"},
 		"listen-address":           {"ADDON_OPERATOR_LISTEN_ADDRESS"},
 		"debug-socket":             {"ADDON_OPERATOR_DEBUG_SOCKET", "DEBUG_UNIX_SOCKET"},
+		"debug-http":               {"ADDON_OPERATOR_DEBUG_HTTP"},
+		"metrics-auth":             {"ADDON_OPERATOR_METRICS_AUTH"},
+		"listen-tls":               {"ADDON_OPERATOR_LISTEN_TLS"},
 		"module-workers":           {"ADDON_OPERATOR_MODULE_WORKERS"},
 		"ha":                       {"ADDON_OPERATOR_HA"},
 		"ha-lease-name":            {"ADDON_OPERATOR_HA_LEASE_NAME"},
@@ -217,6 +220,13 @@ func (o *startOptions) run(ctx context.Context) error {
 	}
 	so := o.server
 	so.Metrics, so.HookMetrics = rec.Handler(), hookMetrics.Handler()
+	if so.Protected() {
+		authClient, err := kubernetes.NewForConfig(restCfg)
+		if err != nil {
+			return fmt.Errorf("http auth client: %w", err)
+		}
+		so.Auth = server.NewKubeAuth(authClient, clock.RealClock{})
+	}
 	leading := new(atomic.Bool)
 	srv := server.New(so, standbyReady{op, leading}, log)
 	// Leader election has a client of its own, so that the operator's

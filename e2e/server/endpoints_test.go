@@ -13,8 +13,9 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/server"
 )
 
-// TestEndpoints checks every route over real listeners: probes and metrics
-// on TCP, the debug API on TCP and on the socket, and a clean shutdown.
+// TestEndpoints checks every route over real listeners: probes, metrics
+// and the status page on TCP, the debug API on the socket only, and a
+// clean shutdown.
 func TestEndpoints(t *testing.T) {
 	src := &source{}
 	r := runServer(t, src)
@@ -29,9 +30,10 @@ func TestEndpoints(t *testing.T) {
 		{"/metrics", http.StatusOK, "go_goroutines"},
 		{"/metrics/hooks", http.StatusOK, ""},
 		{"/", http.StatusOK, "ingress-nginx"},
-		{"/debug/queues", http.StatusOK, `"name": "cert-sync"`},
-		{"/debug/modules/legacy-dashboard/values", http.StatusOK, `"module": "legacy-dashboard"`},
-		{"/debug/modules/nope/values", http.StatusNotFound, `no module \"nope\"`},
+		// The debug API is the socket's unless --debug-http.
+		{"/debug/queues", http.StatusNotFound, "404 page not found"},
+		{"/debug/modules/legacy-dashboard/values", http.StatusNotFound, "404 page not found"},
+		{"/debug/modules/legacy-dashboard/render", http.StatusNotFound, "404 page not found"},
 	}
 	for _, tt := range tests {
 		code, body, err := operatortest.HTTPGet(t, r.base+tt.path)
@@ -52,6 +54,10 @@ func TestEndpoints(t *testing.T) {
 	mods, err := sock.Modules(t.Context())
 	if err != nil || len(mods) != 3 || mods[1].Name != "ingress-nginx" {
 		t.Errorf("modules over the socket: %v, %v", mods, err)
+	}
+	vals, err := sock.ModuleValues(t.Context(), "legacy-dashboard")
+	if err != nil || vals["module"] != "legacy-dashboard" {
+		t.Errorf("module values over the socket: %v, %v", vals, err)
 	}
 	_, err = sock.ModuleConfig(t.Context(), "nope")
 	var se *server.StatusError

@@ -1,6 +1,7 @@
 // Package server tests the operator's HTTP side end to end: the server on
 // real listeners, its status page in a real browser (headless Chromium),
-// and the render diff against the local control plane.
+// the render diff against the local control plane, and the real binary's
+// listeners with and without Kubernetes authentication and authorization.
 package server
 
 import (
@@ -8,8 +9,12 @@ import (
 	"testing"
 
 	"github.com/addon-operator/addon-operator/e2e/cluster"
+	"github.com/addon-operator/addon-operator/e2e/operatortest"
 )
 
-var cp *cluster.ControlPlane //nolint:gochecknoglobals // set once by TestMain, read by tests
+var (
+	cp  *cluster.ControlPlane //nolint:gochecknoglobals // set once by TestMain, read by tests
+	bin string                //nolint:gochecknoglobals // the binary TestMain built
+)
 
-func TestMain(m *testing.M) { os.Exit(cluster.TestMain(m, &cp)) }
+func TestMain(m *testing.M) { os.Exit(operatortest.TestMain(m, &cp, &bin)) }

@@ -139,6 +139,8 @@ func TestSchemaRejectsBadValues(t *testing.T) {
 		"rule without verbs": {"rbac": map[string]any{"moduleRules": []any{map[string]any{"apiGroups": []any{""}}}}},
 		"enabled not bool":   {"config": map[string]any{"certManagerEnabled": "yes"}},
 		"module key":         {"config": map[string]any{"cert-manager": map[string]any{}}},
+		"http misspelt":      {"http": map[string]any{"debugApi": true}},
+		"policy from":        {"networkPolicy": map[string]any{"from": map[string]any{}}},
 	}
 	for name, vals := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -170,6 +172,13 @@ func TestRenderedKinds(t *testing.T) {
 			return strings.HasPrefix(s, "Role")
 		}),
 		"pod settings": base,
+		"http auth": append(slices.Clone(base),
+			"ClusterRole/addon-operator-addon-operator-http-auth", "ClusterRoleBinding/addon-operator-addon-operator-http-auth",
+			"ClusterRole/addon-operator-addon-operator-debug-reader", "ClusterRole/addon-operator-addon-operator-metrics-reader"),
+		"metrics auth": append(slices.Clone(base),
+			"ClusterRole/addon-operator-addon-operator-http-auth", "ClusterRoleBinding/addon-operator-addon-operator-http-auth",
+			"ClusterRole/addon-operator-addon-operator-metrics-reader"),
+		"network policy": append(slices.Clone(base), "NetworkPolicy/addon-operator"),
 	}
 	sets := valueSets()
 	for name, want := range tests {
@@ -203,6 +212,11 @@ func valueSets() map[string]map[string]any {
 		}},
 		"no rbac":      {"rbac": map[string]any{"create": false}},
 		"pod settings": podSettings(),
+		"http auth":    {"http": map[string]any{"debugAPI": true, "metricsAuth": true, "tls": true}},
+		"metrics auth": {"http": map[string]any{"metricsAuth": true}},
+		"network policy": {"networkPolicy": map[string]any{"enabled": true, "from": []any{
+			map[string]any{"podSelector": map[string]any{"matchLabels": map[string]any{"app.kubernetes.io/name": "prometheus"}}},
+		}}},
 	}
 }
 

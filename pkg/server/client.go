@@ -46,6 +46,15 @@ type Client struct {
 	http  *http.Client
 	base  string // URL the routes are appended to
 	where string // the address, for errors
+	token string // bearer token sent with every request, if any
+}
+
+// WithToken returns a copy of c that sends token as its bearer token, as
+// an HTTP listener with --debug-http requires.
+func (c *Client) WithToken(token string) *Client {
+	cp := *c
+	cp.token = token
+	return &cp
 }
 
 // NewSocketClient returns a client for the debug socket at path.
@@ -153,6 +162,9 @@ func (c *Client) fetch(ctx context.Context, route string) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+route, http.NoBody)
 	if err != nil {
 		return nil, fmt.Errorf("request %s: %w", route, err)
+	}
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {

@@ -14,7 +14,7 @@ import (
 
 func TestClientCalls(t *testing.T) {
 	src := newFakeSource()
-	ts := httptest.NewServer(newTestServer(src).Handler())
+	ts := httptest.NewServer(newTestServer(src).DebugHandler())
 	t.Cleanup(ts.Close)
 	c, err := NewHTTPClient(ts.URL)
 	if err != nil {
@@ -52,7 +52,7 @@ func TestClientCalls(t *testing.T) {
 func TestClientErrors(t *testing.T) {
 	src := newFakeSource()
 	src.renderErr = errRender
-	ts := httptest.NewServer(newTestServer(src).Handler())
+	ts := httptest.NewServer(newTestServer(src).DebugHandler())
 	t.Cleanup(ts.Close)
 	c, err := NewHTTPClient(ts.URL)
 	if err != nil {

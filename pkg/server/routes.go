@@ -41,15 +41,22 @@ func debugRoutes() []string {
 }
 
 // Handler serves the TCP listener: /metrics, /metrics/hooks, /healthz,
-// /readyz, the status page at / and the debug API under /debug/.
+// /readyz and the status page at /, which shows states and errors but no
+// values. The debug API is served under /debug/ only with DebugHTTP, to
+// requests Auth lets through; MetricsAuth puts the metrics behind Auth too.
+// Probes and the status page stay open: kubelets call them without tokens.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
-	s.routeDebug(mux)
+	if s.opts.DebugHTTP {
+		debug := http.NewServeMux()
+		s.routeDebug(debug)
+		mux.Handle("/debug/", s.protect(debug))
+	}
 	if s.opts.Metrics != nil {
-		mux.Handle("GET /metrics", s.opts.Metrics)
+		mux.Handle("GET /metrics", s.protectMetrics(s.opts.Metrics))
 	}
 	if s.opts.HookMetrics != nil {
-		mux.Handle("GET /metrics/hooks", s.opts.HookMetrics)
+		mux.Handle("GET /metrics/hooks", s.protectMetrics(s.opts.HookMetrics))
 	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeText(w, http.StatusOK, "ok")
@@ -63,6 +70,19 @@ func (s *Server) Handler() http.Handler {
 	})
 	mux.HandleFunc("GET /{$}", s.statusPage)
 	return mux
+}
+
+// protect puts h behind the server's Auth.
+func (s *Server) protect(h http.Handler) http.Handler {
+	return s.guard.wrap(h)
+}
+
+// protectMetrics is protect with MetricsAuth, h as it is without.
+func (s *Server) protectMetrics(h http.Handler) http.Handler {
+	if !s.opts.MetricsAuth {
+		return h
+	}
+	return s.protect(h)
 }
 
 // DebugHandler serves the debug API and Go's profiles under
@@ -145,8 +165,11 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	_, _ = w.Write(buf.Bytes())
 }
 
+// writeText writes msg as plain text, which browsers must not sniff as
+// HTML: messages may quote the request's path.
 func writeText(w http.ResponseWriter, code int, msg string) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(code)
-	_, _ = fmt.Fprintln(w, msg)
+	_, _ = fmt.Fprintln(w, msg) //nolint:gosec // G705: text/plain with nosniff is never rendered as HTML
 }

@@ -102,7 +102,13 @@ func TestHandlerRoutes(t *testing.T) {
 			if method == "" {
 				method = http.MethodGet
 			}
-			rec := get(t, newTestServer(src).Handler(), method, tt.path)
+			// The debug API is the socket's; the TCP listener's default
+			// handler does not serve it (TestDefaultHandlerHidesTheDebugAPI).
+			h := newTestServer(src).Handler()
+			if strings.HasPrefix(tt.path, "/debug/") {
+				h = newTestServer(src).DebugHandler()
+			}
+			rec := get(t, h, method, tt.path)
 			if rec.Code != tt.wantCode {
 				t.Errorf("status = %d, want %d; body:\n%s", rec.Code, tt.wantCode, rec.Body)
 			}
@@ -127,6 +133,26 @@ func TestHandlerWithoutMetrics(t *testing.T) {
 	for _, path := range []string{"/metrics", "/metrics/hooks"} {
 		if rec := get(t, h, http.MethodGet, path); rec.Code != http.StatusNotFound {
 			t.Errorf("%s without a handler: status %d, want 404", path, rec.Code)
+		}
+	}
+}
+
+func TestDefaultHandlerHidesTheDebugAPI(t *testing.T) {
+	h := newTestServer(newFakeSource()).Handler()
+	for _, path := range []string{
+		"/debug/", "/debug/queues", "/debug/modules", "/debug/global/values", "/debug/global/config",
+		"/debug/modules/ingress/values", "/debug/modules/ingress/config", "/debug/modules/ingress/render",
+	} {
+		if rec := get(t, h, http.MethodGet, path); rec.Code != http.StatusNotFound {
+			t.Errorf("TCP listener serves %s by default: status %d, want 404; body:\n%s", path, rec.Code, rec.Body)
+		}
+	}
+	// The status page shows states, not values: the fake's values hold
+	// "replicas" and its rendered manifest "kind: Secret".
+	page := get(t, h, http.MethodGet, "/").Body.String()
+	for _, secret := range []string{"replicas", "clusterName", "kind: Secret", "abc123"} {
+		if strings.Contains(page, secret) {
+			t.Errorf("status page shows %q:\n%s", secret, page)
 		}
 	}
 }
@@ -183,7 +209,11 @@ func TestGolden(t *testing.T) {
 			if tt.src != nil {
 				tt.src(src)
 			}
-			rec := get(t, newTestServer(src).Handler(), http.MethodGet, tt.path)
+			h := newTestServer(src).Handler()
+			if strings.HasPrefix(tt.path, "/debug/") {
+				h = newTestServer(src).DebugHandler()
+			}
+			rec := get(t, h, http.MethodGet, tt.path)
 			if rec.Code != http.StatusOK {
 				t.Fatalf("status %d: %s", rec.Code, rec.Body)
 			}

@@ -1,10 +1,12 @@
-// Package server is the operator's HTTP side: probes, Prometheus metrics, a
-// status page and a JSON debug API on a TCP listener, the debug API again on
-// a unix socket, and the client and render diff the debug CLI uses.
+// Package server is the operator's HTTP side: probes, Prometheus metrics and
+// a status page on a TCP listener, a JSON debug API on a unix socket (and,
+// when asked for, on the TCP listener behind Kubernetes authentication and
+// authorization), and the client and render diff the debug CLI uses.
 package server
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"html/template"
@@ -56,6 +58,19 @@ type Options struct {
 	// HookMetrics serves /metrics/hooks, the metrics hooks emit
 	// (metrics.HookMetrics.Handler); nil leaves the route out.
 	HookMetrics http.Handler
+	// DebugHTTP serves the debug API (values, config, renders, queues) on
+	// the TCP listener too, to requests Auth lets through. Off, only the
+	// socket serves it: values may hold secrets.
+	DebugHTTP bool
+	// MetricsAuth puts /metrics and /metrics/hooks behind Auth as well.
+	MetricsAuth bool
+	// ListenTLS serves HTTPS on ListenAddress with a self-signed
+	// certificate made at start, so that bearer tokens and metrics do not
+	// cross the network in clear.
+	ListenTLS bool
+	// Auth checks requests to the routes DebugHTTP and MetricsAuth
+	// protect; it is required when either is set (KubeAuth).
+	Auth Auth
 }
 
 // DefaultOptions returns the defaults documented in --help.
@@ -67,11 +82,21 @@ func DefaultOptions() Options {
 // handlers are wired by the caller.
 func (o *Options) BindFlags(flags *pflag.FlagSet) {
 	flags.StringVar(&o.ListenAddress, "listen-address", o.ListenAddress,
-		"host:port serving metrics, probes, the status page and the debug API; a bare host listens on port "+DefaultPort+
+		"host:port serving metrics, probes and the status page; a bare host listens on port "+DefaultPort+
 			" (env ADDON_OPERATOR_LISTEN_ADDRESS)")
 	flags.StringVar(&o.DebugSocket, "debug-socket", o.DebugSocket,
 		"unix socket serving the debug API to the debug commands; empty disables it (env ADDON_OPERATOR_DEBUG_SOCKET, DEBUG_UNIX_SOCKET)")
+	flags.BoolVar(&o.DebugHTTP, "debug-http", o.DebugHTTP,
+		"also serve the debug API (values, config, renders) on --listen-address, to bearer tokens whose Kubernetes user may get the path "+
+			"(TokenReview, SubjectAccessReview; RBAC nonResourceURLs /debug/*) (env ADDON_OPERATOR_DEBUG_HTTP)")
+	flags.BoolVar(&o.ListenTLS, "listen-tls", o.ListenTLS,
+		"serve HTTPS on --listen-address with a self-signed certificate made at start; clients skip its verification (env ADDON_OPERATOR_LISTEN_TLS)")
+	flags.BoolVar(&o.MetricsAuth, "metrics-auth", o.MetricsAuth,
+		"serve /metrics and /metrics/hooks only to bearer tokens whose Kubernetes user may get the path, checked as for --debug-http (env ADDON_OPERATOR_METRICS_AUTH)")
 }
+
+// Protected reports whether some route needs Auth.
+func (o *Options) Protected() bool { return o.DebugHTTP || o.MetricsAuth }
 
 // Validate reports options that cannot work.
 func (o *Options) Validate() error {
@@ -117,6 +142,8 @@ type Server struct {
 	src  Source
 	log  *slog.Logger
 	page *template.Template
+	// guard checks requests to protected routes, with opts.Auth.
+	guard *guard
 }
 
 // New returns a server for src; it does not listen until Run. A nil log
@@ -125,7 +152,7 @@ func New(opts Options, src Source, log *slog.Logger) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Server{opts: opts, src: src, log: log, page: statusTemplate()}
+	return &Server{opts: opts, src: src, log: log, page: statusTemplate(), guard: &guard{auth: opts.Auth, log: log}}
 }
 
 // Run listens on ListenAddress and DebugSocket and serves until ctx ends,
@@ -135,10 +162,21 @@ func (s *Server) Run(ctx context.Context) error {
 	if err := s.opts.Validate(); err != nil {
 		return err
 	}
+	var tlsCfg *tls.Config
+	if s.opts.ListenTLS {
+		var err error
+		if tlsCfg, err = selfSignedTLS(); err != nil {
+			return err
+		}
+	}
 	var lc net.ListenConfig
 	tcp, err := lc.Listen(ctx, "tcp", s.opts.listenAddress())
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
+	}
+	if tlsCfg != nil {
+		tcp = tls.NewListener(tcp, tlsCfg)
+		s.log.Info("http server speaks tls with a self-signed certificate", slog.String("name", tcp.Addr().String()))
 	}
 	var socket net.Listener
 	if s.opts.DebugSocket != "" {
@@ -154,6 +192,13 @@ func (s *Server) Run(ctx context.Context) error {
 // Serve is Run on listeners the caller opened: Handler on tcp and
 // DebugHandler on socket, which may be nil. It closes both.
 func (s *Server) Serve(ctx context.Context, tcp, socket net.Listener) error {
+	if s.opts.Protected() && s.opts.Auth == nil {
+		_ = tcp.Close()
+		if socket != nil {
+			_ = socket.Close()
+		}
+		return errNoAuth
+	}
 	g, gctx := errgroup.WithContext(ctx)
 	s.serve(ctx, gctx, g, tcp, s.Handler())
 	if socket != nil {
@@ -170,6 +215,8 @@ func (s *Server) serve(ctx, stop context.Context, g *errgroup.Group, ln net.List
 		Handler:           h,
 		ReadHeaderTimeout: readHeaderTimeout,
 		BaseContext:       func(net.Listener) context.Context { return ctx },
+		// Failed handshakes and the like are the clients' affair.
+		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 	}
 	g.Go(func() error {
 		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io/fs"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -88,14 +89,17 @@ func TestServeAndShutdown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []*Client{NewSocketClient(path), overHTTP} {
-		got, err := c.Modules(t.Context())
-		if err != nil {
-			t.Fatalf("%s: %v", c.where, err)
-		}
-		if diff := cmp.Diff(newFakeSource().modules, got); diff != "" {
-			t.Errorf("%s: modules (-want +got):\n%s", c.where, diff)
-		}
+	got, err := NewSocketClient(path).Modules(t.Context())
+	if err != nil {
+		t.Fatalf("socket: %v", err)
+	}
+	if diff := cmp.Diff(newFakeSource().modules, got); diff != "" {
+		t.Errorf("socket: modules (-want +got):\n%s", diff)
+	}
+	// The TCP listener does not serve the debug API by default.
+	_, err = overHTTP.ModuleValues(t.Context(), "ingress")
+	if se := (*StatusError)(nil); !errors.As(err, &se) || se.Code != http.StatusNotFound {
+		t.Errorf("module values over TCP by default: %v, want HTTP 404", err)
 	}
 	fi, err := os.Stat(path)
 	if err != nil {
