@@ -28,9 +28,14 @@ var ErrNotFound = errors.New("release not found")
 // revision as left behind by a killed process.
 type Client struct {
 	namespace  string
+	driver     string
 	historyMax int
 	timeout    time.Duration
 	log        *slog.Logger
+	// adoptObjects and adoptReleases are Options.AdoptObjects and
+	// Options.AdoptUnlabeledReleases.
+	adoptObjects  []string
+	adoptReleases bool
 	// newConfig returns a fresh Helm configuration for one operation. One
 	// per operation, because Helm caches the server's capabilities in it
 	// for its lifetime and its kube client caches a clientset without
@@ -96,9 +101,12 @@ func newClient(opts Options, newConfig func(action.DebugLog) (*action.Configurat
 	opts = opts.withDefaults()
 	return &Client{
 		namespace:        opts.Namespace,
+		driver:           opts.Driver,
 		historyMax:       opts.HistoryMax,
 		timeout:          opts.Timeout,
 		log:              opts.Logger.With("namespace", opts.Namespace),
+		adoptObjects:     slices.Clone(opts.AdoptObjects),
+		adoptReleases:    opts.AdoptUnlabeledReleases,
 		newConfig:        newConfig,
 		refreshDiscovery: func() {},
 	}

@@ -25,7 +25,8 @@ func TestApplyLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatalf("install: %v", err)
 	}
-	want := Outcome{Revision: 1, Checksum: installed.Checksum, Reason: ReasonNoRelease, Manifest: installed.Manifest}
+	record := Record{APIVersion: "v1", Kind: "Secret", Name: "sh.helm.release.v1.echo.v1"}
+	want := Outcome{Revision: 1, Checksum: installed.Checksum, Reason: ReasonNoRelease, Manifest: installed.Manifest, Record: record}
 	if diff := cmp.Diff(want, installed); diff != "" {
 		t.Errorf("install outcome (-want +got):\n%s", diff)
 	}
@@ -44,7 +45,7 @@ func TestApplyLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatalf("second apply: %v", err)
 	}
-	if diff := cmp.Diff(Outcome{Revision: 1, Checksum: installed.Checksum, Skipped: true, Manifest: installed.Manifest}, again); diff != "" {
+	if diff := cmp.Diff(Outcome{Revision: 1, Checksum: installed.Checksum, Skipped: true, Manifest: installed.Manifest, Record: record}, again); diff != "" {
 		t.Errorf("second apply outcome (-want +got):\n%s", diff)
 	}
 

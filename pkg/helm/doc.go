@@ -28,6 +28,13 @@ const (
 	// operator killed in between finishes the deletion on its next Apply.
 	LabelCleanup = "addon-operator.io/cleanup"
 
+	// AnnotationAdopt on an existing object lets a release take it over
+	// (set Helm's ownership metadata for itself) when its chart renders it.
+	// "true" hands over an object of no release to whichever release
+	// renders it; the release (module) name hands over an object of no
+	// release or of another release to that release only.
+	AnnotationAdopt = "addon-operator.io/adopt"
+
 	// LabelHeritage is set on every rendered object, as by the established
 	// implementation, so watchers can select the operator's objects.
 	LabelHeritage = "heritage"
