@@ -112,6 +112,8 @@ func envFallbacks() map[string][]string {
 		"helm-history-max":         {"HELM_HISTORY_MAX"},
 		"helm-timeout":             {"HELM_TIMEOUT"},
 		"helm-driver":              {"HELM_DRIVER"},
+		"adopt-objects":            {"ADDON_OPERATOR_ADOPT_OBJECTS"},
+		"adopt-unlabeled-releases": {"ADDON_OPERATOR_ADOPT_UNLABELED_RELEASES"},
 		"kube-config":              {"KUBE_CONFIG", "KUBECONFIG"},
 		"kube-context":             {"KUBE_CONTEXT"},
 		"kube-client-qps":          {"ADDON_OPERATOR_KUBE_CLIENT_QPS", "KUBE_CLIENT_QPS"},

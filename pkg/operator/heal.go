@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/addon-operator/addon-operator/pkg/helm"
 	"github.com/addon-operator/addon-operator/pkg/kube"
 	"github.com/addon-operator/addon-operator/pkg/module"
 )
@@ -50,6 +51,15 @@ func (o *Operator) routeHeal(ev kube.HealEvent) {
 	if !o.state.get(ev.Module).Enabled {
 		return
 	}
+	if helm.IsRecord(ev.Module, ev.Object.Kind, ev.Object.Name) {
+		o.log.Warn("release record deleted, the release history is lost; running module to install the release again",
+			slog.String("module", ev.Module), slog.String("release", ev.Module), slog.String("kind", ev.Object.Kind), slog.String("name", ev.Object.Name))
+		if o.moduleEvents != nil {
+			o.moduleEvents.ReleaseRecordDeleted(ev.Module, ev.Object.String())
+		}
+		o.queueModuleRun(ev.Module)
+		return
+	}
 	o.log.Info("release object deleted, running module to restore it", slog.String("module", ev.Module),
 		slog.String("kind", ev.Object.Kind), slog.String("namespace", ev.Object.Namespace), slog.String("name", ev.Object.Name))
 	if o.recorder != nil {
@@ -58,13 +68,17 @@ func (o *Operator) routeHeal(ev kube.HealEvent) {
 	o.queueModuleRun(ev.Module)
 }
 
-// afterDeploy arms healing for the objects the release now has and reports
-// (and with --heal-drift reverts) objects whose live state drifted from it.
-func (o *Operator) afterDeploy(ctx context.Context, name, manifest string) error {
+// afterDeploy arms healing for the objects the release now has and for its
+// storage record, and reports (and with --heal-drift reverts) objects whose
+// live state drifted from it.
+func (o *Operator) afterDeploy(ctx context.Context, name, manifest string, record helm.Record) error {
 	if o.healer != nil {
 		objects, err := kube.ObjectsFromManifest(manifest)
 		if err != nil {
 			return fmt.Errorf("module %s: read release manifest: %w", name, err)
+		}
+		if record.Kind != "" {
+			objects = append(objects, kube.ObjectRef{APIVersion: record.APIVersion, Kind: record.Kind, Name: record.Name})
 		}
 		o.healer.Watch(name, objects)
 	}
