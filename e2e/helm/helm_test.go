@@ -9,7 +9,6 @@ import (
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/release"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -23,7 +22,8 @@ func TestInstallSkipUpgrade(t *testing.T) {
 	c := newClient(t, ns)
 
 	installed := apply(t, c, echo("hello"))
-	if diff := cmp.Diff(helm.Outcome{Revision: 1, Checksum: installed.Checksum, Reason: helm.ReasonNoRelease, Manifest: installed.Manifest}, installed); diff != "" {
+	record := helm.Record{APIVersion: "v1", Kind: "Secret", Name: "sh.helm.release.v1.echo.v1"}
+	if diff := cmp.Diff(helm.Outcome{Revision: 1, Checksum: installed.Checksum, Reason: helm.ReasonNoRelease, Manifest: installed.Manifest, Record: record}, installed); diff != "" {
 		t.Errorf("install outcome (-want +got):\n%s", diff)
 	}
 	cm := configMap(t, ns, "echo")
@@ -43,7 +43,7 @@ func TestInstallSkipUpgrade(t *testing.T) {
 	checkCRDSkipped(t)
 
 	again := apply(t, c, echo("hello"))
-	if diff := cmp.Diff(helm.Outcome{Revision: 1, Checksum: installed.Checksum, Skipped: true, Manifest: installed.Manifest}, again); diff != "" {
+	if diff := cmp.Diff(helm.Outcome{Revision: 1, Checksum: installed.Checksum, Skipped: true, Manifest: installed.Manifest, Record: record}, again); diff != "" {
 		t.Errorf("second apply outcome (-want +got):\n%s", diff)
 	}
 
@@ -285,21 +285,6 @@ func TestApplyRecoversPendingUpgrade(t *testing.T) {
 	if out := apply(t, c, echo("hello")); !out.Skipped || out.Revision != 3 {
 		t.Errorf("apply after recovery = %+v, want skipped at revision 3", out)
 	}
-}
-
-func TestApplyAdoptsExistingObjects(t *testing.T) {
-	ns := cp.Namespace(t)
-	c := newClient(t, ns)
-	existing := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "echo"}, Data: map[string]string{"greeting": "hand-made"}}
-	if _, err := cp.Clientset(t).CoreV1().ConfigMaps(ns).Create(t.Context(), existing, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	apply(t, c, echo("hello"))
-	cm := configMap(t, ns, "echo")
-	if cm.Data["greeting"] != "hello" || cm.Annotations["meta.helm.sh/release-name"] != "echo" {
-		t.Errorf("adopted ConfigMap data %v annotations %v, want greeting hello owned by release echo", cm.Data, cm.Annotations)
-	}
-	checkObjectLabels(t, "adopted ConfigMap", cm.Labels)
 }
 
 func TestClientFromKubeconfig(t *testing.T) {
