@@ -1,0 +1,93 @@
+package operator
+
+import (
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/addon-operator/addon-operator/e2e/operatortest"
+)
+
+// waitEvent polls for an Event on the operator's ConfigMap with reason
+// whose note contains text.
+func (h *harness) waitEvent(reason, text string) {
+	h.T.Helper()
+	h.Poll(reason+" event naming "+text, func() bool {
+		list, err := h.Client.EventsV1().Events(h.Namespace).List(h.T.Context(), metav1.ListOptions{})
+		if err != nil {
+			h.T.Fatal(err)
+		}
+		for _, e := range list.Items {
+			if e.Regarding.Name == "addon-operator" && e.Reason == reason && strings.Contains(e.Note, text) {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+func TestObjectOfNoReleaseFailsModuleUntilHandedOver(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	cms := h.Client.CoreV1().ConfigMaps(h.Namespace)
+	byHand := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "alpha"}, Data: map[string]string{"message": "by-hand"}}
+	if _, err := cms.Create(t.Context(), byHand, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	addr := operatortest.FreeAddress(t)
+	h.start("--listen-address=" + addr)
+	conflict := "ConfigMap " + h.Namespace + "/alpha (owner: no release)"
+	h.WaitLog(1, "module run failed, will retry", map[string]string{"module": "alpha", "error": conflict})
+	h.waitEvent("ModuleRunFailed", conflict)
+	base := "http://" + addr
+	if _, page, err := operatortest.HTTPGet(t, base+"/"); err != nil || !strings.Contains(page, conflict) {
+		t.Errorf("status page does not name the conflict %q (err %v)", conflict, err)
+	}
+	if _, metrics, err := operatortest.HTTPGet(t, base+"/metrics"); err != nil || !strings.Contains(metrics, `addon_operator_module_runs_total{module="alpha",outcome="error"}`) {
+		t.Errorf("/metrics lacks alpha's failed runs (err %v)", err)
+	}
+	cm, err := cms.Get(t.Context(), "alpha", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cm.Data["message"] != "by-hand" || len(cm.Annotations) != 0 {
+		t.Errorf("refused ConfigMap changed: data %v, annotations %v", cm.Data, cm.Annotations)
+	}
+
+	// Handed over, it is taken on the next retry.
+	cm.Annotations = map[string]string{"addon-operator.io/adopt": "true"}
+	if _, err := cms.Update(t.Context(), cm, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h.Poll("alpha's ConfigMap to be adopted", func() bool { return h.alphaData()["message"] == "from-values-yaml" })
+	h.WaitLog(1, "object adopted", map[string]string{"release": "alpha", "name": "alpha", "owner": "no release"})
+	if cm, err = cms.Get(t.Context(), "alpha", metav1.GetOptions{}); err != nil || cm.Annotations["meta.helm.sh/release-name"] != "alpha" {
+		t.Errorf("adopted ConfigMap annotations %v, %v; want owned by release alpha", cm.GetAnnotations(), err)
+	}
+}
+
+func TestDeletedReleaseRecordIsReportedAndRestored(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.start()
+	h.WaitLog(1, "first converge done", nil)
+	before, err := h.Client.CoreV1().ConfigMaps(h.Namespace).Get(t.Context(), "alpha", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	secrets := h.Client.CoreV1().Secrets(h.Namespace)
+	if err := secrets.DeleteCollection(t.Context(), metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: "owner=helm,name=alpha"}); err != nil {
+		t.Fatal(err)
+	}
+	h.WaitLog(1, "release record deleted, the release history is lost; running module to install the release again",
+		map[string]string{"module": "alpha", "kind": "Secret", "name": "sh.helm.release.v1.alpha.v1"})
+	h.waitEvent("ReleaseRecordDeleted", "sh.helm.release.v1.alpha.v1")
+	h.Poll("alpha's release record to come back", func() bool { return h.ReleaseRevision("alpha") == 1 })
+	h.WaitLog(1, "release records were deleted while its objects remained, history is lost; installed anew", map[string]string{"release": "alpha"})
+	after, err := h.Client.CoreV1().ConfigMaps(h.Namespace).Get(t.Context(), "alpha", metav1.GetOptions{})
+	if err != nil || after.UID != before.UID {
+		t.Errorf("alpha's ConfigMap after the reinstall: %v; want the same object (uid %s), adopted back", err, before.UID)
+	}
+}
