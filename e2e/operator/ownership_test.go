@@ -19,8 +19,8 @@ func (h *harness) waitEvent(reason, text string) {
 		if err != nil {
 			h.T.Fatal(err)
 		}
-		for _, e := range list.Items {
-			if e.Regarding.Name == "addon-operator" && e.Reason == reason && strings.Contains(e.Note, text) {
+		for i := range list.Items {
+			if e := &list.Items[i]; e.Regarding.Name == "addon-operator" && e.Reason == reason && strings.Contains(e.Note, text) {
 				return true
 			}
 		}

@@ -160,10 +160,10 @@ func (f *fakeCluster) mergePatch(req *http.Request) (*unstructured.Unstructured,
 
 // object returns a copy of the stored object of kind (lowercase plural)
 // and name in the test namespace, nil when there is none.
-func (f *fakeCluster) object(resource, name string) *unstructured.Unstructured {
+func (f *fakeCluster) object(plural, name string) *unstructured.Unstructured {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	obj, ok := f.objects[path.Join("/namespaces", testNamespace, resource, name)]
+	obj, ok := f.objects[path.Join("/namespaces", testNamespace, plural, name)]
 	if !ok {
 		return nil
 	}

@@ -25,12 +25,12 @@ type Record struct {
 }
 
 // IsRecord reports whether an object named name of kind is a storage
-// record of release (any revision), as the Client's driver names them.
-func IsRecord(release, kind, name string) bool {
+// record of release rel (any revision), as the Client's driver names them.
+func IsRecord(rel, kind, name string) bool {
 	if kind != "Secret" && kind != "ConfigMap" {
 		return false
 	}
-	rest, ok := strings.CutPrefix(name, recordPrefix+release+".v")
+	rest, ok := strings.CutPrefix(name, recordPrefix+rel+".v")
 	if !ok {
 		return false
 	}

@@ -45,9 +45,11 @@ type fakeEvents struct {
 	events []string
 }
 
-func (*fakeEvents) Run(ctx context.Context) error                 { <-ctx.Done(); return nil }
-func (f *fakeEvents) ModuleFailed(module string, err error)       { f.add("failed " + module + ": " + err.Error()) }
-func (f *fakeEvents) ModuleRecovered(module string, failures int) { f.add("recovered " + module) }
+func (*fakeEvents) Run(ctx context.Context) error { <-ctx.Done(); return nil }
+func (f *fakeEvents) ModuleFailed(module string, err error) {
+	f.add("failed " + module + ": " + err.Error())
+}
+func (f *fakeEvents) ModuleRecovered(module string, _ int) { f.add("recovered " + module) }
 func (f *fakeEvents) ObjectDrifted(module, object string, _ []string, _ bool) {
 	f.add("drifted " + module + " " + object)
 }
