@@ -5,9 +5,12 @@
 // deployment (a pure function of the last revision, the rendered checksum
 // and the objects present), installs or upgrades it, recovers revisions
 // left pending by a killed process and deletes the objects they left
-// behind, uninstalls, and lists the releases the operator owns. Every revision it creates carries LabelManagedBy and
-// LabelChecksum on its storage record; every object it renders carries
-// LabelHeritage and LabelModule.
+// behind, uninstalls, and lists the releases the operator owns. Every
+// revision it creates carries LabelManagedBy, LabelChecksum and LabelModule
+// on its storage record; every object it renders carries LabelHeritage and
+// LabelModule. It never takes an existing object of another release or of
+// none unless handed over (AnnotationAdopt, Options.AdoptObjects), nor a
+// release it did not create unless Options.AdoptUnlabeledReleases.
 package helm
 
 // Labels written by this package. Release labels live on Helm's storage
