@@ -123,6 +123,16 @@ func TestOwnershipConflictErrorMessage(t *testing.T) {
 	}
 }
 
+func TestForeignReleaseErrorMessage(t *testing.T) {
+	err := &ForeignReleaseError{Release: "delta", Namespace: "ns", Revision: 4, State: "deployed"}
+	want := `release "delta" in namespace "ns" (revision 4, deployed) was not created by addon-operator ` +
+		`(no label addon-operator.io/managed-by=addon-operator), not taken: remove or rename that release, ` +
+		`or, when it is this module's release from an earlier addon-operator, start with --adopt-unlabeled-releases`
+	if got := err.Error(); got != want {
+		t.Errorf("message:\n got %s\nwant %s", got, want)
+	}
+}
+
 // foreignRelease records a deployed revision 1 of release name as plain
 // Helm would: without the operator's labels.
 func foreignRelease(t *testing.T, env *testEnv, name string) {
