@@ -311,7 +311,7 @@ func (o *startOptions) wire(restCfg *rest.Config, log *slog.Logger, rec *metrics
 	if err != nil {
 		return nil, err
 	}
-	heal, healEvents, err := newHealWatcher(restCfg, mapper, o.operator.Namespace, log)
+	heal, healEvents, err := newHealWatcher(restCfg, mapper, o.operator.Namespace, o.helm.Driver, log)
 	if err != nil {
 		return nil, err
 	}

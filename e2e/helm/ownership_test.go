@@ -231,10 +231,6 @@ func TestDeletedReleaseRecordIsRestored(t *testing.T) {
 		t.Errorf("ConfigMap after the reinstall: uid %s (was %s), data %v; want the same object, greeting bye", after.UID, before.UID, after.Data)
 	}
 	checkReleaseSecrets(t, ns, out.Checksum, 1)
-	secret, err := secrets.Get(t.Context(), out.Record.Name, metav1.GetOptions{})
-	if err != nil || secret.Labels[helm.LabelModule] != "echo" {
-		t.Errorf("release record %s: labels %v, %v; want %s=echo", out.Record.Name, secret.GetLabels(), err, helm.LabelModule)
-	}
 }
 
 // writeFile writes content to dir/name, creating its directory.

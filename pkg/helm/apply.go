@@ -57,9 +57,6 @@ type Outcome struct {
 	// Rendered.Manifest it is rendered with the revision's true
 	// .Release.Revision and .Release.IsInstall.
 	Manifest string
-	// Record is the storage object of that revision, whose deletion loses
-	// the release's history (see Record).
-	Record Record
 	// HistoryLost reports that the release was installed although objects
 	// carrying its ownership annotations existed: its records had been
 	// deleted, and with them its history.
@@ -86,8 +83,7 @@ type Outcome struct {
 // If that deletion fails, the new revision is marked failed so that the
 // next Apply retries.
 //
-// Every revision carries LabelManagedBy, LabelChecksum and LabelModule;
-// every object carries LabelHeritage and LabelModule. A release of r.Name
+// Every revision carries LabelManagedBy and LabelChecksum; every object carries LabelHeritage and LabelModule. A release of r.Name
 // whose last revision lacks LabelManagedBy was not created by the
 // operator: Apply refuses it with a *ForeignReleaseError, unless
 // Options.AdoptUnlabeledReleases, when it upgrades it and so owns it from
@@ -131,10 +127,7 @@ func (c *Client) Apply(ctx context.Context, r Release) (Outcome, error) {
 	}
 	out := Outcome{Checksum: rendered.Checksum, Reason: reason, Missing: missing}
 	if reason == "" {
-		if err := labelRecord(cfg, last); err != nil {
-			return Outcome{}, fmt.Errorf("apply release %q: %w", r.Name, err)
-		}
-		out.Skipped, out.Revision, out.Manifest, out.Record = true, last.Version, last.Manifest, c.record(last)
+		out.Skipped, out.Revision, out.Manifest = true, last.Version, last.Manifest
 		c.log.DebugContext(ctx, "release up to date", "release", r.Name, "duration", time.Since(start))
 		return out, nil
 	}
@@ -146,7 +139,7 @@ func (c *Client) Apply(ctx context.Context, r Release) (Outcome, error) {
 	if err != nil {
 		return out, fmt.Errorf("apply release %q: %w", r.Name, err)
 	}
-	out.Revision, out.Manifest, out.Record = rel.Version, rel.Manifest, c.record(rel)
+	out.Revision, out.Manifest = rel.Version, rel.Manifest
 	if last == nil && own > 0 {
 		out.HistoryLost = true
 		c.log.WarnContext(ctx, "release records were deleted while its objects remained, history is lost; installed anew",
@@ -213,7 +206,7 @@ func newDeployment(r Release, checksum string) (deployment, error) {
 		name:   r.Name,
 		chart:  ch,
 		values: vals,
-		labels: map[string]string{LabelManagedBy: ManagedByValue, LabelChecksum: checksum, LabelModule: r.Name},
+		labels: map[string]string{LabelManagedBy: ManagedByValue, LabelChecksum: checksum},
 		post:   labeler{labels: objectLabels(r.Name)},
 	}, nil
 }

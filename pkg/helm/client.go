@@ -28,7 +28,6 @@ var ErrNotFound = errors.New("release not found")
 // revision as left behind by a killed process.
 type Client struct {
 	namespace  string
-	driver     string
 	historyMax int
 	timeout    time.Duration
 	log        *slog.Logger
@@ -101,7 +100,6 @@ func newClient(opts Options, newConfig func(action.DebugLog) (*action.Configurat
 	opts = opts.withDefaults()
 	return &Client{
 		namespace:        opts.Namespace,
-		driver:           opts.Driver,
 		historyMax:       opts.HistoryMax,
 		timeout:          opts.Timeout,
 		log:              opts.Logger.With("namespace", opts.Namespace),

@@ -6,8 +6,8 @@
 // and the objects present), installs or upgrades it, recovers revisions
 // left pending by a killed process and deletes the objects they left
 // behind, uninstalls, and lists the releases the operator owns. Every
-// revision it creates carries LabelManagedBy, LabelChecksum and LabelModule
-// on its storage record; every object it renders carries LabelHeritage and
+// revision it creates carries LabelManagedBy and LabelChecksum on its
+// storage record; every object it renders carries LabelHeritage and
 // LabelModule. It never takes an existing object of another release or of
 // none unless handed over (AnnotationAdopt, Options.AdoptObjects), nor a
 // release it did not create unless Options.AdoptUnlabeledReleases.

@@ -184,28 +184,6 @@ func TestApplyRefusesForeignRelease(t *testing.T) {
 	}
 }
 
-func TestApplyLabelsOlderRecords(t *testing.T) {
-	env := newTestEnv(t)
-	dir := echoChart(t, "one")
-	if _, err := env.client.Apply(t.Context(), echoRelease(dir, "hello")); err != nil {
-		t.Fatal(err)
-	}
-	last, err := env.store.Last("echo")
-	if err != nil {
-		t.Fatal(err)
-	}
-	delete(last.Labels, LabelModule) // as an operator version without the label left it
-	if err := env.store.Update(last); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := env.client.Apply(t.Context(), echoRelease(dir, "hello")); err != nil || !out.Skipped {
-		t.Fatalf("Apply = %+v, %v; want skipped", out, err)
-	}
-	if last, err = env.store.Last("echo"); err != nil || last.Labels[LabelModule] != "echo" {
-		t.Errorf("last revision labels = %v, %v; want %s=echo", last.Labels, err, LabelModule)
-	}
-}
-
 func TestIsRecord(t *testing.T) {
 	tests := []struct {
 		kind, name string

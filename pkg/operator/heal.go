@@ -68,17 +68,13 @@ func (o *Operator) routeHeal(ev kube.HealEvent) {
 	o.queueModuleRun(ev.Module)
 }
 
-// afterDeploy arms healing for the objects the release now has and for its
-// storage record, and reports (and with --heal-drift reverts) objects whose
-// live state drifted from it.
-func (o *Operator) afterDeploy(ctx context.Context, name, manifest string, record helm.Record) error {
+// afterDeploy arms healing for the objects the release now has and reports
+// (and with --heal-drift reverts) objects whose live state drifted from it.
+func (o *Operator) afterDeploy(ctx context.Context, name, manifest string) error {
 	if o.healer != nil {
 		objects, err := kube.ObjectsFromManifest(manifest)
 		if err != nil {
 			return fmt.Errorf("module %s: read release manifest: %w", name, err)
-		}
-		if record.Kind != "" {
-			objects = append(objects, kube.ObjectRef{APIVersion: record.APIVersion, Kind: record.Kind, Name: record.Name})
 		}
 		o.healer.Watch(name, objects)
 	}

@@ -380,7 +380,7 @@ func (o *Operator) helmRun(ctx context.Context, name string) error {
 		return fmt.Errorf("module %s: helm: %w", name, err)
 	}
 	o.state.update(name, func(s *moduleState) { s.Revision = out.Revision })
-	if err := o.afterDeploy(ctx, name, out.Manifest, out.Record); err != nil {
+	if err := o.afterDeploy(ctx, name, out.Manifest); err != nil {
 		return err
 	}
 	log := o.log.With(slog.String("module", name), slog.String("release", name), slog.Int("revision", out.Revision))
