@@ -4,8 +4,11 @@ import (
 	"strings"
 	"testing"
 
+	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/chart"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
 
 	"github.com/addon-operator/addon-operator/e2e/operatortest"
 )
@@ -90,4 +93,58 @@ func TestDeletedReleaseRecordIsReportedAndRestored(t *testing.T) {
 	if err != nil || after.UID != before.UID {
 		t.Errorf("alpha's ConfigMap after the reinstall: %v; want the same object (uid %s), adopted back", err, before.UID)
 	}
+}
+
+// installForeignAlpha installs a release named alpha with plain Helm, as
+// another tool, or an addon-operator that did not label its releases,
+// would: its chart renders ConfigMap alpha with message "foreign".
+func (h *harness) installForeignAlpha() {
+	h.T.Helper()
+	flags := genericclioptions.NewConfigFlags(false)
+	flags.KubeConfig, flags.Namespace = &cp.Kubeconfig, &h.Namespace
+	cfg := new(action.Configuration)
+	if err := cfg.Init(flags, h.Namespace, "secret", h.T.Logf); err != nil {
+		h.T.Fatalf("init helm: %v", err)
+	}
+	install := action.NewInstall(cfg)
+	install.ReleaseName, install.Namespace = "alpha", h.Namespace
+	foreign := &chart.Chart{
+		Metadata: &chart.Metadata{APIVersion: chart.APIVersionV2, Name: "alpha", Version: "1.0.0"},
+		Templates: []*chart.File{{Name: "templates/cm.yaml", Data: []byte(
+			"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: alpha\ndata:\n  message: foreign\n")}},
+	}
+	if _, err := install.RunWithContext(h.T.Context(), foreign, nil); err != nil {
+		h.T.Fatalf("install foreign release: %v", err)
+	}
+}
+
+func TestForeignReleaseIsRefusedUntilMigrationSwitch(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.installForeignAlpha()
+	h.start()
+	refused := `release "alpha" in namespace "` + h.Namespace + `" (revision 1, deployed) was not created by addon-operator`
+	h.WaitLog(1, "module run failed, will retry", map[string]string{"module": "alpha", "error": refused})
+	h.WaitLog(1, "module run failed, will retry", map[string]string{"module": "alpha", "error": "--adopt-unlabeled-releases"})
+	h.waitEvent("ModuleRunFailed", refused)
+	if got := h.alphaData()["message"]; got != "foreign" {
+		t.Errorf("foreign ConfigMap message = %q, want it untouched", got)
+	}
+	if got := h.ReleaseRevision("alpha"); got != 1 {
+		t.Errorf("foreign release revision = %d, want 1", got)
+	}
+	// Disabled, the module leaves the foreign release alone.
+	h.SetConfig(map[string]string{"alphaEnabled": "false"})
+	h.WaitLog(1, "release not created by addon-operator left in place", map[string]string{"module": "alpha"})
+	if got := h.ReleaseRevision("alpha"); got != 1 {
+		t.Errorf("foreign release revision after disabling alpha = %d, want 1, not uninstalled", got)
+	}
+	h.Stop()
+
+	h.SetConfig(map[string]string{})
+	h.start("--adopt-unlabeled-releases")
+	h.WaitLog(1, "release without ownership label adopted", map[string]string{"release": "alpha"})
+	h.Poll("alpha's release to be upgraded", func() bool {
+		return h.ReleaseRevision("alpha") == 2 && h.alphaData()["message"] == "from-values-yaml"
+	})
 }
