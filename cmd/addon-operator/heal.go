@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	"golang.org/x/sync/errgroup"
 	apiextensions "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/metadata"
@@ -18,8 +19,10 @@ import (
 // crdFieldManager owns the fields of CRDs applied from modules' crds/.
 const crdFieldManager = "addon-operator"
 
-// newHealWatcher builds the watcher of deployed release objects.
-func newHealWatcher(cfg *rest.Config, mapper meta.ResettableRESTMapper, namespace string, log *slog.Logger) (*kube.HealWatcher, chan kube.HealEvent, error) {
+// newHealWatcher builds the watcher of deployed release objects and of
+// the releases' storage records (Helm's driver), which report on one
+// channel.
+func newHealWatcher(cfg *rest.Config, mapper meta.ResettableRESTMapper, namespace, driver string, log *slog.Logger) (*releaseWatcher, chan kube.HealEvent, error) {
 	md, err := metadata.NewForConfig(cfg)
 	if err != nil {
 		return nil, nil, fmt.Errorf("metadata client: %w", err)
@@ -32,7 +35,41 @@ func newHealWatcher(cfg *rest.Config, mapper meta.ResettableRESTMapper, namespac
 	if err != nil {
 		return nil, nil, err
 	}
-	return w, events, nil
+	records, err := kube.NewRecordWatcher(kube.RecordWatcherOptions{Metadata: md, Driver: driver, Namespace: namespace, Events: events, Log: log})
+	if err != nil {
+		return nil, nil, err
+	}
+	return &releaseWatcher{HealWatcher: w, records: records}, events, nil
+}
+
+// releaseWatcher watches a module's release objects and its release
+// records together: pausing or forgetting a module does both.
+type releaseWatcher struct {
+	*kube.HealWatcher
+	records *kube.RecordWatcher
+}
+
+// Run runs both watchers until ctx ends.
+func (w *releaseWatcher) Run(ctx context.Context) error {
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return w.HealWatcher.Run(ctx) })
+	g.Go(func() error { return w.records.Run(ctx) })
+	return g.Wait() //nolint:wrapcheck // the watchers' own errors
+}
+
+func (w *releaseWatcher) Pause(module string) {
+	w.HealWatcher.Pause(module)
+	w.records.Pause(module)
+}
+
+func (w *releaseWatcher) Resume(module string) {
+	w.HealWatcher.Resume(module)
+	w.records.Resume(module)
+}
+
+func (w *releaseWatcher) Forget(module string) {
+	w.HealWatcher.Forget(module)
+	w.records.Forget(module)
 }
 
 // crdApplier applies modules' CRDs and refreshes the shared RESTMapper, so

@@ -113,6 +113,8 @@ func envFallbacks() map[string][]string {
 		"helm-history-max":         {"HELM_HISTORY_MAX"},
 		"helm-timeout":             {"HELM_TIMEOUT"},
 		"helm-driver":              {"HELM_DRIVER"},
+		"adopt-objects":            {"ADDON_OPERATOR_ADOPT_OBJECTS"},
+		"adopt-unlabeled-releases": {"ADDON_OPERATOR_ADOPT_UNLABELED_RELEASES"},
 		"kube-config":              {"KUBE_CONFIG", "KUBECONFIG"},
 		"kube-context":             {"KUBE_CONTEXT"},
 		"kube-client-qps":          {"ADDON_OPERATOR_KUBE_CLIENT_QPS", "KUBE_CLIENT_QPS"},
@@ -320,7 +322,7 @@ func (o *startOptions) wire(restCfg *rest.Config, log *slog.Logger, rec *metrics
 	if err != nil {
 		return nil, err
 	}
-	heal, healEvents, err := newHealWatcher(restCfg, mapper, o.operator.Namespace, log)
+	heal, healEvents, err := newHealWatcher(restCfg, mapper, o.operator.Namespace, o.helm.Driver, log)
 	if err != nil {
 		return nil, err
 	}

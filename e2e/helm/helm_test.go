@@ -9,7 +9,6 @@ import (
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/release"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -285,21 +284,6 @@ func TestApplyRecoversPendingUpgrade(t *testing.T) {
 	if out := apply(t, c, echo("hello")); !out.Skipped || out.Revision != 3 {
 		t.Errorf("apply after recovery = %+v, want skipped at revision 3", out)
 	}
-}
-
-func TestApplyAdoptsExistingObjects(t *testing.T) {
-	ns := cp.Namespace(t)
-	c := newClient(t, ns)
-	existing := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "echo"}, Data: map[string]string{"greeting": "hand-made"}}
-	if _, err := cp.Clientset(t).CoreV1().ConfigMaps(ns).Create(t.Context(), existing, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	apply(t, c, echo("hello"))
-	cm := configMap(t, ns, "echo")
-	if cm.Data["greeting"] != "hello" || cm.Annotations["meta.helm.sh/release-name"] != "echo" {
-		t.Errorf("adopted ConfigMap data %v annotations %v, want greeting hello owned by release echo", cm.Data, cm.Annotations)
-	}
-	checkObjectLabels(t, "adopted ConfigMap", cm.Labels)
 }
 
 func TestClientFromKubeconfig(t *testing.T) {

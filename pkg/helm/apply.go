@@ -57,6 +57,10 @@ type Outcome struct {
 	// Rendered.Manifest it is rendered with the revision's true
 	// .Release.Revision and .Release.IsInstall.
 	Manifest string
+	// HistoryLost reports that the release was installed although objects
+	// carrying its ownership annotations existed: its records had been
+	// deleted, and with them its history.
+	HistoryLost bool
 }
 
 // Apply installs or upgrades release r so that the cluster matches its
@@ -79,10 +83,16 @@ type Outcome struct {
 // If that deletion fails, the new revision is marked failed so that the
 // next Apply retries.
 //
-// Every revision carries LabelManagedBy and LabelChecksum (so a release
-// found without them, e.g. one made by the established implementation, is
-// upgraded once and owned from then on); every object carries LabelHeritage
-// and LabelModule. Existing objects that the chart renders are adopted.
+// Every revision carries LabelManagedBy and LabelChecksum; every object carries LabelHeritage and LabelModule. A release of r.Name
+// whose last revision lacks LabelManagedBy was not created by the
+// operator: Apply refuses it with a *ForeignReleaseError, unless
+// Options.AdoptUnlabeledReleases, when it upgrades it and so owns it from
+// then on. Before deploying, existing objects that the chart renders and
+// Helm would create are checked: those of another release or of none are
+// refused with an *OwnershipConflictError and left untouched, unless
+// handed over (AnnotationAdopt, Options.AdoptObjects); see claimObjects.
+// Objects that carry this release's ownership (its records were deleted)
+// are taken back; Outcome.HistoryLost tells.
 // CRDs are skipped. Apply waits for chart hooks, not for workloads to
 // become ready. Options.Timeout bounds the whole call. When ctx ends, Apply
 // returns and Helm records the revision failed (its own goroutine may still
@@ -98,6 +108,9 @@ func (c *Client) Apply(ctx context.Context, r Release) (Outcome, error) {
 	last, err := lastRelease(cfg, r.Name)
 	if err != nil {
 		return Outcome{}, err
+	}
+	if err := c.claimRelease(ctx, last); err != nil {
+		return Outcome{}, fmt.Errorf("apply release %q: %w", r.Name, err)
 	}
 	if err := c.resumeCleanup(ctx, cfg, last); err != nil {
 		return Outcome{}, fmt.Errorf("apply release %q: %w", r.Name, err)
@@ -118,7 +131,7 @@ func (c *Client) Apply(ctx context.Context, r Release) (Outcome, error) {
 		c.log.DebugContext(ctx, "release up to date", "release", r.Name, "duration", time.Since(start))
 		return out, nil
 	}
-	rel, recovered, err := c.deploy(ctx, cfg, r, last, rendered.Checksum)
+	rel, recovered, own, err := c.deploy(ctx, cfg, r, last, rendered)
 	if extendsAPI(rendered.Manifest) || (last != nil && extendsAPI(last.Manifest)) {
 		c.refreshDiscovery() // kinds may have come or gone, even on failure
 	}
@@ -127,6 +140,11 @@ func (c *Client) Apply(ctx context.Context, r Release) (Outcome, error) {
 		return out, fmt.Errorf("apply release %q: %w", r.Name, err)
 	}
 	out.Revision, out.Manifest = rel.Version, rel.Manifest
+	if last == nil && own > 0 {
+		out.HistoryLost = true
+		c.log.WarnContext(ctx, "release records were deleted while its objects remained, history is lost; installed anew",
+			"release", r.Name, "objects", own)
+	}
 	c.log.DebugContext(ctx, "release deployed", "release", r.Name, "duration", time.Since(start))
 	return out, nil
 }
@@ -140,32 +158,39 @@ type deployment struct {
 	post   labeler
 }
 
-// deploy runs the Helm operation planDeploy chooses for last, and reports
-// whether it recovered an interrupted revision first.
-func (c *Client) deploy(ctx context.Context, cfg *action.Configuration, r Release, last *release.Release, checksum string) (*release.Release, bool, error) {
-	d, err := newDeployment(r, checksum)
+// deploy runs the Helm operation planDeploy chooses for last, after
+// recovering an interrupted revision and claiming the existing objects the
+// release renders (see claimObjects). It reports whether it recovered, and
+// how many existing objects already carried the release's ownership.
+func (c *Client) deploy(ctx context.Context, cfg *action.Configuration, r Release, last *release.Release, rendered *Rendered) (*release.Release, bool, int, error) {
+	d, err := newDeployment(r, rendered.Checksum)
 	if err != nil {
-		return nil, false, err
+		return nil, false, 0, err
 	}
-	switch planDeploy(statusPtr(last)) {
-	case stepInstall:
-		rel, err := c.install(ctx, cfg, d, false)
-		return rel, false, err
-	case stepReinstall:
-		rel, err := c.install(ctx, cfg, d, true)
-		return rel, false, err
-	case stepRecover:
+	step := planDeploy(statusPtr(last))
+	if step == stepRecover {
 		c.log.InfoContext(ctx, "recover interrupted release", "release", r.Name)
 		last.SetStatus(release.StatusFailed, fmt.Sprintf("interrupted while %s; marked failed by addon-operator", last.Info.Status))
 		if err := cfg.Releases.Update(last); err != nil {
-			return nil, false, fmt.Errorf("mark interrupted revision %d failed: %w", last.Version, err)
+			return nil, false, 0, fmt.Errorf("mark interrupted revision %d failed: %w", last.Version, err)
 		}
-		rel, err := c.upgradeOver(ctx, cfg, d, last)
-		return rel, true, err
-	default:
-		rel, err := c.upgradeOver(ctx, cfg, d, last)
-		return rel, false, err
 	}
+	base, err := baseRevision(cfg, last)
+	if err != nil {
+		return nil, step == stepRecover, 0, err
+	}
+	own, err := c.claimObjects(ctx, cfg, r.Name, rendered.Manifest, base)
+	if err != nil {
+		return nil, step == stepRecover, 0, err
+	}
+	var rel *release.Release
+	switch step {
+	case stepInstall, stepReinstall:
+		rel, err = c.install(ctx, cfg, d, step == stepReinstall)
+	default:
+		rel, err = c.upgradeOver(ctx, cfg, d, last)
+	}
+	return rel, step == stepRecover, own, err
 }
 
 func newDeployment(r Release, checksum string) (deployment, error) {
@@ -228,7 +253,6 @@ func (c *Client) install(ctx context.Context, cfg *action.Configuration, d deplo
 	install.Replace = replace
 	install.Timeout = c.timeout
 	install.SkipCRDs = true
-	install.TakeOwnership = true            // adopt objects that exist without a release
 	install.DisableOpenAPIValidation = true // see upgrade
 	install.Labels = d.labels
 	install.PostRenderer = d.post
@@ -247,7 +271,6 @@ func (c *Client) upgrade(ctx context.Context, cfg *action.Configuration, d deplo
 	upgrade.Timeout = c.timeout
 	upgrade.ResetValues = true // values are always complete; never reuse the last ones
 	upgrade.SkipCRDs = true
-	upgrade.TakeOwnership = true
 	// Helm's client-side validation only asks the server's OpenAPI (two
 	// requests and a large decode per operation) whether the server
 	// validates fields itself, which every supported version does; the

@@ -31,6 +31,10 @@ type Client struct {
 	historyMax int
 	timeout    time.Duration
 	log        *slog.Logger
+	// adoptObjects and adoptReleases are Options.AdoptObjects and
+	// Options.AdoptUnlabeledReleases.
+	adoptObjects  []string
+	adoptReleases bool
 	// newConfig returns a fresh Helm configuration for one operation. One
 	// per operation, because Helm caches the server's capabilities in it
 	// for its lifetime and its kube client caches a clientset without
@@ -99,6 +103,8 @@ func newClient(opts Options, newConfig func(action.DebugLog) (*action.Configurat
 		historyMax:       opts.HistoryMax,
 		timeout:          opts.Timeout,
 		log:              opts.Logger.With("namespace", opts.Namespace),
+		adoptObjects:     slices.Clone(opts.AdoptObjects),
+		adoptReleases:    opts.AdoptUnlabeledReleases,
 		newConfig:        newConfig,
 		refreshDiscovery: func() {},
 	}

@@ -13,11 +13,13 @@ import (
 	"sync"
 	"testing"
 
+	jsonpatch "github.com/evanphx/json-patch/v5"
 	"helm.sh/helm/v3/pkg/kube"
 	kubefake "helm.sh/helm/v3/pkg/kube/fake"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/cli-runtime/pkg/resource"
 	restfake "k8s.io/client-go/rest/fake"
@@ -37,6 +39,8 @@ type fakeCluster struct {
 	objects map[string]*unstructured.Unstructured
 	// deleteErr, when set, fails Delete and DeleteWithPropagationPolicy.
 	deleteErr error
+	// patches counts the PATCH requests served.
+	patches int
 }
 
 var _ kube.InterfaceDeletionPropagation = (*fakeCluster)(nil)
@@ -93,12 +97,21 @@ func (f *fakeCluster) restClient() *restfake.RESTClient {
 }
 
 func (f *fakeCluster) serve(req *http.Request) (*http.Response, error) {
-	if req.Method != http.MethodGet {
+	var obj *unstructured.Unstructured
+	var ok bool
+	switch req.Method {
+	case http.MethodGet:
+		f.mu.Lock()
+		obj, ok = f.objects[req.URL.Path]
+		f.mu.Unlock()
+	case http.MethodPatch:
+		var err error
+		if obj, ok, err = f.mergePatch(req); err != nil {
+			return nil, err
+		}
+	default:
 		return nil, fmt.Errorf("fake cluster: %s %s not supported", req.Method, req.URL.Path)
 	}
-	f.mu.Lock()
-	obj, ok := f.objects[req.URL.Path]
-	f.mu.Unlock()
 	code, body := http.StatusNotFound, []byte(`{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"NotFound","code":404}`)
 	if ok {
 		var err error
@@ -112,6 +125,49 @@ func (f *fakeCluster) serve(req *http.Request) (*http.Response, error) {
 		Header:     http.Header{"Content-Type": []string{"application/json"}},
 		Body:       io.NopCloser(bytes.NewReader(body)),
 	}, nil
+}
+
+// mergePatch applies the JSON merge patch of req to the stored object.
+func (f *fakeCluster) mergePatch(req *http.Request) (*unstructured.Unstructured, bool, error) {
+	if ct := req.Header.Get("Content-Type"); ct != string(types.MergePatchType) {
+		return nil, false, fmt.Errorf("fake cluster: patch type %q not supported", ct)
+	}
+	patch, err := io.ReadAll(req.Body)
+	if err != nil {
+		return nil, false, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	obj, ok := f.objects[req.URL.Path]
+	if !ok {
+		return nil, false, nil
+	}
+	doc, err := obj.MarshalJSON()
+	if err != nil {
+		return nil, false, err
+	}
+	if doc, err = jsonpatch.MergePatch(doc, patch); err != nil {
+		return nil, false, err
+	}
+	patched := &unstructured.Unstructured{}
+	if err := patched.UnmarshalJSON(doc); err != nil {
+		return nil, false, err
+	}
+	f.objects[req.URL.Path] = patched
+	f.patches++
+	return patched, true, nil
+}
+
+// object returns a copy of the stored object of kind (lowercase plural)
+// and name in the test namespace, nil when there is none.
+func (f *fakeCluster) object(plural, name string) *unstructured.Unstructured {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	obj, ok := f.objects[path.Join("/namespaces", testNamespace, plural, name)]
+	if !ok {
+		return nil
+	}
+	return obj.DeepCopy()
 }
 
 func storeKey(info *resource.Info) string {

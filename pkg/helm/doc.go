@@ -5,9 +5,12 @@
 // deployment (a pure function of the last revision, the rendered checksum
 // and the objects present), installs or upgrades it, recovers revisions
 // left pending by a killed process and deletes the objects they left
-// behind, uninstalls, and lists the releases the operator owns. Every revision it creates carries LabelManagedBy and
-// LabelChecksum on its storage record; every object it renders carries
-// LabelHeritage and LabelModule.
+// behind, uninstalls, and lists the releases the operator owns. Every
+// revision it creates carries LabelManagedBy and LabelChecksum on its
+// storage record; every object it renders carries LabelHeritage and
+// LabelModule. It never takes an existing object of another release or of
+// none unless handed over (AnnotationAdopt, Options.AdoptObjects), nor a
+// release it did not create unless Options.AdoptUnlabeledReleases.
 package helm
 
 // Labels written by this package. Release labels live on Helm's storage
@@ -27,6 +30,13 @@ const (
 	// It is set with the upgrade and removed once they are deleted, so an
 	// operator killed in between finishes the deletion on its next Apply.
 	LabelCleanup = "addon-operator.io/cleanup"
+
+	// AnnotationAdopt on an existing object lets a release take it over
+	// (set Helm's ownership metadata for itself) when its chart renders it.
+	// "true" hands over an object of no release to whichever release
+	// renders it; the release (module) name hands over an object of no
+	// release or of another release to that release only.
+	AnnotationAdopt = "addon-operator.io/adopt"
 
 	// LabelHeritage is set on every rendered object, as by the established
 	// implementation, so watchers can select the operator's objects.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -11,6 +12,12 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
+)
+
+// Flags bound by BindFlags that messages name.
+const (
+	flagAdoptObjects           = "adopt-objects"
+	flagAdoptUnlabeledReleases = "adopt-unlabeled-releases"
 )
 
 // Defaults applied by New to zero Options fields.
@@ -57,6 +64,15 @@ type Options struct {
 	// Timeout bounds one Apply or Uninstall, including waiting for chart
 	// hooks (default 20m, as in the established implementation).
 	Timeout time.Duration
+	// AdoptObjects names the releases (modules) that take over existing
+	// objects of no release which their charts render, as if each carried
+	// AnnotationAdopt. Objects of another release are never taken this way.
+	AdoptObjects []string
+	// AdoptUnlabeledReleases lets Apply upgrade, and so take over, a release
+	// of a module's name that has no LabelManagedBy: the way to move from
+	// an addon-operator that did not label its releases. Without it such a
+	// release is refused with a *ForeignReleaseError.
+	AdoptUnlabeledReleases bool
 	// Logger receives the package's logs and Helm's debug output, the latter
 	// at debug level. Nil discards them.
 	Logger *slog.Logger
@@ -67,6 +83,10 @@ type Options struct {
 func (o *Options) BindFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.HistoryMax, "helm-history-max", DefaultHistoryMax, "revisions kept per Helm release (env HELM_HISTORY_MAX)")
 	fs.DurationVar(&o.Timeout, "helm-timeout", DefaultTimeout, "timeout of one Helm install, upgrade or uninstall, chart hooks included (env HELM_TIMEOUT)")
+	fs.StringSliceVar(&o.AdoptObjects, flagAdoptObjects, nil, "modules whose releases take over existing objects that belong to no Helm release, as if each were annotated "+
+		AnnotationAdopt+"=true; objects of another release are never taken (env ADDON_OPERATOR_ADOPT_OBJECTS)")
+	fs.BoolVar(&o.AdoptUnlabeledReleases, flagAdoptUnlabeledReleases, false, "take over Helm releases named like a module that addon-operator did not label as its own, "+
+		"for the migration from an addon-operator that did not label its releases; without it they are refused (env ADDON_OPERATOR_ADOPT_UNLABELED_RELEASES)")
 	fs.StringVar(&o.Driver, "helm-driver", DefaultDriver, `Helm release storage: "secret" or "configmap" (env HELM_DRIVER)`)
 }
 
@@ -86,6 +106,11 @@ func (o *Options) Validate() error {
 	case "", "secret", "secrets", "configmap", "configmaps":
 	default:
 		errs = append(errs, fmt.Errorf("unknown helm driver %q", o.Driver))
+	}
+	for _, name := range o.AdoptObjects {
+		if strings.TrimSpace(name) == "" {
+			errs = append(errs, fmt.Errorf("--%s names an empty module", flagAdoptObjects))
+		}
 	}
 	if o.HistoryMax < 0 {
 		errs = append(errs, fmt.Errorf("helm history max %d is negative", o.HistoryMax))

@@ -25,6 +25,7 @@ func TestOptionsValidate(t *testing.T) {
 		{name: "no namespace", change: func(o *Options) { o.Namespace = "" }, wantErr: []string{"namespace is empty"}},
 		{name: "memory driver", change: func(o *Options) { o.Driver = "memory" }, wantErr: []string{`unknown helm driver "memory"`}},
 		{name: "negative numbers", change: func(o *Options) { o.HistoryMax, o.Timeout, o.DiscoveryMaxAge = -1, -time.Second, -time.Minute }, wantErr: []string{"history max -1", "timeout -1s", "discovery max age -1m0s"}},
+		{name: "empty module to adopt", change: func(o *Options) { o.AdoptObjects = []string{"a", " "} }, wantErr: []string{"--adopt-objects names an empty module"}},
 		{name: "discovery without mapper", change: func(o *Options) { o.Discovery = memory.NewMemCacheClient(nil) }, wantErr: []string{"both Discovery and Mapper"}},
 	}
 	for _, tt := range tests {
@@ -54,10 +55,11 @@ func TestOptionsFlagsAndDefaults(t *testing.T) {
 	var o Options
 	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
 	o.BindFlags(fs)
-	if err := fs.Parse([]string{"--helm-history-max=3", "--helm-timeout=90s", "--helm-driver=configmap"}); err != nil {
+	args := []string{"--helm-history-max=3", "--helm-timeout=90s", "--helm-driver=configmap", "--adopt-objects=a,b", "--adopt-unlabeled-releases"}
+	if err := fs.Parse(args); err != nil {
 		t.Fatal(err)
 	}
-	if o.HistoryMax != 3 || o.Timeout != 90*time.Second || o.Driver != "configmap" {
+	if o.HistoryMax != 3 || o.Timeout != 90*time.Second || o.Driver != "configmap" || !cmp.Equal(o.AdoptObjects, []string{"a", "b"}) || !o.AdoptUnlabeledReleases {
 		t.Errorf("parsed options = %+v", o)
 	}
 	got := Options{}.withDefaults()

@@ -73,8 +73,8 @@ func (c *Client) Render(ctx context.Context, r Release) (*Rendered, error) {
 // answers capabilities and lookups). A dry run does not refuse an existing
 // release name, and IsUpgrade skips its check that the objects exist and
 // belong to no other release: rendering asks the cluster only for the
-// chart's lookups (capabilities come from the discovery cache), and the
-// real install adopts existing objects anyway.
+// chart's lookups (capabilities come from the discovery cache); Apply
+// checks the ownership of existing objects before it deploys.
 func (c *Client) render(ctx context.Context, cfg *action.Configuration, r Release) (*Rendered, error) {
 	return renderWith(ctx, cfg, c.namespace, r, func(install *action.Install) { install.DryRunOption = "server" })
 }

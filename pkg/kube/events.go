@@ -18,6 +18,9 @@ const (
 	ReasonModuleFailed    = "ModuleRunFailed"
 	ReasonModuleRecovered = "ModuleRecovered"
 	ReasonObjectDrifted   = "ObjectDrifted"
+	// ReasonReleaseRecordDeleted: a module's Helm release record (its
+	// storage Secret or ConfigMap) was deleted, and its history with it.
+	ReasonReleaseRecordDeleted = "ReleaseRecordDeleted"
 )
 
 // EventRecorder records Kubernetes Events about modules in the operator's
@@ -84,6 +87,13 @@ func (r *EventRecorder) ObjectDrifted(module, object string, fields []string, re
 	}
 	r.recorder.Eventf(r.regarding, nil, corev1.EventTypeWarning, ReasonObjectDrifted, "Drift",
 		"module %s: %s drifted in %s (%s)", module, object, truncate(strings.Join(fields, ", "), 600), action)
+}
+
+// ReleaseRecordDeleted records a Warning that a module's release record
+// was deleted: its history is lost, and the release is installed again.
+func (r *EventRecorder) ReleaseRecordDeleted(module, record string) {
+	r.recorder.Eventf(r.regarding, nil, corev1.EventTypeWarning, ReasonReleaseRecordDeleted, "Heal",
+		"module %s: release record %s deleted, release history lost; installing the release again", module, record)
 }
 
 // truncate keeps an event note within the API's limit.

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/addon-operator/addon-operator/pkg/helm"
 	"github.com/addon-operator/addon-operator/pkg/kube"
 	"github.com/addon-operator/addon-operator/pkg/module"
 )
@@ -48,6 +49,15 @@ func (o *Operator) pause(name string) func() {
 // its Helm step puts the object back.
 func (o *Operator) routeHeal(ev kube.HealEvent) {
 	if !o.state.get(ev.Module).Enabled {
+		return
+	}
+	if helm.IsRecord(ev.Module, ev.Object.Kind, ev.Object.Name) {
+		o.log.Warn("release record deleted, the release history is lost; running module to install the release again",
+			slog.String("module", ev.Module), slog.String("release", ev.Module), slog.String("kind", ev.Object.Kind), slog.String("name", ev.Object.Name))
+		if o.moduleEvents != nil {
+			o.moduleEvents.ReleaseRecordDeleted(ev.Module, ev.Object.String())
+		}
+		o.queueModuleRun(ev.Module)
 		return
 	}
 	o.log.Info("release object deleted, running module to restore it", slog.String("module", ev.Module),

@@ -174,6 +174,7 @@ type moduleEvents interface {
 	ModuleFailed(module string, err error)
 	ModuleRecovered(module string, failures int)
 	ObjectDrifted(module, object string, fields []string, reverted bool)
+	ReleaseRecordDeleted(module, record string)
 }
 
 // recordModuleEvent sends an Event on the first failure of a streak and on

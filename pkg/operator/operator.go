@@ -337,10 +337,15 @@ func (o *Operator) writeConfigPatch(ctx context.Context, m *module.Module, p val
 	return nil
 }
 
-// releaseExists reports whether the module has a release.
+// releaseExists reports whether the module has a release that the
+// operator owns. A release of the module's name that someone else made is
+// never uninstalled.
 func (o *Operator) releaseExists(ctx context.Context, name string) (bool, error) {
-	_, err := o.releases.Status(ctx, name)
+	st, err := o.releases.Status(ctx, name)
 	switch {
+	case err == nil && !st.Owned:
+		o.log.Info("release not created by addon-operator left in place", slog.String("module", name), slog.String("release", name))
+		return false, nil
 	case err == nil:
 		return true, nil
 	case errors.Is(err, helm.ErrNotFound):

@@ -82,6 +82,8 @@ func (f *fakeRunner) recorded() []string {
 type fakeReleaser struct {
 	runner *fakeRunner
 	owned  []string
+	// status answers Status; a release not in it is not found.
+	status map[string]helm.Status
 }
 
 func (f *fakeReleaser) record(call string) {
@@ -100,7 +102,10 @@ func (f *fakeReleaser) Uninstall(_ context.Context, name string) (bool, error) {
 	return true, nil
 }
 
-func (f *fakeReleaser) Status(context.Context, string) (helm.Status, error) {
+func (f *fakeReleaser) Status(_ context.Context, name string) (helm.Status, error) {
+	if st, ok := f.status[name]; ok {
+		return st, nil
+	}
 	return helm.Status{}, helm.ErrNotFound
 }
 

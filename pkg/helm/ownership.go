@@ -1,0 +1,255 @@
+package helm
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/release"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/cli-runtime/pkg/resource"
+)
+
+// Helm's label on every object of a release; its install and upgrade
+// refuse an existing object without it.
+const (
+	labelHelmManagedBy = "app.kubernetes.io/managed-by"
+	helmManagedByValue = "Helm"
+)
+
+// Owner is the release an object belongs to, as Helm's ownership
+// annotations (meta.helm.sh/release-name and -namespace) name it. The zero
+// Owner is no release: an object made by hand, kubectl or another tool.
+type Owner struct {
+	Release   string
+	Namespace string
+}
+
+// String names the owner for messages: `release "x" in namespace "y"`, or
+// "no release".
+func (o Owner) String() string {
+	if o.Release == "" {
+		return "no release"
+	}
+	return fmt.Sprintf("release %q in namespace %q", o.Release, o.Namespace)
+}
+
+// Conflict is an object a release renders that exists in the cluster and
+// belongs to another owner.
+type Conflict struct {
+	// Object is "Kind namespace/name", or "Kind name" when cluster-scoped.
+	Object string
+	Owner  Owner
+}
+
+// OwnershipConflictError reports that release Release renders objects
+// that exist and belong to another release or to none, and that nobody
+// asked to hand over (see AnnotationAdopt, Options.AdoptObjects). Nothing
+// was deployed and no object was changed. The run is worth retrying: the
+// user resolves it by deleting or annotating the objects.
+type OwnershipConflictError struct {
+	Release   string
+	Conflicts []Conflict
+}
+
+func (e *OwnershipConflictError) Error() string {
+	parts := make([]string, 0, len(e.Conflicts))
+	for _, c := range e.Conflicts {
+		parts = append(parts, fmt.Sprintf("%s (owner: %s)", c.Object, c.Owner))
+	}
+	return fmt.Sprintf("objects exist that release %q does not own, not taken: %s; to hand one over, annotate it %s=%s, or delete it",
+		e.Release, strings.Join(parts, ", "), AnnotationAdopt, e.Release)
+}
+
+// ForeignReleaseError reports that a release of the module's name exists
+// but was not created by the operator (its last revision has no
+// LabelManagedBy): it is not upgraded, unless Options.AdoptUnlabeledReleases.
+type ForeignReleaseError struct {
+	Release   string
+	Namespace string
+	Revision  int
+	State     string
+}
+
+func (e *ForeignReleaseError) Error() string {
+	return fmt.Sprintf("release %q in namespace %q (revision %d, %s) was not created by addon-operator (no label %s=%s), not taken: "+
+		"remove or rename that release, or, when it is this module's release from an earlier addon-operator, start with --%s",
+		e.Release, e.Namespace, e.Revision, e.State, LabelManagedBy, ManagedByValue, flagAdoptUnlabeledReleases)
+}
+
+// liveObject is what the ownership decision needs of one existing object.
+type liveObject struct {
+	ref         string
+	owner       Owner
+	adopt       string // the AnnotationAdopt value
+	helmLabeled bool   // labelHelmManagedBy=Helm
+}
+
+// ownershipPlan is what deploying a release does with the existing objects
+// it renders.
+type ownershipPlan struct {
+	// adopt are indexes of objects to mark as the release's before Helm
+	// runs: handed over, or the release's own but missing Helm's label.
+	adopt []int
+	// own counts objects that already belong to the release.
+	own       int
+	conflicts []Conflict
+}
+
+// planOwnership decides, for the existing objects a release renders,
+// which it may take. An object of this release is its own. An object of no
+// release is adopted when annotated AnnotationAdopt "true" or the release
+// name, or when unowned is set (Options.AdoptObjects). An object of
+// another release is adopted only when annotated with this release's name:
+// "true" is not enough to take it from its release. Anything else is a
+// conflict.
+func planOwnership(objects []liveObject, self Owner, unowned bool) ownershipPlan {
+	var p ownershipPlan
+	for i, obj := range objects {
+		switch {
+		case obj.owner == self:
+			p.own++
+			if !obj.helmLabeled {
+				p.adopt = append(p.adopt, i)
+			}
+		case obj.adopt == self.Release,
+			obj.owner.Release == "" && (obj.adopt == "true" || unowned):
+			p.adopt = append(p.adopt, i)
+		default:
+			p.conflicts = append(p.conflicts, Conflict{Object: obj.ref, Owner: obj.owner})
+		}
+	}
+	return p
+}
+
+// claimObjects makes the existing objects of manifest that Helm is about to
+// create (those not in base's manifest, the revision Helm upgrades from;
+// nil for an install) acceptable to Helm's ownership check, or refuses with
+// an *OwnershipConflictError before changing anything. It returns how many
+// of them already belonged to the release.
+func (c *Client) claimObjects(ctx context.Context, cfg *action.Configuration, name, manifest string, base *release.Release) (int, error) {
+	infos, err := cfg.KubeClient.Build(strings.NewReader(manifest), false)
+	if err != nil {
+		return 0, fmt.Errorf("build rendered objects: %w", err)
+	}
+	if base != nil {
+		current, err := cfg.KubeClient.Build(strings.NewReader(base.Manifest), false)
+		if err != nil {
+			return 0, fmt.Errorf("build objects of revision %d: %w", base.Version, err)
+		}
+		infos = infos.Difference(current)
+	}
+	var found []*resource.Info
+	var objects []liveObject
+	for _, info := range infos {
+		err := info.Get() // replaces the rendered object with the live one
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return 0, fmt.Errorf("get %s: %w", objectRef(info), err)
+		}
+		obj, err := readLive(info)
+		if err != nil {
+			return 0, err
+		}
+		found, objects = append(found, info), append(objects, obj)
+	}
+	self := Owner{Release: name, Namespace: c.namespace}
+	plan := planOwnership(objects, self, slices.Contains(c.adoptObjects, name))
+	if len(plan.conflicts) > 0 {
+		return 0, &OwnershipConflictError{Release: name, Conflicts: plan.conflicts}
+	}
+	for _, i := range plan.adopt {
+		if err := markOwned(found[i], self); err != nil {
+			return 0, err
+		}
+		c.log.InfoContext(ctx, "object adopted", "release", name, "kind", found[i].Mapping.GroupVersionKind.Kind,
+			"name", found[i].Name, "owner", objects[i].owner.String())
+	}
+	return plan.own, nil
+}
+
+func readLive(info *resource.Info) (liveObject, error) {
+	m, err := meta.Accessor(info.Object)
+	if err != nil {
+		return liveObject{}, fmt.Errorf("read %s: %w", objectRef(info), err)
+	}
+	a := m.GetAnnotations()
+	return liveObject{
+		ref:         displayRef(info),
+		owner:       Owner{Release: a[annotationReleaseName], Namespace: a[annotationReleaseNamespace]},
+		adopt:       a[AnnotationAdopt],
+		helmLabeled: m.GetLabels()[labelHelmManagedBy] == helmManagedByValue,
+	}, nil
+}
+
+// markOwned sets Helm's ownership label and annotations for owner on the
+// live object, so that Helm's install or upgrade takes it over.
+func markOwned(info *resource.Info, owner Owner) error {
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
+		"labels":      map[string]string{labelHelmManagedBy: helmManagedByValue},
+		"annotations": map[string]string{annotationReleaseName: owner.Release, annotationReleaseNamespace: owner.Namespace},
+	}})
+	if err != nil {
+		return fmt.Errorf("encode ownership patch: %w", err)
+	}
+	if _, err := resource.NewHelper(info.Client, info.Mapping).Patch(info.Namespace, info.Name, types.MergePatchType, patch, nil); err != nil {
+		return fmt.Errorf("adopt %s: %w", objectRef(info), err)
+	}
+	return nil
+}
+
+// displayRef names an object as "Kind namespace/name", or "Kind name" when
+// its kind is cluster-scoped.
+func displayRef(info *resource.Info) string {
+	if info.Mapping.Scope.Name() == meta.RESTScopeNameNamespace {
+		return info.Mapping.GroupVersionKind.Kind + " " + info.Namespace + "/" + info.Name
+	}
+	return info.Mapping.GroupVersionKind.Kind + " " + info.Name
+}
+
+// baseRevision returns the revision Helm's upgrade diffs against: the last
+// deployed one, else a failed or superseded last one; nil when Helm
+// installs (no revision, or the last one uninstalled).
+func baseRevision(cfg *action.Configuration, last *release.Release) (*release.Release, error) {
+	switch {
+	case last == nil, last.Info.Status == release.StatusUninstalled:
+		return nil, nil
+	case last.Info.Status == release.StatusDeployed:
+		return last, nil
+	}
+	history, err := cfg.Releases.History(last.Name)
+	if err != nil {
+		return nil, fmt.Errorf("read history: %w", err)
+	}
+	var deployed *release.Release
+	for _, rel := range history {
+		if rel.Info.Status == release.StatusDeployed && (deployed == nil || rel.Version > deployed.Version) {
+			deployed = rel
+		}
+	}
+	if deployed != nil {
+		return deployed, nil
+	}
+	return last, nil
+}
+
+// claimRelease refuses a release of the module's name that the operator
+// did not create, unless adoptReleases: then the next revision labels it
+// ours.
+func (c *Client) claimRelease(ctx context.Context, last *release.Release) error {
+	if last == nil || last.Labels[LabelManagedBy] == ManagedByValue {
+		return nil
+	}
+	if !c.adoptReleases {
+		return &ForeignReleaseError{Release: last.Name, Namespace: last.Namespace, Revision: last.Version, State: last.Info.Status.String()}
+	}
+	c.log.InfoContext(ctx, "release without ownership label adopted", "release", last.Name, "revision", last.Version)
+	return nil
+}

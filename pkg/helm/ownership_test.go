@@ -1,0 +1,204 @@
+package helm
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/release"
+	helmtime "helm.sh/helm/v3/pkg/time"
+)
+
+func TestPlanOwnership(t *testing.T) {
+	self := Owner{Release: "echo", Namespace: testNamespace}
+	other := Owner{Release: "other", Namespace: testNamespace}
+	tests := []struct {
+		name    string
+		object  liveObject
+		unowned bool
+		want    ownershipPlan
+	}{
+		{name: "own, labelled", object: liveObject{owner: self, helmLabeled: true}, want: ownershipPlan{own: 1}},
+		{name: "own, Helm's label removed", object: liveObject{owner: self}, want: ownershipPlan{own: 1, adopt: []int{0}}},
+		{name: "own release in another namespace", object: liveObject{ref: "x", owner: Owner{Release: "echo", Namespace: "elsewhere"}},
+			want: ownershipPlan{conflicts: []Conflict{{Object: "x", Owner: Owner{Release: "echo", Namespace: "elsewhere"}}}}},
+		{name: "no release", object: liveObject{ref: "x"}, want: ownershipPlan{conflicts: []Conflict{{Object: "x"}}}},
+		{name: "no release, annotated true", object: liveObject{adopt: "true"}, want: ownershipPlan{adopt: []int{0}}},
+		{name: "no release, annotated with the release", object: liveObject{adopt: "echo"}, want: ownershipPlan{adopt: []int{0}}},
+		{name: "no release, annotated for another release", object: liveObject{ref: "x", adopt: "other"},
+			want: ownershipPlan{conflicts: []Conflict{{Object: "x"}}}},
+		{name: "no release, module may adopt", object: liveObject{}, unowned: true, want: ownershipPlan{adopt: []int{0}}},
+		{name: "another release", object: liveObject{ref: "x", owner: other},
+			want: ownershipPlan{conflicts: []Conflict{{Object: "x", Owner: other}}}},
+		{name: "another release, annotated true", object: liveObject{ref: "x", owner: other, adopt: "true"},
+			want: ownershipPlan{conflicts: []Conflict{{Object: "x", Owner: other}}}},
+		{name: "another release, module may adopt unowned", object: liveObject{ref: "x", owner: other}, unowned: true,
+			want: ownershipPlan{conflicts: []Conflict{{Object: "x", Owner: other}}}},
+		{name: "another release, annotated with the release", object: liveObject{owner: other, adopt: "echo"}, want: ownershipPlan{adopt: []int{0}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := planOwnership([]liveObject{tt.object}, self, tt.unowned)
+			if diff := cmp.Diff(tt.want, got, cmp.AllowUnexported(ownershipPlan{})); diff != "" {
+				t.Errorf("plan (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestApplyOwnership runs Apply against a cluster holding ConfigMap echo,
+// which the echo chart renders, as another owner left it.
+func TestApplyOwnership(t *testing.T) {
+	tests := []struct {
+		name         string
+		owner        string            // release of the existing object, "" for none
+		annotations  map[string]string // on the existing object
+		adoptObjects []string
+		wantConflict *Conflict // nil: Apply succeeds and takes the object
+		wantLost     bool
+	}{
+		{name: "no release", wantConflict: &Conflict{Object: "ConfigMap addon-operator/echo"}},
+		{name: "no release, annotated", annotations: map[string]string{AnnotationAdopt: "true"}},
+		{name: "no release, module may adopt", adoptObjects: []string{"other", "echo"}},
+		{name: "no release, another module may adopt", adoptObjects: []string{"other"},
+			wantConflict: &Conflict{Object: "ConfigMap addon-operator/echo"}},
+		{name: "another release", owner: "other", wantConflict: &Conflict{
+			Object: "ConfigMap addon-operator/echo", Owner: Owner{Release: "other", Namespace: testNamespace},
+		}},
+		{name: "another release, annotated true", owner: "other", annotations: map[string]string{AnnotationAdopt: "true"},
+			wantConflict: &Conflict{Object: "ConfigMap addon-operator/echo", Owner: Owner{Release: "other", Namespace: testNamespace}}},
+		{name: "another release, annotated for echo", owner: "other", annotations: map[string]string{AnnotationAdopt: "echo"}},
+		{name: "its own, records deleted", owner: "echo", wantLost: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env, cluster := newTestEnv(t), newFakeCluster()
+			env.kube = cluster
+			env.client.adoptObjects = tt.adoptObjects
+			cluster.apply(t, "kind: ConfigMap\napiVersion: v1\nmetadata:\n  name: echo\ndata:\n  greeting: by-hand\n", tt.owner, tt.annotations)
+
+			out, err := env.client.Apply(t.Context(), echoRelease(echoChart(t, "one"), "hello"))
+			if tt.wantConflict != nil {
+				var conflict *OwnershipConflictError
+				if !errors.As(err, &conflict) {
+					t.Fatalf("Apply: err = %v, want an OwnershipConflictError", err)
+				}
+				want := &OwnershipConflictError{Release: "echo", Conflicts: []Conflict{*tt.wantConflict}}
+				if diff := cmp.Diff(want, conflict); diff != "" {
+					t.Errorf("conflict (-want +got):\n%s", diff)
+				}
+				cm := cluster.object("configmaps", "echo")
+				if cm.GetAnnotations()[annotationReleaseName] != tt.owner || cm.Object["data"].(map[string]any)["greeting"] != "by-hand" || cluster.patches != 0 {
+					t.Errorf("refused object changed: %v (%d patches)", cm.Object, cluster.patches)
+				}
+				if _, err := env.store.Last("echo"); err == nil {
+					t.Error("a release was recorded although Apply refused")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Apply: %v", err)
+			}
+			if out.Revision != 1 || out.HistoryLost != tt.wantLost {
+				t.Errorf("outcome = %+v, want revision 1, history lost %v", out, tt.wantLost)
+			}
+			cm := cluster.object("configmaps", "echo")
+			if cm.GetAnnotations()[annotationReleaseName] != "echo" || cm.Object["data"].(map[string]any)["greeting"] != "hello" {
+				t.Errorf("adopted object = %v, want owned by echo with greeting hello", cm.Object)
+			}
+		})
+	}
+}
+
+func TestOwnershipConflictErrorMessage(t *testing.T) {
+	err := &OwnershipConflictError{Release: "b", Conflicts: []Conflict{
+		{Object: "ConfigMap ns/shared", Owner: Owner{Release: "a", Namespace: "ns"}},
+		{Object: "ClusterRole viewer"},
+	}}
+	want := `objects exist that release "b" does not own, not taken: ConfigMap ns/shared (owner: release "a" in namespace "ns"), ` +
+		`ClusterRole viewer (owner: no release); to hand one over, annotate it addon-operator.io/adopt=b, or delete it`
+	if got := err.Error(); got != want {
+		t.Errorf("message:\n got %s\nwant %s", got, want)
+	}
+}
+
+func TestForeignReleaseErrorMessage(t *testing.T) {
+	err := &ForeignReleaseError{Release: "delta", Namespace: "ns", Revision: 4, State: "deployed"}
+	want := `release "delta" in namespace "ns" (revision 4, deployed) was not created by addon-operator ` +
+		`(no label addon-operator.io/managed-by=addon-operator), not taken: remove or rename that release, ` +
+		`or, when it is this module's release from an earlier addon-operator, start with --adopt-unlabeled-releases`
+	if got := err.Error(); got != want {
+		t.Errorf("message:\n got %s\nwant %s", got, want)
+	}
+}
+
+// foreignRelease records a deployed revision 1 of release name as plain
+// Helm would: without the operator's labels.
+func foreignRelease(t *testing.T, env *testEnv, name string) {
+	t.Helper()
+	rel := &release.Release{
+		Name: name, Namespace: testNamespace, Version: 1,
+		Info:     &release.Info{Status: release.StatusDeployed, FirstDeployed: helmtime.Now(), LastDeployed: helmtime.Now()},
+		Chart:    &chart.Chart{Metadata: &chart.Metadata{APIVersion: chart.APIVersionV2, Name: name, Version: "1.0.0"}},
+		Manifest: "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: echo\n",
+	}
+	if err := env.store.Create(rel); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestApplyRefusesForeignRelease(t *testing.T) {
+	env := newTestEnv(t)
+	foreignRelease(t, env, "echo")
+	dir := echoChart(t, "one")
+
+	_, err := env.client.Apply(t.Context(), echoRelease(dir, "hello"))
+	var foreign *ForeignReleaseError
+	if !errors.As(err, &foreign) {
+		t.Fatalf("Apply over a foreign release: err = %v, want a ForeignReleaseError", err)
+	}
+	want := &ForeignReleaseError{Release: "echo", Namespace: testNamespace, Revision: 1, State: "deployed"}
+	if diff := cmp.Diff(want, foreign); diff != "" {
+		t.Errorf("error (-want +got):\n%s", diff)
+	}
+	if last, err := env.store.Last("echo"); err != nil || last.Version != 1 {
+		t.Errorf("last revision = %v, %v; want the foreign revision 1 untouched", last, err)
+	}
+
+	env.client.adoptReleases = true
+	out, err := env.client.Apply(t.Context(), echoRelease(dir, "hello"))
+	if err != nil {
+		t.Fatalf("Apply with adoption: %v", err)
+	}
+	if out.Revision != 2 || out.Reason != ReasonChecksumChanged {
+		t.Errorf("outcome = %+v, want revision 2 upgraded for %s", out, ReasonChecksumChanged)
+	}
+	status, err := env.client.Status(t.Context(), "echo")
+	if err != nil || !status.Owned {
+		t.Errorf("Status after adoption = %+v, %v; want owned", status, err)
+	}
+	env.client.adoptReleases = false
+	if out, err := env.client.Apply(t.Context(), echoRelease(dir, "hello")); err != nil || !out.Skipped {
+		t.Errorf("Apply after adoption without the switch = %+v, %v; want skipped: the release is ours now", out, err)
+	}
+}
+
+func TestIsRecord(t *testing.T) {
+	tests := []struct {
+		kind, name string
+		want       bool
+	}{
+		{kind: "Secret", name: "sh.helm.release.v1.echo.v3", want: true},
+		{kind: "ConfigMap", name: "sh.helm.release.v1.echo.v12", want: true},
+		{kind: "Secret", name: "sh.helm.release.v1.echo-two.v3"},
+		{kind: "Secret", name: "sh.helm.release.v1.echo.vx"},
+		{kind: "Deployment", name: "sh.helm.release.v1.echo.v3"},
+		{kind: "Secret", name: "echo"},
+	}
+	for _, tt := range tests {
+		if got := IsRecord("echo", tt.kind, tt.name); got != tt.want {
+			t.Errorf("IsRecord(echo, %s, %s) = %v, want %v", tt.kind, tt.name, got, tt.want)
+		}
+	}
+}
