@@ -27,8 +27,9 @@ type configMapEvents interface {
 // in.
 type configHealth struct {
 	mu sync.Mutex
-	// seen is set once the ConfigMap was seen to exist: from then on its
-	// absence is a deletion, not "no configuration yet".
+	// seen is set once the ConfigMap was seen to exist with a content
+	// that parses: from then on its absence is a deletion of a
+	// configuration, not "no configuration yet".
 	seen bool
 	// missingSince is when the ConfigMap was deleted; zero while it exists.
 	missingSince time.Time
@@ -65,7 +66,7 @@ func (o *Operator) observeConfig(ev config.Event) {
 		o.recorder.ConfigMapPresent(!ev.Absent)
 	}
 	apply := task{Kind: taskApplyConfig, Config: ev.Config}
-	seen, missing := o.configPresence(!ev.Absent)
+	seen, missing := o.configPresence(!ev.Absent, ev.Err == nil)
 	switch {
 	case ev.Absent && !seen:
 		o.main.PushFront(apply) // no ConfigMap yet: empty, as documented
@@ -89,14 +90,18 @@ func (o *Operator) observeConfig(ev config.Event) {
 	o.main.PushFront(apply)
 }
 
-// configPresence records whether the ConfigMap exists and returns whether
-// it had been seen before and whether it was missing (deleted) until now.
-func (o *Operator) configPresence(present bool) (seen, wasMissing bool) {
+// configPresence records whether the ConfigMap exists and whether its
+// content parses, and returns whether a content that parses had been seen
+// before and whether the ConfigMap was missing (deleted) until now. A
+// ConfigMap deleted before any of its contents parsed leaves no
+// configuration to keep: its absence is an empty one, as at start.
+func (o *Operator) configPresence(present, parses bool) (seen, wasMissing bool) {
 	o.cfgHealth.mu.Lock()
 	defer o.cfgHealth.mu.Unlock()
 	seen, wasMissing = o.cfgHealth.seen, !o.cfgHealth.missingSince.IsZero()
 	if present {
-		o.cfgHealth.seen, o.cfgHealth.missingSince = true, time.Time{}
+		o.cfgHealth.missingSince = time.Time{}
+		o.cfgHealth.seen = o.cfgHealth.seen || parses
 	}
 	return seen, wasMissing
 }

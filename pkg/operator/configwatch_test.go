@@ -116,6 +116,11 @@ func observeCases() []observeCase {
 			errors: 1,
 		},
 		{
+			name: "deleted before any content parsed is an empty config", events: []config.Event{present(bad), absent()},
+			wantCfg: map[string]bool{}, emitted: []string{"rejected [aEnabled]"},
+			logs: []string{"WARN ConfigMap is invalid, keeping the last valid one", "INFO ConfigMap is valid again"}, errors: 1,
+		},
+		{
 			name: "rejected at first start", events: []config.Event{present(bad)},
 			conds: []string{status.ConditionConfigMapInvalid}, emitted: []string{"rejected [aEnabled]"},
 			logs: []string{"WARN ConfigMap is invalid, keeping the last valid one"}, errors: 1, present: 1,

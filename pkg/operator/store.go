@@ -19,7 +19,10 @@ const globalKey = "global"
 // store holds what values are computed from: static values from disk, the
 // last good ConfigMap, and hooks' accumulated patches. Effective values are
 // derived on demand, never stored, so they cannot go stale. The main queue
-// worker is the only writer; the mutex lets status readers in.
+// worker applies ConfigMap contents; hook runs, on the main queue or on
+// module workers, add their patches. Every change is one step under the
+// mutex (read, compute and write together), which also lets status
+// readers in.
 type store struct {
 	mu sync.RWMutex
 
