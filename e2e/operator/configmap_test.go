@@ -212,3 +212,27 @@ func TestFailingModuleFixedInTheConfigMapRunsAtOnce(t *testing.T) {
 		t.Error("keeper's successful run is not on /metrics")
 	}
 }
+
+func TestHookConfigPatchDoesNotRecreateADeletedConfigMap(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	// scribe (900-scribe) writes a new value to its section every second.
+	h.SetConfig(map[string]string{"scribeEnabled": "true", "keeperEnabled": "true", "keeper": "token: first"})
+	base := h.startHTTP()
+	h.Poll("scribe's first write", func() bool { return h.ConfigMapData("addon-operator")["scribe"] != "" })
+
+	h.deleteConfig()
+	h.Poll("the deletion on /metrics", func() bool { return h.metricLine(base, "addon_operator_config_map_present 0") })
+	ticks := func() int { return strings.Count(strings.Join(h.readTrace(), "\n"), "scribe:tick") }
+	mark := ticks()
+	h.Poll("two more scribe runs", func() bool { return ticks() >= mark+2 })
+	if data := h.ConfigMapData("addon-operator"); data != nil {
+		t.Errorf("the ConfigMap was recreated by the hook's config patch: %v", data)
+	}
+	if got := h.ReleaseRevision("keeper"); got != 1 {
+		t.Errorf("keeper release revision = %d, want 1", got)
+	}
+	if n := h.CountLog("config patch kept in memory only: the ConfigMap was deleted", map[string]string{"module": "scribe", "level": "WARN"}); n != 1 {
+		t.Errorf("warnings about kept config patches = %d, want 1", n)
+	}
+}

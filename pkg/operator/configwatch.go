@@ -37,6 +37,9 @@ type configHealth struct {
 	invalid        error
 	invalidSince   time.Time
 	invalidSkipped bool // only sections were invalid, at startup: their modules are skipped
+	// patchKept is set once a hook's config patch was kept in memory
+	// because the ConfigMap is missing: later ones are not warned about.
+	patchKept bool
 }
 
 // watchConfig turns ConfigMap events into tasks. The first event, valid or
@@ -100,7 +103,7 @@ func (o *Operator) configPresence(present, parses bool) (seen, wasMissing bool) 
 	defer o.cfgHealth.mu.Unlock()
 	seen, wasMissing = o.cfgHealth.seen, !o.cfgHealth.missingSince.IsZero()
 	if present {
-		o.cfgHealth.missingSince = time.Time{}
+		o.cfgHealth.missingSince, o.cfgHealth.patchKept = time.Time{}, false
 		o.cfgHealth.seen = o.cfgHealth.seen || parses
 	}
 	return seen, wasMissing
@@ -130,6 +133,16 @@ func (o *Operator) configMapDeleted() {
 	if o.configEvents != nil {
 		o.configEvents.ConfigMapDeleted(kept)
 	}
+}
+
+// firstPatchKept reports whether this is the first config patch kept in
+// memory since the ConfigMap went missing.
+func (o *Operator) firstPatchKept() bool {
+	o.cfgHealth.mu.Lock()
+	defer o.cfgHealth.mu.Unlock()
+	first := !o.cfgHealth.patchKept
+	o.cfgHealth.patchKept = true
+	return first
 }
 
 // keepsDeletedConfig reports whether a write must not create the
@@ -258,7 +271,11 @@ func (o *Operator) writeConfigPatch(ctx context.Context, m *module.Module, p val
 		if m != nil {
 			log = log.With(slog.String("module", m.Name()))
 		}
-		log.Warn("config patch kept in memory only: the ConfigMap was deleted", slog.String("name", o.opts.ConfigMap))
+		if o.firstPatchKept() {
+			log.Warn("config patch kept in memory only: the ConfigMap was deleted", slog.String("name", o.opts.ConfigMap))
+		} else {
+			log.Debug("config patch kept in memory only: the ConfigMap was deleted", slog.String("name", o.opts.ConfigMap))
+		}
 		return nil
 	default:
 		o.store.revertEdit(edit, undo)
