@@ -68,16 +68,15 @@ func (o *Operator) observeConfig(ev config.Event) {
 	if o.recorder != nil {
 		o.recorder.ConfigMapPresent(!ev.Absent)
 	}
-	apply := task{Kind: taskApplyConfig, Config: ev.Config}
 	seen, missing := o.configPresence(!ev.Absent, ev.Err == nil)
 	switch {
 	case ev.Absent && !seen:
-		o.main.PushFront(apply) // no ConfigMap yet: empty, as documented
+		o.queueApply(ev.Config) // no ConfigMap yet: empty, as documented
 		return
 	case ev.Absent:
 		o.configMapDeleted()
 		if o.opts.ConfigMapDeleted == ConfigMapDeletedEmpty {
-			o.main.PushFront(apply)
+			o.queueApply(ev.Config)
 		}
 		return
 	case missing:
@@ -90,7 +89,17 @@ func (o *Operator) observeConfig(ev config.Event) {
 		o.rejectConfig(ev.Err, false)
 		return
 	}
-	o.main.PushFront(apply)
+	o.queueApply(ev.Config)
+}
+
+// queueApply puts a ConfigMap content at the head of the main queue, in
+// place of any content still waiting there: each content is the whole
+// ConfigMap, so only the latest matters, and an older one handled after it
+// would put stale values back in force. This goroutine is the only one
+// that queues contents, so removing and pushing need no lock together.
+func (o *Operator) queueApply(c *config.Config) {
+	o.main.Remove(isKind(taskApplyConfig))
+	o.main.PushFront(task{Kind: taskApplyConfig, Config: c})
 }
 
 // configPresence records whether the ConfigMap exists and whether its

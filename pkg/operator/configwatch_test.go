@@ -311,3 +311,24 @@ func mustParse(t *testing.T, data map[string]string) *config.Config {
 	}
 	return c
 }
+
+func TestObserveConfigKeepsOnlyTheLatestContentQueued(t *testing.T) {
+	o, _ := newTestOperator(t, &fakeRunner{})
+	// Three changes arrive while the main queue is busy with a converge.
+	o.main.PushBack(task{Kind: taskConverge})
+	for _, v := range []string{"1", "2", "3"} {
+		o.observeConfig(present(map[string]string{"global": "v: " + v}))
+	}
+	items := o.main.Snapshot().Items
+	got := make([]string, 0, len(items))
+	for _, it := range items {
+		desc := it.Task.String()
+		if it.Task.Kind == taskApplyConfig {
+			desc += fmt.Sprintf(" v=%v", it.Task.Config.Global["v"])
+		}
+		got = append(got, desc)
+	}
+	if diff := cmp.Diff([]string{"ApplyConfig v=3", "Converge"}, got); diff != "" {
+		t.Errorf("main queue (-want +got):\n%s", diff)
+	}
+}
