@@ -30,6 +30,8 @@ type debugSource struct{}
 
 func (debugSource) Ready() bool { return true }
 
+func (debugSource) Conditions() []status.Condition { return nil }
+
 func (debugSource) Modules() []status.ModuleStatus {
 	return []status.ModuleStatus{
 		{Name: "ingress", Enabled: true, By: status.SourceConfigMap, Phase: status.PhaseFailed, Revision: 2,

@@ -105,6 +105,7 @@ func envFallbacks() map[string][]string {
 		"unnumbered-modules-order": {"ADDON_OPERATOR_UNNUMBERED_MODULES_ORDER", "UNNUMBERED_MODULES_ORDER"},
 		"namespace":                {"ADDON_OPERATOR_NAMESPACE"},
 		"config-map":               {"ADDON_OPERATOR_CONFIG_MAP"},
+		"config-map-deleted":       {"ADDON_OPERATOR_CONFIG_MAP_DELETED"},
 		"tmp-dir":                  {"ADDON_OPERATOR_TMP_DIR"},
 		"hook-timeout":             {"ADDON_OPERATOR_HOOK_TIMEOUT"},
 		"hook-log-max-bytes":       {"ADDON_OPERATOR_HOOK_LOG_MAX_BYTES"},
@@ -332,6 +333,7 @@ func (o *startOptions) wire(restCfg *rest.Config, log *slog.Logger, rec *metrics
 	}
 	ticks := make(chan schedule.Tick)
 	events := make(chan config.Event)
+	eventRecorder := kube.NewEventRecorder(client, o.operator.Namespace, o.operator.ConfigMap)
 	return operator.New(o.operator, operator.Deps{
 		Hooks:         &hook.Executor{Logger: log, Timeout: o.operator.HookTimeout, TempDir: o.operator.TempDir, MaxLogBytes: hookLogLimit(o.operator.HookLogMaxBytes)},
 		Releases:      releases,
@@ -342,7 +344,7 @@ func (o *startOptions) wire(restCfg *rest.Config, log *slog.Logger, rec *metrics
 		Scheduler:     schedule.New(clock.RealClock{}, ticks),
 		Ticks:         ticks,
 		Patcher:       kube.NewPatcher(dyn, mapper, log),
-		Events:        kube.NewEventRecorder(client, o.operator.Namespace, o.operator.ConfigMap),
+		Events:        eventRecorder,
 		Healer:        heal,
 		HealEvents:    healEvents,
 		Drift:         kube.NewDriftChecker(dyn, mapper, log).WithNamespace(o.operator.Namespace),
@@ -351,6 +353,9 @@ func (o *startOptions) wire(restCfg *rest.Config, log *slog.Logger, rec *metrics
 		Recorder:      rec,
 		Clock:         clock.RealClock{},
 		Logger:        log,
+
+		// The same recorder: its Events regard the ConfigMap.
+		ConfigMapEvents: eventRecorder,
 	})
 }
 

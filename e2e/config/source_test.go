@@ -88,8 +88,8 @@ func updateConfigMap(t *testing.T, client kubernetes.Interface, cm *corev1.Confi
 func TestInitialEventForAbsentConfigMap(t *testing.T) {
 	ns := cp.Namespace(t)
 	ev := nextGood(t, startSource(t, cp.Clientset(t), ns))
-	if ev.ResourceVersion != "" {
-		t.Errorf("resourceVersion = %q, want empty for an absent ConfigMap", ev.ResourceVersion)
+	if ev.ResourceVersion != "" || !ev.Absent {
+		t.Errorf("resourceVersion = %q, absent = %v; want empty and true for an absent ConfigMap", ev.ResourceVersion, ev.Absent)
 	}
 	if ch := config.Diff(nil, ev.Config); !ch.Empty() {
 		t.Errorf("initial config differs from empty: %+v", ch)
@@ -145,6 +145,9 @@ func TestCreateUpdateDeleteProduceEvents(t *testing.T) {
 			cm = updateConfigMap(t, client, cm, step.data)
 		}
 		ev := nextGood(t, events)
+		if ev.Absent {
+			t.Errorf("%s: event says the ConfigMap is absent", step.name)
+		}
 		if ev.ResourceVersion != cm.ResourceVersion {
 			t.Errorf("%s: resourceVersion = %q, want %q", step.name, ev.ResourceVersion, cm.ResourceVersion)
 		}
@@ -158,8 +161,8 @@ func TestCreateUpdateDeleteProduceEvents(t *testing.T) {
 		t.Fatalf("delete configmap: %v", err)
 	}
 	ev := nextGood(t, events)
-	if ev.ResourceVersion != "" || !config.Diff(nil, ev.Config).Empty() {
-		t.Errorf("event after delete = %+v, want an empty Config without resourceVersion", ev)
+	if ev.ResourceVersion != "" || !ev.Absent || !config.Diff(nil, ev.Config).Empty() {
+		t.Errorf("event after delete = %+v, want an absent ConfigMap: an empty Config without resourceVersion", ev)
 	}
 }
 

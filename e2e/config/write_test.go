@@ -2,10 +2,12 @@ package config_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
@@ -160,4 +162,18 @@ func (r racingConfigMaps) Get(ctx context.Context, name string, opts metav1.GetO
 		r.c.interfereErr = r.c.interfere(ctx)
 	}
 	return cm, err
+}
+
+func TestWriteNoCreateLeavesADeletedConfigMapDeleted(t *testing.T) {
+	ns := cp.Namespace(t)
+	client := cp.Clientset(t)
+	s := config.NewSource(client, ns, "", nil, nil)
+	err := s.Write(t.Context(), config.Edit{Sections: map[string]values.Values{"certManager": {"issuer": "le"}}, NoCreate: true})
+	if !errors.Is(err, config.ErrAbsent) {
+		t.Fatalf("Write() error = %v, want ErrAbsent", err)
+	}
+	_, err = client.CoreV1().ConfigMaps(ns).Get(t.Context(), config.DefaultName, metav1.GetOptions{})
+	if !apierrors.IsNotFound(err) {
+		t.Errorf("Get() after the write = %v, want NotFound: the ConfigMap must not be recreated", err)
+	}
 }

@@ -46,6 +46,8 @@ func TestInvalidConfigSectionIsRejectedAndLastGoodKept(t *testing.T) {
 	if n := h.CountLog("ConfigMap is invalid, keeping the last valid one", map[string]string{"error": "schema.extra"}); n != 1 {
 		t.Errorf("log lines naming the unknown key schema.extra = %d, want 1", n)
 	}
+	// Rejected by a schema, as by the parser: an Event names the key.
+	h.Poll("the ConfigRejected Event naming the key", func() bool { return h.hasEvent("ConfigRejected", "keys schema rejected") })
 	// A valid change afterwards is applied on top of the last good config.
 	h.SetConfig(map[string]string{"schemaEnabled": "true", "schema": "mode: fast\nreplicas: 2\n"})
 	h.Poll("replicas 2 rendered", func() bool { return h.configMap("schema")["replicas"] == "2" })

@@ -25,6 +25,8 @@ type source struct {
 
 func (s *source) Ready() bool { return s.ready.Load() }
 
+func (*source) Conditions() []status.Condition { return nil }
+
 func (s *source) Modules() []status.ModuleStatus {
 	return []status.ModuleStatus{
 		{Name: "cert-manager", Enabled: true, By: status.SourceConfigMap, Phase: status.PhaseReady, Revision: 4},

@@ -43,6 +43,33 @@ func (e *KeyError) Unwrap() error { return e.Err }
 // Is reports whether target is ErrInvalid.
 func (e *KeyError) Is(target error) bool { return target == ErrInvalid }
 
+// InvalidKeys returns, sorted and without duplicates, the keys named by
+// every *KeyError in err's tree (errors.Join and %w wrapping are followed).
+func InvalidKeys(err error) []string {
+	var keys []string
+	var walk func(error)
+	walk = func(e error) {
+		if ke, ok := e.(*KeyError); ok { //nolint:errorlint // the tree is walked by hand, each node once
+			keys = append(keys, ke.Key)
+		}
+		switch u := e.(type) { //nolint:errorlint // the tree is walked by hand, each node once
+		case interface{ Unwrap() []error }:
+			for _, inner := range u.Unwrap() {
+				walk(inner)
+			}
+		case interface{ Unwrap() error }:
+			if inner := u.Unwrap(); inner != nil {
+				walk(inner)
+			}
+		}
+	}
+	if err != nil {
+		walk(err)
+	}
+	slices.Sort(keys)
+	return slices.Compact(keys)
+}
+
 // Config is one parse of the ConfigMap. Parse never leaves a map nil. A
 // Config is a value: nothing in this package mutates one after Parse
 // returns it, and callers that change its maps own the consequences.

@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -217,5 +218,28 @@ func TestChecksum(t *testing.T) {
 	var empty *Config
 	if got, want := empty.Checksum(GlobalKey), values.Checksum(values.Values{}); got != want {
 		t.Errorf("nil Config Checksum = %s, want the empty checksum %s", got, want)
+	}
+}
+
+func TestInvalidKeys(t *testing.T) {
+	_, parseErr := Parse(map[string]string{"fooEnabled": "yes", "global": "- a list", "bar": "ok: 1"})
+	tests := []struct {
+		name string
+		err  error
+		want []string
+	}{
+		{name: "nil", err: nil, want: nil},
+		{name: "not a key error", err: errors.New("boom"), want: nil},
+		{name: "every key of a parse", err: parseErr, want: []string{"fooEnabled", "global"}},
+		{name: "wrapped and joined, duplicates once", err: fmt.Errorf("configmap ns/cfg: %w", errors.Join(
+			&KeyError{Key: "b", Err: errors.New("x")}, &KeyError{Key: "a", Err: errors.New("y")}, &KeyError{Key: "b", Err: errors.New("z")},
+		)), want: []string{"a", "b"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, InvalidKeys(tt.err)); diff != "" {
+				t.Errorf("InvalidKeys (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

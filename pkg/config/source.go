@@ -30,6 +30,10 @@ type Event struct {
 	// ResourceVersion is the ConfigMap's resourceVersion; empty when the
 	// ConfigMap is absent.
 	ResourceVersion string
+	// Absent is true when the ConfigMap does not exist (never created, or
+	// deleted). Config is then empty; whether that empty Config is applied
+	// is the receiver's decision.
+	Absent bool
 }
 
 // Source reads, watches and writes one ConfigMap. Its fields are set by
@@ -133,7 +137,7 @@ func (s *Source) deliver(ctx context.Context, store cache.Store, dirty <-chan st
 func (s *Source) event(cm *corev1.ConfigMap) Event {
 	if cm == nil {
 		c, _ := Parse(nil) // cannot fail
-		return Event{Config: c}
+		return Event{Config: c, Absent: true}
 	}
 	c, err := Parse(cm.Data)
 	if err != nil {

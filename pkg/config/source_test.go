@@ -28,7 +28,7 @@ func TestRunSendsInitialEventThenChanges(t *testing.T) {
 	go func() { runErr <- s.Run(ctx) }()
 
 	ev := receive(t, events)
-	if ev.Err != nil || ev.ResourceVersion != "" || !Diff(nil, ev.Config).Empty() {
+	if ev.Err != nil || ev.ResourceVersion != "" || !ev.Absent || !Diff(nil, ev.Config).Empty() {
 		t.Fatalf("initial event = %+v, want an empty Config for the absent ConfigMap", ev)
 	}
 
@@ -40,8 +40,8 @@ func TestRunSendsInitialEventThenChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	ev = receive(t, events)
-	if ev.Err != nil {
-		t.Fatalf("event after create has error %v", ev.Err)
+	if ev.Err != nil || ev.Absent {
+		t.Fatalf("event after create = %+v, want a present, valid ConfigMap", ev)
 	}
 	if diff := cmp.Diff(values.Values{"a": float64(1)}, ev.Config.Global); diff != "" {
 		t.Errorf("global after create mismatch (-want +got):\n%s", diff)
@@ -55,6 +55,14 @@ func TestRunSendsInitialEventThenChanges(t *testing.T) {
 	ev = receive(t, events)
 	if !errors.Is(ev.Err, ErrInvalid) || ev.Config != nil || ev.ResourceVersion != "6" {
 		t.Errorf("event after a bad update = %+v, want an ErrInvalid error at resourceVersion 6", ev)
+	}
+
+	if err := client.CoreV1().ConfigMaps("ns").Delete(t.Context(), "cfg", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ev = receive(t, events)
+	if ev.Err != nil || !ev.Absent || ev.ResourceVersion != "" || !Diff(nil, ev.Config).Empty() {
+		t.Errorf("event after delete = %+v, want an absent ConfigMap with an empty Config", ev)
 	}
 
 	cancel()

@@ -27,13 +27,22 @@ type Edit struct {
 	// Enabled sets, by module key, the "<moduleKey>Enabled" flag; a nil
 	// pointer deletes the key.
 	Enabled map[string]*bool
+	// NoCreate makes Write return ErrAbsent, writing nothing, when the
+	// ConfigMap does not exist, instead of creating it with only these
+	// keys. A writer uses it once the ConfigMap was seen: creating it anew
+	// would make a deleted ConfigMap look recreated with partial content.
+	NoCreate bool
 }
+
+// ErrAbsent is returned by Write for an Edit with NoCreate when the
+// ConfigMap does not exist.
+var ErrAbsent = errors.New("configmap does not exist")
 
 // Write applies edit to the ConfigMap: each named key is set (sections as
 // YAML with sorted map keys) or deleted, and no other key is touched. It
 // reads the ConfigMap afresh and updates it, retrying when another writer
 // got in between (a conflict), and creates the ConfigMap when it is absent
-// (unless the edit only deletes). An edit that changes nothing writes
+// (unless the edit only deletes, or sets NoCreate). An edit that changes nothing writes
 // nothing. An edit naming a key that is neither GlobalKey nor a module key
 // is rejected before anything is written.
 //
@@ -49,7 +58,7 @@ func (s *Source) Write(ctx context.Context, edit Edit) error {
 		return nil
 	}
 	retriable := func(err error) bool { return apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) }
-	if err := retry.OnError(retry.DefaultBackoff, retriable, func() error { return s.apply(ctx, ops) }); err != nil {
+	if err := retry.OnError(retry.DefaultBackoff, retriable, func() error { return s.apply(ctx, ops, edit.NoCreate) }); err != nil {
 		return fmt.Errorf("write configmap %s/%s: %w", s.namespace, s.name, err)
 	}
 	s.log.Debug("config written", "namespace", s.namespace, "name", s.name, "duration", time.Since(start))
@@ -57,9 +66,12 @@ func (s *Source) Write(ctx context.Context, edit Edit) error {
 }
 
 // apply makes one read-modify-write attempt.
-func (s *Source) apply(ctx context.Context, ops map[string]*string) error {
+func (s *Source) apply(ctx context.Context, ops map[string]*string, noCreate bool) error {
 	configMaps := s.client.CoreV1().ConfigMaps(s.namespace)
 	cm, err := configMaps.Get(ctx, s.name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) && noCreate {
+		return ErrAbsent
+	}
 	if apierrors.IsNotFound(err) {
 		data, changed := applyOps(nil, ops)
 		if !changed {

@@ -197,3 +197,44 @@ func TestWriteOnlyDeletingCreatesNothing(t *testing.T) {
 		t.Errorf("Get() after a delete-only Write error = %v, want NotFound", err)
 	}
 }
+
+func TestWriteNoCreate(t *testing.T) {
+	tests := []struct {
+		name     string
+		existing bool
+		wantErr  error
+		wantData map[string]string
+	}{
+		{name: "absent ConfigMap is not created", wantErr: ErrAbsent},
+		{name: "existing ConfigMap is updated", existing: true, wantData: map[string]string{"keep": "x", "foo": "a: 1\n"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			client := fake.NewClientset()
+			if tt.existing {
+				cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cfg", Namespace: "ns"}, Data: map[string]string{"keep": "x"}}
+				if _, err := client.CoreV1().ConfigMaps("ns").Create(t.Context(), cm, metav1.CreateOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			s := NewSource(client, "ns", "cfg", nil, nil)
+			err := s.Write(t.Context(), Edit{Sections: map[string]values.Values{"foo": {"a": 1.0}}, NoCreate: true})
+			if !errors.Is(err, tt.wantErr) || (tt.wantErr == nil && err != nil) {
+				t.Fatalf("Write() error = %v, want %v", err, tt.wantErr)
+			}
+			cm, err := client.CoreV1().ConfigMaps("ns").Get(t.Context(), "cfg", metav1.GetOptions{})
+			if tt.wantData == nil {
+				if !apierrors.IsNotFound(err) {
+					t.Errorf("Get() after Write = %v, %v; want NotFound", cm, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.wantData, cm.Data); diff != "" {
+				t.Errorf("data (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

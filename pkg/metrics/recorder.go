@@ -55,6 +55,7 @@ type Recorder struct {
 	convergeSeconds      prometheus.Histogram
 	converges            *prometheus.CounterVec
 	configErrors         prometheus.Counter
+	configMapPresent     prometheus.Gauge
 	healedObjects        *prometheus.CounterVec
 	driftedObjects       *prometheus.GaugeVec
 	kubeClient           kubeClientMetrics
@@ -90,6 +91,10 @@ func NewRecorder() *Recorder {
 		configErrors: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "addon_operator_config_errors_total", Help: "Invalid user configurations seen.",
 		}),
+		configMapPresent: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "addon_operator_config_map_present",
+			Help: "1 while the users' ConfigMap exists, 0 while it does not (not created yet, or deleted).",
+		}),
 		healedObjects: counter("healed_objects_total", "Managed objects restored after they were deleted or changed.", "module"),
 		driftedObjects: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "addon_operator_drifted_objects", Help: "Release objects that drifted from their release at the module's last check.",
@@ -102,7 +107,7 @@ func NewRecorder() *Recorder {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		r.hookRunSeconds, r.hookRuns, r.hookAllowedErrors, r.moduleRunSeconds, r.moduleRuns,
 		r.helmOperationSeconds, r.queueLength, r.queueWaitSeconds, r.convergeSeconds, r.converges,
-		r.configErrors, r.healedObjects, r.driftedObjects,
+		r.configErrors, r.configMapPresent, r.healedObjects, r.driftedObjects,
 	)
 	return r
 }
@@ -160,10 +165,20 @@ func (r *Recorder) Converge(d time.Duration, err error) {
 	r.converges.WithLabelValues(outcome(err)).Inc()
 }
 
-// ConfigError records an invalid user configuration, once per change seen,
+// ConfigError records a rejected user configuration (a ConfigMap that does
+// not parse, or whose sections fail their schemas), once per change seen,
 // not per retry.
 func (r *Recorder) ConfigError() {
 	r.configErrors.Inc()
+}
+
+// ConfigMapPresent sets whether the users' ConfigMap exists.
+func (r *Recorder) ConfigMapPresent(present bool) {
+	v := 0.0
+	if present {
+		v = 1
+	}
+	r.configMapPresent.Set(v)
 }
 
 // DriftedObjects sets how many of a module's release objects drifted

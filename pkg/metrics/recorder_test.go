@@ -28,6 +28,7 @@ func TestRecorderGolden(t *testing.T) {
 	r.Converge(10*time.Second, nil)
 	r.Converge(time.Second, failed)
 	r.ConfigError()
+	r.ConfigMapPresent(false)
 	r.ObjectsHealed("ingress", 2)
 	r.ObjectsHealed("ingress", 0)
 	kc := r.KubeClientMetrics()
@@ -43,7 +44,8 @@ func TestRecorderGolden(t *testing.T) {
 		"addon_operator_module_runs_total", "addon_operator_helm_operation_seconds",
 		"addon_operator_queue_length", "addon_operator_queue_wait_seconds",
 		"addon_operator_converge_seconds", "addon_operator_converges_total",
-		"addon_operator_config_errors_total", "addon_operator_healed_objects_total",
+		"addon_operator_config_errors_total", "addon_operator_config_map_present",
+		"addon_operator_healed_objects_total",
 		"addon_operator_kube_requests_total", "addon_operator_kube_request_seconds",
 		"addon_operator_kube_rate_limiter_wait_seconds",
 	}

@@ -296,23 +296,22 @@ func (o *Operator) applyConfig(c *config.Config) {
 	old := o.store.currentConfig()
 	moduleErrs, globalErr := o.store.validateConfig(c)
 	if globalErr != nil || (old != nil && len(moduleErrs) > 0) {
-		errs := make([]error, 0, 1+len(moduleErrs))
-		errs = append(errs, globalErr)
-		for _, name := range slices.Sorted(maps.Keys(moduleErrs)) {
-			errs = append(errs, moduleErrs[name])
+		errs := o.sectionErrs(moduleErrs)
+		if globalErr != nil {
+			errs = append([]error{&config.KeyError{Key: config.GlobalKey, Err: globalErr}}, errs...)
 		}
-		err := errors.Join(errs...)
-		o.setConfigErr(err)
-		o.log.Error("ConfigMap is invalid, keeping the last valid one", slog.String("name", o.opts.ConfigMap), slog.String("error", err.Error()))
-		if o.recorder != nil {
-			o.recorder.ConfigError()
-		}
+		o.rejectConfig(errors.Join(errs...), false)
 		return
 	}
 	// At startup there is no last valid ConfigMap: modules whose section is
 	// invalid are skipped, the others converge.
 	o.setInvalidConfig(moduleErrs)
 	o.store.setConfig(c)
+	if len(moduleErrs) > 0 {
+		o.rejectConfig(errors.Join(o.sectionErrs(moduleErrs)...), true)
+	} else {
+		o.acceptConfig()
+	}
 	if !o.started || old == nil {
 		return
 	}
@@ -334,17 +333,22 @@ func (o *Operator) applyConfig(c *config.Config) {
 	}
 }
 
+// sectionErrs names the ConfigMap key of each module whose section failed
+// its schema, in module name order.
+func (o *Operator) sectionErrs(moduleErrs map[string]error) []error {
+	errs := make([]error, 0, len(moduleErrs))
+	for _, name := range slices.Sorted(maps.Keys(moduleErrs)) {
+		m, _ := o.modules.Module(name)
+		errs = append(errs, &config.KeyError{Key: m.Key(), Err: moduleErrs[name]})
+	}
+	return errs
+}
+
 // queueConverge appends a converge unless one is already waiting to start.
 func (o *Operator) queueConverge() {
 	if !o.main.Has(isKind(taskConverge)) {
 		o.main.PushBack(task{Kind: taskConverge})
 	}
-}
-
-// queueModuleRun asks for a run of the module; a run already pending
-// absorbs it.
-func (o *Operator) queueModuleRun(name string) {
-	o.pool.request(name, nil)
 }
 
 func (o *Operator) moduleByKey(key string) (string, bool) {

@@ -44,7 +44,10 @@ func (o *Operator) runGroup(t task) []task {
 	remaining := len(group)
 	var mu sync.Mutex
 	for _, name := range group {
-		o.pool.request(name, func(error) {
+		// A converge follows a change of global values or of the enabled
+		// set, inputs of every module: a failing one need not wait out its
+		// backoff.
+		o.pool.retryNow(name, func(error) {
 			mu.Lock()
 			remaining--
 			last := remaining == 0

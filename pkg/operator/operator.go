@@ -24,7 +24,6 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/queue"
 	"github.com/addon-operator/addon-operator/pkg/schedule"
 	"github.com/addon-operator/addon-operator/pkg/status"
-	"github.com/addon-operator/addon-operator/pkg/values"
 )
 
 // releaser manages modules' Helm releases; *helm.Client is the real one.
@@ -67,6 +66,9 @@ type Deps struct {
 	// Events records Kubernetes Events about module failures and
 	// recoveries; nil records none.
 	Events moduleEvents
+	// ConfigMapEvents records Kubernetes Events about the ConfigMap being
+	// deleted, recreated and rejected; nil records none.
+	ConfigMapEvents configMapEvents
 	// HookMetrics keeps hooks' metrics; Recorder records the operator's own.
 	HookMetrics hookMetricsSink
 	Recorder    *metrics.Recorder
@@ -123,8 +125,8 @@ type Operator struct {
 	startedAt time.Time
 	ready     atomic.Bool
 
-	cfgErrMu sync.Mutex
-	cfgErr   error // the last ConfigMap parse error, nil once a valid one came
+	cfgHealth    configHealth
+	configEvents configMapEvents
 }
 
 // New discovers modules and global hooks and prepares the operator.
@@ -156,6 +158,7 @@ func New(opts Options, deps Deps) (*Operator, error) {
 		monitors: deps.Monitors, monitorEvents: deps.MonitorEvents, scheduler: deps.Scheduler, ticks: deps.Ticks,
 		patcher: deps.Patcher, hookMetrics: deps.HookMetrics, recorder: deps.Recorder, moduleEvents: deps.Events, bindings: newRegistry(),
 		healer: deps.Healer, healEvents: deps.HealEvents, drift: deps.Drift, crds: deps.CRDs,
+		configEvents: deps.ConfigMapEvents,
 	}
 	backoff := queue.ExponentialBackoff(opts.RetryDelay, opts.RetryMaxDelay)
 	o.queues = newQueues(deps.Clock, backoff, mergeTasks)
@@ -263,43 +266,6 @@ func (o *Operator) queueHookRun(id string, ref bindingRef, bc hook.BindingContex
 	o.queues.get(ref.queue()).PushBack(task{Kind: taskHookRun, Module: ref.Module, Hook: ref.Hook, BindingID: id, Contexts: []hook.BindingContext{bc}})
 }
 
-// watchConfig turns ConfigMap events into tasks. The first event, valid or
-// not, starts the startup sequence.
-func (o *Operator) watchConfig(ctx context.Context) error {
-	first := true
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case ev := <-o.events:
-			if ev.Err != nil {
-				o.setConfigErr(ev.Err)
-				o.log.Error("ConfigMap is invalid, keeping the last valid one",
-					slog.String("name", o.opts.ConfigMap), slog.String("error", ev.Err.Error()))
-			} else {
-				o.setConfigErr(nil)
-				o.main.PushFront(task{Kind: taskApplyConfig, Config: ev.Config})
-			}
-			if first {
-				first = false
-				o.main.PushBack(task{Kind: taskStartup})
-			}
-		}
-	}
-}
-
-func (o *Operator) setConfigErr(err error) {
-	o.cfgErrMu.Lock()
-	defer o.cfgErrMu.Unlock()
-	o.cfgErr = err
-}
-
-func (o *Operator) configErr() error {
-	o.cfgErrMu.Lock()
-	defer o.cfgErrMu.Unlock()
-	return o.cfgErr
-}
-
 // Ready reports whether the first converge has finished.
 func (o *Operator) Ready() bool { return o.ready.Load() }
 
@@ -308,34 +274,6 @@ func (o *Operator) Modules() []status.ModuleStatus { return o.state.snapshot() }
 
 // Queues returns a snapshot of every queue, main first.
 func (o *Operator) Queues() []queue.Snapshot[task] { return o.queues.snapshots() }
-
-// writeConfigPatch applies a hook's config-values patch and writes the
-// changed sections back to the ConfigMap. m is nil for global hooks.
-func (o *Operator) writeConfigPatch(ctx context.Context, m *module.Module, p values.Patch) error {
-	if len(p) == 0 {
-		return nil
-	}
-	policy := values.GlobalHookRoots()
-	if m != nil {
-		policy = values.ModuleHookRoots(m.Key())
-	}
-	edit, err := patchConfig(p, o.store.configFor(m), policy)
-	if err != nil {
-		return err
-	}
-	if len(edit.Sections)+len(edit.Enabled) == 0 {
-		return nil
-	}
-	// Recorded before the write, so the watch event that echoes it (which
-	// the main queue may handle before Write even returns) changes nothing.
-	prev := o.store.currentConfig()
-	o.store.applyEdit(edit)
-	if err := o.config.Write(ctx, edit); err != nil {
-		o.store.setConfig(prev)
-		return err
-	}
-	return nil
-}
 
 // releaseExists reports whether the module has a release that the
 // operator owns. A release of the module's name that someone else made is

@@ -40,7 +40,20 @@ type Options struct {
 	// MaxValuesReruns bounds how often afterHelm hooks may change a module's
 	// values in a row before the module run fails.
 	MaxValuesReruns int
+	// ConfigMapDeleted says what a ConfigMap deleted while the operator
+	// runs means: ConfigMapDeletedKeep or ConfigMapDeletedEmpty.
+	ConfigMapDeleted string
 }
+
+// The values of Options.ConfigMapDeleted.
+const (
+	// ConfigMapDeletedKeep keeps the last valid ConfigMap content in force
+	// until the ConfigMap is recreated.
+	ConfigMapDeletedKeep = "keep"
+	// ConfigMapDeletedEmpty applies an empty configuration, as if the
+	// ConfigMap had never existed: modules it enabled are uninstalled.
+	ConfigMapDeletedEmpty = "empty"
+)
 
 // DefaultOptions returns the defaults documented in --help.
 func DefaultOptions() Options {
@@ -56,6 +69,7 @@ func DefaultOptions() Options {
 		RetryMaxDelay:          time.Minute,
 		MaxValuesReruns:        10,
 		ModuleWorkers:          4,
+		ConfigMapDeleted:       ConfigMapDeletedKeep,
 	}
 }
 
@@ -71,6 +85,9 @@ func (o *Options) BindFlags(fs *pflag.FlagSet) {
 		"namespace of the ConfigMap and of every module's Helm release (env ADDON_OPERATOR_NAMESPACE; required)")
 	fs.StringVar(&o.ConfigMap, "config-map", o.ConfigMap,
 		"name of the ConfigMap with global and module settings (env ADDON_OPERATOR_CONFIG_MAP)")
+	fs.StringVar(&o.ConfigMapDeleted, "config-map-deleted", o.ConfigMapDeleted,
+		"what a ConfigMap deleted while the operator runs means: \"keep\" the last valid configuration until it is recreated, "+
+			"or \"empty\" (modules it enabled are uninstalled); absent at start is always empty (env ADDON_OPERATOR_CONFIG_MAP_DELETED)")
 	fs.StringVar(&o.TempDir, "tmp-dir", o.TempDir,
 		"directory for hooks' temporary files (env ADDON_OPERATOR_TMP_DIR)")
 	fs.DurationVar(&o.HookTimeout, "hook-timeout", o.HookTimeout,
@@ -112,6 +129,9 @@ func (o *Options) Validate() error {
 	}
 	if o.HookLogMaxBytes < 0 {
 		errs = append(errs, fmt.Errorf("--hook-log-max-bytes must not be negative, got %d", o.HookLogMaxBytes))
+	}
+	if o.ConfigMapDeleted != ConfigMapDeletedKeep && o.ConfigMapDeleted != ConfigMapDeletedEmpty {
+		errs = append(errs, fmt.Errorf("--config-map-deleted must be %q or %q, got %q", ConfigMapDeletedKeep, ConfigMapDeletedEmpty, o.ConfigMapDeleted))
 	}
 	if o.ModuleWorkers < 1 {
 		errs = append(errs, fmt.Errorf("--module-workers must be at least 1, got %d", o.ModuleWorkers))

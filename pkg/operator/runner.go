@@ -42,8 +42,18 @@ type moduleRunState struct {
 	queued   bool // in ready
 	running  bool
 	stopped  bool // cancel stopped the running attempt: no retry
-	failures int
-	retry    clock.Timer // backoff before the next attempt after a failure
+	failures int  // consecutive failed attempts: the streak Events report
+	// steps is the backoff exponent: failures since the last success or
+	// since the module's inputs last changed (retryNow).
+	steps int
+	// urgent is set when the inputs changed while an attempt ran: if that
+	// attempt fails, the next one starts at once, since it may have read
+	// the old inputs.
+	urgent bool
+	retry  clock.Timer // backoff before the next attempt after a failure
+	// retryGen tells a backoff timer that fires after it was stopped (its
+	// callback waited for mu) from the current one.
+	retryGen int
 	cancel   context.CancelFunc
 	// waiters are called once with the result of the next attempt to
 	// start after they were added; running holds those of the attempt in
@@ -79,6 +89,56 @@ func (r *moduleRunner) request(name string, done func(error)) {
 		st.waiters = append(st.waiters, done)
 	}
 	r.enqueue(name, st)
+}
+
+// retryNow asks for a run because the module's inputs changed (its
+// ConfigMap section or Enabled key, its values, global values): a fix must
+// not wait for a backoff meant for the old inputs. A backoff in progress
+// ends at once, a running attempt that fails is followed by another at
+// once, and the next backoff starts again from the first delay. Otherwise
+// it is request.
+func (r *moduleRunner) retryNow(name string, done func(error)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	st := r.state(name)
+	st.pending = true
+	if done != nil {
+		st.waiters = append(st.waiters, done)
+	}
+	r.skipBackoff(st)
+	if st.running {
+		st.urgent = true
+	}
+	r.enqueue(name, st)
+}
+
+// retryFailedNow ends the backoff of every module waiting for one, so they
+// run again at once; it is for when a cause shared by many failures is
+// gone (the API server is back). It returns those modules, sorted.
+func (r *moduleRunner) retryFailedNow() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var names []string
+	for name, st := range r.mods {
+		if st.retry == nil {
+			continue
+		}
+		r.skipBackoff(st)
+		r.enqueue(name, st)
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// skipBackoff stops a backoff in progress and restarts the exponent.
+// Called with mu held.
+func (r *moduleRunner) skipBackoff(st *moduleRunState) {
+	if st.retry != nil {
+		st.retry.Stop()
+		st.retry = nil
+	}
+	st.steps = 0
 }
 
 // enqueue makes a pending module ready unless it runs, waits in ready, or
@@ -117,7 +177,7 @@ func (r *moduleRunner) cancel(name string) {
 		st.cancel()
 		idle = st.idle
 	}
-	st.failures = 0
+	st.failures, st.steps, st.urgent = 0, 0, false
 	r.mu.Unlock()
 	for _, w := range waiters {
 		w(errCancelled)
@@ -201,20 +261,32 @@ func (r *moduleRunner) finish(ctx context.Context, name string, st *moduleRunSta
 	waiters := st.runningWaiters
 	st.runningWaiters = nil
 	cancelled := ctx.Err() != nil || st.stopped
-	st.stopped = false
+	urgent := st.urgent
+	st.stopped, st.urgent = false, false
 	switch {
 	case cancelled:
-	case err != nil:
+	case err != nil && urgent:
+		// The inputs changed during the attempt: try them now.
 		st.failures++
 		st.pending = true
-		st.retry = r.clock.AfterFunc(r.backoff(st.failures), func() {
+		r.enqueue(name, st)
+	case err != nil:
+		st.failures++
+		st.steps++
+		st.pending = true
+		st.retryGen++
+		gen := st.retryGen
+		st.retry = r.clock.AfterFunc(r.backoff(st.steps), func() {
 			r.mu.Lock()
 			defer r.mu.Unlock()
+			if gen != st.retryGen || st.retry == nil {
+				return // stopped too late: skipped or cancelled since
+			}
 			st.retry = nil
 			r.enqueue(name, st)
 		})
 	default:
-		st.failures = 0
+		st.failures, st.steps = 0, 0
 		if again {
 			st.pending = true
 		}

@@ -19,7 +19,10 @@ const globalKey = "global"
 // store holds what values are computed from: static values from disk, the
 // last good ConfigMap, and hooks' accumulated patches. Effective values are
 // derived on demand, never stored, so they cannot go stale. The main queue
-// worker is the only writer; the mutex lets status readers in.
+// worker applies ConfigMap contents; hook runs, on the main queue or on
+// module workers, add their patches. Every change is one step under the
+// mutex (read, compute and write together), which also lets status
+// readers in.
 type store struct {
 	mu sync.RWMutex
 
@@ -180,6 +183,10 @@ func (s *store) moduleValues(m *module.Module) values.Values {
 func (s *store) configFor(m *module.Module) values.Values {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
+	return s.configForLocked(m)
+}
+
+func (s *store) configForLocked(m *module.Module) values.Values {
 	out := values.Values{globalKey: values.Values{}}
 	if s.config == nil {
 		return out
@@ -326,11 +333,10 @@ func patchConfig(p values.Patch, current values.Values, policy values.RootPolicy
 	return edit, nil
 }
 
-// applyEdit records a ConfigMap edit the operator wrote, so the watch event
-// that echoes it changes nothing.
-func (s *store) applyEdit(e config.Edit) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+// applyEditLocked puts a ConfigMap edit the operator writes into the
+// config in force, so the watch event that echoes the write changes
+// nothing. Called with mu held.
+func (s *store) applyEditLocked(e config.Edit) {
 	next := &config.Config{Global: values.Values{}, Modules: map[string]values.Values{}, Enabled: map[string]bool{}}
 	if s.config != nil {
 		next.Global = s.config.Global
@@ -339,6 +345,8 @@ func (s *store) applyEdit(e config.Edit) {
 	}
 	for k, v := range e.Sections {
 		switch {
+		case k == globalKey && v == nil:
+			next.Global = values.Values{}
 		case k == globalKey:
 			next.Global = v
 		case v == nil:

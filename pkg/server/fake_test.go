@@ -17,6 +17,7 @@ var update = flag.Bool("update", false, "rewrite golden files in testdata/") //n
 // fakeSource is a Source over fixed data.
 type fakeSource struct {
 	ready     bool
+	conds     []status.Condition
 	modules   []status.ModuleStatus
 	queues    []status.QueueStatus
 	global    values.Values
@@ -29,6 +30,7 @@ type fakeSource struct {
 
 func (f *fakeSource) Ready() bool                                  { return f.ready }
 func (f *fakeSource) Modules() []status.ModuleStatus               { return f.modules }
+func (f *fakeSource) Conditions() []status.Condition               { return f.conds }
 func (f *fakeSource) QueueStatuses() []status.QueueStatus          { return f.queues }
 func (f *fakeSource) GlobalValues() values.Values                  { return f.global }
 func (f *fakeSource) GlobalConfig() values.Values                  { return f.config }
@@ -84,3 +86,14 @@ func newFakeSource() *fakeSource {
 
 // errRender stands for a chart that does not render.
 var errRender = errors.New(`render chart "ingress": template: bad`)
+
+// withConditions gives the source a deleted and a rejected ConfigMap.
+func withConditions(f *fakeSource) {
+	since := time.Date(2026, 5, 4, 11, 0, 0, 0, time.UTC)
+	f.conds = []status.Condition{
+		{Type: status.ConditionConfigMapMissing, Since: since,
+			Message: "ConfigMap ns/addon-operator was deleted; the last valid configuration stays in force"},
+		{Type: status.ConditionConfigMapInvalid, Since: since, Keys: []string{"fooEnabled", "global"},
+			Message: `key "fooEnabled": enabled flag is "yes"`},
+	}
+}

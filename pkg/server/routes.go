@@ -61,13 +61,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeText(w, http.StatusOK, "ok")
 	})
-	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
-		if !s.src.Ready() {
-			writeText(w, http.StatusServiceUnavailable, "the first converge has not finished")
-			return
-		}
-		writeText(w, http.StatusOK, "ok")
-	})
+	mux.HandleFunc("GET /readyz", s.readyz)
 	mux.HandleFunc("GET /{$}", s.statusPage)
 	return mux
 }

@@ -66,6 +66,12 @@ func TestHandlerRoutes(t *testing.T) {
 			name: "readyz before the first converge", src: func(f *fakeSource) { f.ready = false }, path: "/readyz",
 			wantCode: 503, wantType: "text/plain; charset=utf-8", wantBody: "the first converge has not finished\n",
 		},
+		{
+			name: "readyz names conditions and stays ready", src: withConditions, path: "/readyz", wantCode: 200,
+			wantType: "text/plain; charset=utf-8",
+			wantBody: "ok\nwarning: ConfigMapMissing: ConfigMap ns/addon-operator was deleted; the last valid configuration stays in force\n" +
+				"warning: ConfigMapInvalid: key \"fooEnabled\": enabled flag is \"yes\"\n",
+		},
 		{name: "operator metrics", path: "/metrics", wantCode: 200, wantBody: "operator_metric 1\n"},
 		{name: "hook metrics", path: "/metrics/hooks", wantCode: 200, wantBody: "hook_metric 1\n"},
 		{name: "debug index", path: "/debug/", wantCode: 200, wantType: "application/json", wantBody: `["/debug/queues","/debug/modules",
@@ -201,6 +207,7 @@ func TestGolden(t *testing.T) {
 		{golden: "status-starting.html", path: "/", src: func(f *fakeSource) {
 			f.ready, f.modules, f.queues = false, nil, nil
 		}},
+		{golden: "status-conditions.html", path: "/", src: withConditions},
 		{golden: "queues.json", path: "/debug/queues"},
 	}
 	for _, tt := range tests {

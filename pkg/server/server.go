@@ -121,6 +121,10 @@ func (o *Options) listenAddress() string {
 type Source interface {
 	// Ready reports whether the first converge has finished.
 	Ready() bool
+	// Conditions lists what is wrong that the operator works around
+	// (a deleted or rejected ConfigMap); the status page and /readyz show
+	// them.
+	Conditions() []status.Condition
 	// Modules returns every module's status, in module order.
 	Modules() []status.ModuleStatus
 	// QueueStatuses returns every queue with its tasks, main first.

@@ -3,9 +3,11 @@ package server
 import (
 	"bytes"
 	_ "embed"
+	"fmt"
 	"html/template"
 	"log/slog"
 	"net/http"
+	"strings"
 
 	"github.com/addon-operator/addon-operator/pkg/status"
 )
@@ -20,6 +22,7 @@ const refreshSeconds = 5
 type statusData struct {
 	Ready          bool
 	RefreshSeconds int
+	Conditions     []status.Condition
 	Modules        []status.ModuleStatus
 	Queues         []status.QueueStatus
 }
@@ -35,6 +38,7 @@ func (s *Server) statusPage(w http.ResponseWriter, _ *http.Request) {
 	data := statusData{
 		Ready:          s.src.Ready(),
 		RefreshSeconds: refreshSeconds,
+		Conditions:     s.src.Conditions(),
 		Modules:        s.src.Modules(),
 		Queues:         s.src.QueueStatuses(),
 	}
@@ -46,4 +50,23 @@ func (s *Server) statusPage(w http.ResponseWriter, _ *http.Request) {
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	_, _ = w.Write(buf.Bytes())
+}
+
+// readyz answers 503 until the first converge has finished, then 200. A
+// condition the operator works around (a deleted or rejected ConfigMap:
+// the last valid configuration stays in force) is named in the body, one
+// line each, but keeps the answer 200: the operator still does its work,
+// and an unready pod would only stall rollouts and drop the status page
+// from its Service, without making the ConfigMap come back.
+func (s *Server) readyz(w http.ResponseWriter, _ *http.Request) {
+	if !s.src.Ready() {
+		writeText(w, http.StatusServiceUnavailable, "the first converge has not finished")
+		return
+	}
+	var b strings.Builder
+	b.WriteString("ok")
+	for _, c := range s.src.Conditions() {
+		fmt.Fprintf(&b, "\nwarning: %s: %s", c.Type, c.Message)
+	}
+	writeText(w, http.StatusOK, b.String())
 }

@@ -57,3 +57,27 @@ type TaskStatus struct {
 	Failures    int       `json:"failures,omitempty"`
 	LastError   string    `json:"lastError,omitempty"`
 }
+
+// Condition is something wrong that the operator works around while it goes
+// on working: the status page shows each as a banner and /readyz names it in
+// its body.
+type Condition struct {
+	// Type is a stable CamelCase name, such as ConfigMapMissing.
+	Type string `json:"type"`
+	// Message says what happened, what the operator does about it and
+	// what ends it.
+	Message string `json:"message"`
+	// Since is when the condition began.
+	Since time.Time `json:"since"`
+	// Keys lists the ConfigMap keys the condition is about, if any.
+	Keys []string `json:"keys,omitempty"`
+}
+
+// Condition types.
+const (
+	// ConditionConfigMapMissing: the ConfigMap was deleted while the
+	// operator ran.
+	ConditionConfigMapMissing = "ConfigMapMissing"
+	// ConditionConfigMapInvalid: the ConfigMap's content was rejected.
+	ConditionConfigMapInvalid = "ConfigMapInvalid"
+)

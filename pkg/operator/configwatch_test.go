@@ -1,0 +1,334 @@
+package operator
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/addon-operator/addon-operator/pkg/config"
+	"github.com/addon-operator/addon-operator/pkg/metrics"
+	"github.com/addon-operator/addon-operator/pkg/status"
+	"github.com/addon-operator/addon-operator/pkg/values"
+)
+
+// fakeConfigMapEvents records the ConfigMap Events asked for.
+type fakeConfigMapEvents struct {
+	mu     sync.Mutex
+	events []string
+}
+
+func (f *fakeConfigMapEvents) add(e string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.events = append(f.events, e)
+}
+
+func (f *fakeConfigMapEvents) ConfigMapDeleted(kept bool) {
+	f.add(fmt.Sprintf("deleted kept=%v", kept))
+}
+func (f *fakeConfigMapEvents) ConfigMapRecreated() { f.add("recreated") }
+func (f *fakeConfigMapEvents) ConfigRejected(keys []string, _ error) {
+	f.add(fmt.Sprintf("rejected %v", keys))
+}
+
+// Events of a ConfigMap's life, as config.Source sends them.
+func present(data map[string]string) config.Event {
+	c, err := config.Parse(data)
+	return config.Event{Config: c, Err: err, ResourceVersion: fmt.Sprint(len(data))}
+}
+
+func absent() config.Event {
+	c, _ := config.Parse(nil)
+	return config.Event{Config: c, Absent: true}
+}
+
+// observeCase is a sequence of ConfigMap events and what it leads to.
+type observeCase struct {
+	name    string
+	mode    string
+	events  []config.Event
+	wantCfg map[string]bool // Enabled of the config in force
+	conds   []string
+	emitted []string
+	logs    []string // level and message of the operator's config log lines
+	errors  float64
+	present float64
+}
+
+func observeCases() []observeCase {
+	good := map[string]string{"aEnabled": "true", "global": "x: 1"}
+	other := map[string]string{"aEnabled": "false"}
+	bad := map[string]string{"aEnabled": "yes", "global": "x: 1"}
+	return []observeCase{
+		{
+			name: "absent at first start is an empty config", events: []config.Event{absent()},
+			wantCfg: map[string]bool{},
+		},
+		{
+			name: "deleted while running keeps the last valid config, loudly once", events: []config.Event{present(good), absent(), absent()},
+			wantCfg: map[string]bool{"a": true}, conds: []string{status.ConditionConfigMapMissing},
+			emitted: []string{"deleted kept=true"},
+			logs:    []string{"WARN ConfigMap deleted, keeping the last valid configuration until it is recreated"},
+		},
+		{
+			name: "recreated applies its content", events: []config.Event{present(good), absent(), present(other)},
+			wantCfg: map[string]bool{"a": false}, emitted: []string{"deleted kept=true", "recreated"},
+			logs: []string{
+				"WARN ConfigMap deleted, keeping the last valid configuration until it is recreated",
+				"INFO ConfigMap recreated, applying its content",
+			},
+			present: 1,
+		},
+		{
+			name: "deleted with the empty policy applies an empty config", mode: ConfigMapDeletedEmpty,
+			events:  []config.Event{present(good), absent()},
+			wantCfg: map[string]bool{}, conds: []string{status.ConditionConfigMapMissing}, emitted: []string{"deleted kept=false"},
+			logs: []string{"WARN ConfigMap deleted, applying an empty configuration"},
+		},
+		{
+			name: "rejected content keeps the last valid config", events: []config.Event{present(good), present(bad)},
+			wantCfg: map[string]bool{"a": true}, conds: []string{status.ConditionConfigMapInvalid},
+			emitted: []string{"rejected [aEnabled]"}, logs: []string{"WARN ConfigMap is invalid, keeping the last valid one"},
+			errors: 1, present: 1,
+		},
+		{
+			name: "a valid content clears the rejection", events: []config.Event{present(good), present(bad), present(other)},
+			wantCfg: map[string]bool{"a": false}, emitted: []string{"rejected [aEnabled]"},
+			logs:   []string{"WARN ConfigMap is invalid, keeping the last valid one", "INFO ConfigMap is valid again"},
+			errors: 1, present: 1,
+		},
+		{
+			name: "deleting a rejected ConfigMap leaves only its absence", events: []config.Event{present(good), present(bad), absent()},
+			wantCfg: map[string]bool{"a": true}, conds: []string{status.ConditionConfigMapMissing},
+			emitted: []string{"rejected [aEnabled]", "deleted kept=true"},
+			logs: []string{
+				"WARN ConfigMap is invalid, keeping the last valid one",
+				"WARN ConfigMap deleted, keeping the last valid configuration until it is recreated",
+			},
+			errors: 1,
+		},
+		{
+			name: "deleted before any content parsed is an empty config", events: []config.Event{present(bad), absent()},
+			wantCfg: map[string]bool{}, emitted: []string{"rejected [aEnabled]"},
+			logs: []string{"WARN ConfigMap is invalid, keeping the last valid one", "INFO ConfigMap is valid again"}, errors: 1,
+		},
+		{
+			name: "rejected at first start", events: []config.Event{present(bad)},
+			conds: []string{status.ConditionConfigMapInvalid}, emitted: []string{"rejected [aEnabled]"},
+			logs: []string{"WARN ConfigMap is invalid, keeping the last valid one"}, errors: 1, present: 1,
+		},
+	}
+}
+
+func TestObserveConfig(t *testing.T) {
+	for _, tt := range observeCases() {
+		t.Run(tt.name, func(t *testing.T) {
+			o, _ := newTestOperator(t, &fakeRunner{}, func(opts *Options) {
+				if tt.mode != "" {
+					opts.ConfigMapDeleted = tt.mode
+				}
+			})
+			var buf syncBuffer
+			o.log = slog.New(slog.NewJSONHandler(&buf, nil))
+			ev := &fakeConfigMapEvents{}
+			o.configEvents, o.recorder = ev, metrics.NewRecorder()
+			for _, e := range tt.events {
+				o.observeConfig(e)
+				applyQueued(t, o)
+			}
+			var got map[string]bool
+			if c := o.store.currentConfig(); c != nil {
+				got = c.Enabled
+			}
+			if diff := cmp.Diff(tt.wantCfg, got); diff != "" {
+				t.Errorf("Enabled in force (-want +got):\n%s", diff)
+			}
+			cs := o.Conditions()
+			conds := make([]string, 0, len(cs))
+			for _, c := range cs {
+				conds = append(conds, c.Type)
+			}
+			if diff := cmp.Diff(tt.conds, conds, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("conditions (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.emitted, ev.events); diff != "" {
+				t.Errorf("Events (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.logs, configLogLines(t, buf.String()), cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("log lines (-want +got):\n%s", diff)
+			}
+			if got := gauge(t, o.recorder, "addon_operator_config_errors_total"); got != tt.errors {
+				t.Errorf("config errors = %v, want %v", got, tt.errors)
+			}
+			if got := gauge(t, o.recorder, "addon_operator_config_map_present"); got != tt.present {
+				t.Errorf("config map present = %v, want %v", got, tt.present)
+			}
+		})
+	}
+}
+
+// applyQueued handles the ApplyConfig tasks observeConfig queued, as the
+// main queue would.
+func applyQueued(t *testing.T, o *Operator) {
+	t.Helper()
+	for _, it := range o.main.Snapshot().Items {
+		if it.Task.Kind != taskApplyConfig {
+			t.Fatalf("unexpected task %s", it.Task)
+		}
+		o.applyConfig(it.Task.Config)
+	}
+	o.main.Remove(isKind(taskApplyConfig))
+}
+
+// configLogLines returns "LEVEL msg" of each log line about the ConfigMap.
+func configLogLines(t *testing.T, out string) []string {
+	t.Helper()
+	var lines []string
+	for l := range strings.SplitSeq(strings.TrimSpace(out), "\n") {
+		if l == "" {
+			continue
+		}
+		var rec struct{ Level, Msg string }
+		if err := json.Unmarshal([]byte(l), &rec); err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasPrefix(rec.Msg, "ConfigMap") {
+			lines = append(lines, rec.Level+" "+rec.Msg)
+		}
+	}
+	return lines
+}
+
+// gauge returns the value of an unlabelled metric.
+func gauge(t *testing.T, r *metrics.Recorder, name string) float64 {
+	t.Helper()
+	mfs, err := r.Gatherer().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		m := mf.GetMetric()[0]
+		if c := m.GetCounter(); c != nil {
+			return c.GetValue()
+		}
+		return m.GetGauge().GetValue()
+	}
+	t.Fatalf("no metric %s", name)
+	return 0
+}
+
+// blockingConfig is a configSource whose writes wait for the test.
+type blockingConfig struct {
+	fakeConfig
+	started chan config.Edit
+	result  chan error
+}
+
+func (b *blockingConfig) Write(_ context.Context, e config.Edit) error {
+	b.started <- e
+	return <-b.result
+}
+
+func TestWriteConfigPatchOnlyTouchesItsOwnKeys(t *testing.T) {
+	base := map[string]string{"global": "g: 1", "a": "x: 1"}
+	patch := values.Patch{{Op: "add", Path: "/a/y", Value: 2.0}}
+	tests := []struct {
+		name     string
+		user     map[string]string // the ConfigMap change applied while the write is in flight; nil for none
+		seen     bool              // the ConfigMap was seen, and its deletion keeps the config
+		writeErr error
+		wantErr  bool
+		want     map[string]values.Values
+	}{
+		{
+			name: "success keeps the patch", want: map[string]values.Values{"global": {"g": 1.0}, "a": {"x": 1.0, "y": 2.0}},
+		},
+		{
+			name: "failure undoes the patch", writeErr: errors.New("conflict"), wantErr: true,
+			want: map[string]values.Values{"global": {"g": 1.0}, "a": {"x": 1.0}},
+		},
+		{
+			name: "failure keeps a user change to another key", writeErr: errors.New("conflict"), wantErr: true,
+			user: map[string]string{"global": "g: 2", "a": "x: 1"},
+			want: map[string]values.Values{"global": {"g": 2.0}, "a": {"x": 1.0}},
+		},
+		{
+			name: "failure keeps a user change to the same key", writeErr: errors.New("conflict"), wantErr: true,
+			user: map[string]string{"global": "g: 1", "a": "x: 5"},
+			want: map[string]values.Values{"global": {"g": 1.0}, "a": {"x": 5.0}},
+		},
+		{
+			name: "a deleted ConfigMap keeps the patch in memory", seen: true, writeErr: fmt.Errorf("write: %w", config.ErrAbsent),
+			want: map[string]values.Values{"global": {"g": 1.0}, "a": {"x": 1.0, "y": 2.0}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o, _ := newTestOperator(t, &fakeRunner{})
+			src := &blockingConfig{started: make(chan config.Edit), result: make(chan error)}
+			o.config = src
+			o.cfgHealth.seen = tt.seen
+			o.applyConfig(mustParse(t, base))
+			m, _ := o.modules.Module("a")
+			errc := make(chan error, 1)
+			go func() { errc <- o.writeConfigPatch(t.Context(), m, patch) }()
+			edit := <-src.started
+			if edit.NoCreate != tt.seen {
+				t.Errorf("NoCreate = %v, want %v", edit.NoCreate, tt.seen)
+			}
+			if tt.user != nil {
+				o.applyConfig(mustParse(t, tt.user)) // the main queue applies a user's change meanwhile
+			}
+			src.result <- tt.writeErr
+			if err := <-errc; (err != nil) != tt.wantErr {
+				t.Fatalf("writeConfigPatch() = %v, want error %v", err, tt.wantErr)
+			}
+			c := o.store.currentConfig()
+			got := map[string]values.Values{"global": c.Global, "a": c.Modules["a"]}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("config in force (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func mustParse(t *testing.T, data map[string]string) *config.Config {
+	t.Helper()
+	c, err := config.Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestObserveConfigKeepsOnlyTheLatestContentQueued(t *testing.T) {
+	o, _ := newTestOperator(t, &fakeRunner{})
+	// Three changes arrive while the main queue is busy with a converge.
+	o.main.PushBack(task{Kind: taskConverge})
+	for _, v := range []string{"1", "2", "3"} {
+		o.observeConfig(present(map[string]string{"global": "v: " + v}))
+	}
+	items := o.main.Snapshot().Items
+	got := make([]string, 0, len(items))
+	for _, it := range items {
+		desc := it.Task.String()
+		if it.Task.Kind == taskApplyConfig {
+			desc += fmt.Sprintf(" v=%v", it.Task.Config.Global["v"])
+		}
+		got = append(got, desc)
+	}
+	if diff := cmp.Diff([]string{"ApplyConfig v=3", "Converge"}, got); diff != "" {
+		t.Errorf("main queue (-want +got):\n%s", diff)
+	}
+}
