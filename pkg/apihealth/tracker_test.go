@@ -1,0 +1,244 @@
+package apihealth
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+)
+
+// fakeServer is an API server the test switches off and on: probe answers
+// with err while it is set.
+type fakeServer struct {
+	mu     sync.Mutex
+	err    error
+	probes atomic.Int32
+}
+
+func (f *fakeServer) set(err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.err = err
+}
+
+func (f *fakeServer) probe(context.Context) error {
+	f.probes.Add(1)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.err
+}
+
+type fakeMetrics struct {
+	mu      sync.Mutex
+	up      []bool
+	outages int
+}
+
+func (m *fakeMetrics) KubeAPIUp(up bool) { m.mu.Lock(); m.up = append(m.up, up); m.mu.Unlock() }
+func (m *fakeMetrics) KubeAPIOutage()    { m.mu.Lock(); m.outages++; m.mu.Unlock() }
+
+// logLines returns the messages logged at level and above, one a line.
+func logLines(buf *bytes.Buffer) []string {
+	var out []string
+	for line := range strings.SplitSeq(strings.TrimSpace(buf.String()), "\n") {
+		if line == "" {
+			continue
+		}
+		_, rest, _ := strings.Cut(line, "level=")
+		level, rest, _ := strings.Cut(rest, " ")
+		_, msg, _ := strings.Cut(rest, "msg=")
+		msg, _, _ = strings.Cut(msg, "\" ")
+		out = append(out, level+" "+strings.Trim(msg, "\""))
+	}
+	return out
+}
+
+func TestTrackerOutage(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := &fakeServer{}
+		var buf bytes.Buffer
+		m := &fakeMetrics{}
+		var mu sync.Mutex
+		var got []Transition
+		tr := New(Options{
+			Probe:   srv.probe,
+			Metrics: m,
+			Logger:  slog.New(slog.NewTextHandler(&buf, nil)),
+			OnChange: func(x Transition) {
+				mu.Lock()
+				defer mu.Unlock()
+				x.Since = time.Time{}
+				got = append(got, x)
+			},
+		})
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error)
+		go func() { done <- tr.Run(ctx) }()
+
+		// Idle and healthy: no probe at all, also over a long time.
+		time.Sleep(time.Hour)
+		synctest.Wait()
+		if n := srv.probes.Load(); n != 0 {
+			t.Fatalf("idle tracker probed %d times, want 0", n)
+		}
+		// A failed request when the server is fine: one probe, no outage.
+		tr.Increment(t.Context(), "<error>", "GET", "h")
+		synctest.Wait()
+		if _, _, down := tr.Outage(); down || srv.probes.Load() != 1 {
+			t.Fatalf("after a stray error: down %v, probes %d; want up after 1 probe", down, srv.probes.Load())
+		}
+		// Answers that are not the server's failure are not suspicious.
+		time.Sleep(time.Minute)
+		for _, code := range []string{"200", "404", "409", "403"} {
+			tr.Increment(t.Context(), code, "GET", "h")
+		}
+		synctest.Wait()
+		if n := srv.probes.Load(); n != 1 {
+			t.Fatalf("probes after ordinary answers = %d, want 1", n)
+		}
+
+		// The server goes away: the next failed request starts an outage.
+		down := errors.New("dial tcp 127.0.0.1:1: connect: connection refused")
+		srv.set(down)
+		tr.Increment(t.Context(), "503", "LIST", "h")
+		synctest.Wait()
+		if since, err, isDown := tr.Outage(); !isDown || !errors.Is(err, down) || since.IsZero() {
+			t.Fatalf("Outage() = %v, %v, %v; want down with the probe error", since, err, isDown)
+		}
+		if p := tr.Problem(); !strings.Contains(p, "connection refused") {
+			t.Errorf("Problem() = %q, want the error named", p)
+		}
+		// While it lasts, the tracker probes every interval by itself.
+		before := srv.probes.Load()
+		time.Sleep(10 * DefaultInterval)
+		synctest.Wait()
+		if n := srv.probes.Load() - before; n < 9 || n > 11 {
+			t.Errorf("probes during %s of outage = %d, want about 10", 10*DefaultInterval, n)
+		}
+		srv.set(nil)
+		time.Sleep(DefaultInterval)
+		synctest.Wait()
+		if _, _, isDown := tr.Outage(); isDown {
+			t.Fatal("still down one interval after the server came back")
+		}
+		// Healthy again: probing stops.
+		before = srv.probes.Load()
+		time.Sleep(time.Hour)
+		synctest.Wait()
+		if n := srv.probes.Load() - before; n > 1 {
+			t.Errorf("probes in the hour after recovery = %d, want at most 1", n)
+		}
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run = %v", err)
+		}
+
+		mu.Lock()
+		defer mu.Unlock()
+		if len(got) != 2 || got[0].Up || !got[1].Up || got[1].Duration < 10*DefaultInterval {
+			t.Errorf("transitions = %+v, want down then up after at least %s", got, 10*DefaultInterval)
+		}
+		wantLog := []string{"WARN kubernetes api server unreachable", "INFO kubernetes api server reachable again"}
+		if diff := cmp.Diff(wantLog, logLines(&buf)); diff != "" {
+			t.Errorf("log lines (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff(&fakeMetrics{up: []bool{true, false, true}, outages: 1}, m, cmp.AllowUnexported(fakeMetrics{}), cmp.Comparer(func(a, b sync.Mutex) bool { return true })); diff != "" {
+			t.Errorf("metrics (-want +got):\n%s", diff)
+		}
+	})
+}
+
+func TestIncrementIgnoresCancelledRequests(t *testing.T) {
+	tr := New(Options{Probe: func(context.Context) error { return nil }})
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	tr.Increment(ctx, "<error>", "GET", "h")
+	select {
+	case <-tr.suspect:
+		t.Error("a request its caller cancelled made the tracker suspect an outage")
+	default:
+	}
+}
+
+func TestSuspicious(t *testing.T) {
+	tests := []struct {
+		code string
+		want bool
+	}{
+		{"<error>", true}, {"500", true}, {"502", true}, {"503", true}, {"504", true},
+		{"200", false}, {"201", false}, {"401", false}, {"403", false}, {"404", false}, {"409", false}, {"429", false}, {"", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.code, func(t *testing.T) {
+			if got := suspicious(tt.code); got != tt.want {
+				t.Errorf("suspicious(%q) = %v, want %v", tt.code, got, tt.want)
+			}
+		})
+	}
+}
+
+// TestReadyzProbe runs the default probe against an HTTP server answering
+// /readyz as kube-apiserver does.
+func TestReadyzProbe(t *testing.T) {
+	failing := "[+]ping ok\n[+]log ok\n[-]etcd failed: reason withheld\n[+]informer-sync ok\nreadyz check failed\n"
+	tests := []struct {
+		name    string
+		code    int
+		body    string
+		wantErr string // "" for up
+	}{
+		{name: "ready", code: http.StatusOK, body: "ok"},
+		{name: "etcd down", code: http.StatusInternalServerError, body: failing, wantErr: "failing: etcd failed: reason withheld"},
+		{name: "path forbidden", code: http.StatusForbidden, body: `{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Forbidden","code":403}`},
+		{name: "unavailable", code: http.StatusServiceUnavailable, body: "shutting down", wantErr: "probe /readyz"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path != "/readyz" {
+					http.NotFound(w, r)
+					return
+				}
+				w.WriteHeader(tt.code)
+				_, _ = fmt.Fprint(w, tt.body)
+			}))
+			defer srv.Close()
+			client, err := kubernetes.NewForConfig(&rest.Config{Host: srv.URL})
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = readyzProbe(client.Discovery().RESTClient())(t.Context())
+			switch {
+			case tt.wantErr == "" && err != nil:
+				t.Errorf("probe = %v, want up", err)
+			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+				t.Errorf("probe = %v, want an error containing %q", err, tt.wantErr)
+			}
+		})
+	}
+	t.Run("no answer", func(t *testing.T) {
+		srv := httptest.NewServer(http.NotFoundHandler())
+		url := srv.URL
+		srv.Close()
+		client, err := kubernetes.NewForConfig(&rest.Config{Host: url})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := readyzProbe(client.Discovery().RESTClient())(t.Context()); err == nil {
+			t.Error("probe of a closed server succeeded")
+		}
+	})
+}
