@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"sync"
+	"time"
 
 	"k8s.io/utils/clock"
 
@@ -43,6 +44,7 @@ type moduleRunState struct {
 	running  bool
 	stopped  bool // cancel stopped the running attempt: no retry
 	failures int
+	since    time.Time   // when the first of failures ended
 	retry    clock.Timer // backoff before the next attempt after a failure
 	cancel   context.CancelFunc
 	// waiters are called once with the result of the next attempt to
@@ -206,6 +208,9 @@ func (r *moduleRunner) finish(ctx context.Context, name string, st *moduleRunSta
 	case cancelled:
 	case err != nil:
 		st.failures++
+		if st.failures == 1 {
+			st.since = r.clock.Now()
+		}
 		st.pending = true
 		st.retry = r.clock.AfterFunc(r.backoff(st.failures), func() {
 			r.mu.Lock()

@@ -1,0 +1,60 @@
+package operator
+
+import (
+	"log/slog"
+	"slices"
+	"time"
+)
+
+// RetryFailedNow runs every module that is backing off after a failure at
+// once, and ends the backoff of a failed task at the head of any queue:
+// the caller knows that what they failed on is gone, as when the API
+// server answers again after an outage. Modules keep their failure count,
+// so one that fails again backs off longer. Safe for concurrent use.
+func (o *Operator) RetryFailedNow() {
+	mods := o.pool.retryBackingOff()
+	o.queues.mu.Lock()
+	for _, q := range o.queues.byName {
+		q.RetryNow()
+	}
+	o.queues.mu.Unlock()
+	if len(mods) > 0 {
+		o.log.Info("retrying failed modules now", slog.Any("module", mods))
+	}
+}
+
+// retryBackingOff stops the backoff of every module waiting out one and
+// makes it ready; it returns their names, sorted.
+func (r *moduleRunner) retryBackingOff() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var names []string
+	for name, st := range r.mods {
+		if st.retry == nil {
+			continue
+		}
+		st.retry.Stop()
+		st.retry = nil
+		r.enqueue(name, st)
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// failingSince returns when a module's current streak of failures began;
+// zero when its last run succeeded.
+func (r *moduleRunner) failingSince(name string) time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if st := r.state(name); st.failures > 0 {
+		return st.since
+	}
+	return time.Time{}
+}
+
+// logRecovery logs, once, that a module succeeded after failing runs.
+func (o *Operator) logRecovery(name string, failures int, since time.Time) {
+	o.log.Info("module recovered", slog.String("module", name), slog.Int("failures", failures),
+		slog.Duration("duration", o.clock.Since(since)))
+}
