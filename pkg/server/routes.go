@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"slices"
+	"strings"
 
 	"github.com/addon-operator/addon-operator/pkg/status"
 )
@@ -55,6 +56,10 @@ func (s *Server) Handler() http.Handler {
 		writeText(w, http.StatusOK, "ok")
 	})
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if p := s.problems(); len(p) > 0 {
+			writeText(w, http.StatusServiceUnavailable, strings.Join(p, "\n"))
+			return
+		}
 		if !s.src.Ready() {
 			writeText(w, http.StatusServiceUnavailable, "the first converge has not finished")
 			return

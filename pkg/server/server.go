@@ -56,6 +56,9 @@ type Options struct {
 	// HookMetrics serves /metrics/hooks, the metrics hooks emit
 	// (metrics.HookMetrics.Handler); nil leaves the route out.
 	HookMetrics http.Handler
+	// Problems make /readyz answer 503 with their messages while any holds,
+	// and are shown on the status page.
+	Problems []Problem
 }
 
 // DefaultOptions returns the defaults documented in --help.

@@ -19,6 +19,7 @@ const refreshSeconds = 5
 // statusData is what status.html renders.
 type statusData struct {
 	Ready          bool
+	Problems       []string
 	RefreshSeconds int
 	Modules        []status.ModuleStatus
 	Queues         []status.QueueStatus
@@ -34,6 +35,7 @@ func statusTemplate() *template.Template {
 func (s *Server) statusPage(w http.ResponseWriter, _ *http.Request) {
 	data := statusData{
 		Ready:          s.src.Ready(),
+		Problems:       s.problems(),
 		RefreshSeconds: refreshSeconds,
 		Modules:        s.src.Modules(),
 		Queues:         s.src.QueueStatuses(),
