@@ -128,22 +128,22 @@ func suspicious(code string) bool {
 		n == http.StatusServiceUnavailable || n == http.StatusGatewayTimeout)
 }
 
-// Outage returns when the current outage started and the error that
-// started it; ok is false while the API server is up.
-func (t *Tracker) Outage() (since time.Time, err error, ok bool) {
+// Outage returns whether an outage is under way, when it started and the
+// error that started it.
+func (t *Tracker) Outage() (since time.Time, down bool, cause error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.since, t.err, t.down
+	return t.since, t.down, t.err
 }
 
 // Problem describes the current outage for /readyz and the status page;
 // "" while the API server is up.
 func (t *Tracker) Problem() string {
-	since, err, down := t.Outage()
+	since, down, cause := t.Outage()
 	if !down {
 		return ""
 	}
-	return fmt.Sprintf("the Kubernetes API server is unreachable since %s: %v", since.UTC().Format(time.RFC3339), err)
+	return fmt.Sprintf("the Kubernetes API server is unreachable since %s: %v", since.UTC().Format(time.RFC3339), cause)
 }
 
 // Run probes the API server while an outage is suspected or under way,
@@ -157,8 +157,10 @@ func (t *Tracker) Run(ctx context.Context) error {
 		}
 		for {
 			err := t.probe(ctx)
-			if ctx.Err() != nil {
+			select {
+			case <-ctx.Done(): // the probe was cut short: it says nothing
 				return nil
+			default:
 			}
 			t.record(err)
 			// Wait even after a good probe: a burst of failing requests

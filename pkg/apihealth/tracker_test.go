@@ -50,113 +50,137 @@ type fakeMetrics struct {
 func (m *fakeMetrics) KubeAPIUp(up bool) { m.mu.Lock(); m.up = append(m.up, up); m.mu.Unlock() }
 func (m *fakeMetrics) KubeAPIOutage()    { m.mu.Lock(); m.outages++; m.mu.Unlock() }
 
-// logLines returns the messages logged at level and above, one a line.
+// logLines returns "LEVEL message" of every line a text handler wrote.
 func logLines(buf *bytes.Buffer) []string {
 	var out []string
 	for line := range strings.SplitSeq(strings.TrimSpace(buf.String()), "\n") {
-		if line == "" {
-			continue
-		}
-		_, rest, _ := strings.Cut(line, "level=")
-		level, rest, _ := strings.Cut(rest, " ")
-		_, msg, _ := strings.Cut(rest, "msg=")
+		_, after, _ := strings.Cut(line, "level=")
+		level, after, _ := strings.Cut(after, " ")
+		_, msg, _ := strings.Cut(after, "msg=")
 		msg, _, _ = strings.Cut(msg, "\" ")
 		out = append(out, level+" "+strings.Trim(msg, "\""))
 	}
 	return out
 }
 
-func TestTrackerOutage(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		srv := &fakeServer{}
-		var buf bytes.Buffer
-		m := &fakeMetrics{}
-		var mu sync.Mutex
-		var got []Transition
-		tr := New(Options{
-			Probe:   srv.probe,
-			Metrics: m,
-			Logger:  slog.New(slog.NewTextHandler(&buf, nil)),
-			OnChange: func(x Transition) {
-				mu.Lock()
-				defer mu.Unlock()
-				x.Since = time.Time{}
-				got = append(got, x)
-			},
-		})
-		ctx, cancel := context.WithCancel(t.Context())
-		done := make(chan error)
-		go func() { done <- tr.Run(ctx) }()
+// advance lets d pass on the bubble's clock and waits until every
+// goroutine of the bubble is blocked again.
+func advance(d time.Duration) {
+	<-time.After(d)
+	synctest.Wait()
+}
 
-		// Idle and healthy: no probe at all, also over a long time.
-		time.Sleep(time.Hour)
-		synctest.Wait()
-		if n := srv.probes.Load(); n != 0 {
-			t.Fatalf("idle tracker probed %d times, want 0", n)
-		}
-		// A failed request when the server is fine: one probe, no outage.
-		tr.Increment(t.Context(), "<error>", "GET", "h")
-		synctest.Wait()
-		if _, _, down := tr.Outage(); down || srv.probes.Load() != 1 {
-			t.Fatalf("after a stray error: down %v, probes %d; want up after 1 probe", down, srv.probes.Load())
-		}
-		// Answers that are not the server's failure are not suspicious.
-		time.Sleep(time.Minute)
-		for _, code := range []string{"200", "404", "409", "403"} {
-			tr.Increment(t.Context(), code, "GET", "h")
-		}
-		synctest.Wait()
-		if n := srv.probes.Load(); n != 1 {
-			t.Fatalf("probes after ordinary answers = %d, want 1", n)
-		}
+// trackerTest is a Tracker running over a fake server, with what it reports.
+type trackerTest struct {
+	srv     *fakeServer
+	tracker *Tracker
+	log     bytes.Buffer
+	metrics fakeMetrics
+	mu      sync.Mutex
+	changes []Transition
+}
 
-		// The server goes away: the next failed request starts an outage.
-		down := errors.New("dial tcp 127.0.0.1:1: connect: connection refused")
-		srv.set(down)
-		tr.Increment(t.Context(), "503", "LIST", "h")
-		synctest.Wait()
-		if since, err, isDown := tr.Outage(); !isDown || !errors.Is(err, down) || since.IsZero() {
-			t.Fatalf("Outage() = %v, %v, %v; want down with the probe error", since, err, isDown)
-		}
-		if p := tr.Problem(); !strings.Contains(p, "connection refused") {
-			t.Errorf("Problem() = %q, want the error named", p)
-		}
-		// While it lasts, the tracker probes every interval by itself.
-		before := srv.probes.Load()
-		time.Sleep(10 * DefaultInterval)
-		synctest.Wait()
-		if n := srv.probes.Load() - before; n < 9 || n > 11 {
-			t.Errorf("probes during %s of outage = %d, want about 10", 10*DefaultInterval, n)
-		}
-		srv.set(nil)
-		time.Sleep(DefaultInterval)
-		synctest.Wait()
-		if _, _, isDown := tr.Outage(); isDown {
-			t.Fatal("still down one interval after the server came back")
-		}
-		// Healthy again: probing stops.
-		before = srv.probes.Load()
-		time.Sleep(time.Hour)
-		synctest.Wait()
-		if n := srv.probes.Load() - before; n > 1 {
-			t.Errorf("probes in the hour after recovery = %d, want at most 1", n)
-		}
+func startTracker(t *testing.T) *trackerTest {
+	t.Helper()
+	tt := &trackerTest{srv: &fakeServer{}}
+	tt.tracker = New(Options{
+		Probe:   tt.srv.probe,
+		Metrics: &tt.metrics,
+		Logger:  slog.New(slog.NewTextHandler(&tt.log, nil)),
+		OnChange: func(x Transition) {
+			tt.mu.Lock()
+			defer tt.mu.Unlock()
+			tt.changes = append(tt.changes, x)
+		},
+	})
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error)
+	go func() { done <- tt.tracker.Run(ctx) }()
+	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
 			t.Errorf("Run = %v", err)
 		}
+	})
+	return tt
+}
 
-		mu.Lock()
-		defer mu.Unlock()
-		if len(got) != 2 || got[0].Up || !got[1].Up || got[1].Duration < 10*DefaultInterval {
-			t.Errorf("transitions = %+v, want down then up after at least %s", got, 10*DefaultInterval)
+func TestTrackerProbesOnlyWhenSuspicious(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tt := startTracker(t)
+		advance(time.Hour)
+		if n := tt.srv.probes.Load(); n != 0 {
+			t.Fatalf("idle tracker probed %d times, want 0", n)
+		}
+		// A failed request when the server is fine: one probe, no outage.
+		tt.tracker.Increment(t.Context(), "<error>", "GET", "h")
+		synctest.Wait()
+		if _, down, _ := tt.tracker.Outage(); down || tt.srv.probes.Load() != 1 {
+			t.Fatalf("after a stray error: down %v, probes %d; want up after 1 probe", down, tt.srv.probes.Load())
+		}
+		// A burst of them: at most one probe an interval.
+		for range 100 {
+			tt.tracker.Increment(t.Context(), "500", "GET", "h")
+		}
+		advance(DefaultInterval / 2)
+		if n := tt.srv.probes.Load(); n != 1 {
+			t.Errorf("probes within an interval of the first = %d, want 1", n)
+		}
+		advance(time.Minute)
+		// Answers that are not the server's failure are not suspicious.
+		before := tt.srv.probes.Load()
+		for _, code := range []string{"200", "404", "409", "403"} {
+			tt.tracker.Increment(t.Context(), code, "GET", "h")
+		}
+		advance(time.Minute)
+		if n := tt.srv.probes.Load() - before; n != 0 {
+			t.Errorf("probes after ordinary answers = %d, want 0", n)
+		}
+		if len(tt.changes) != 0 || tt.log.Len() != 0 {
+			t.Errorf("transitions %v, log %q; want none without an outage", tt.changes, tt.log.String())
+		}
+	})
+}
+
+func TestTrackerOutage(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tt := startTracker(t)
+		down := errors.New("dial tcp 127.0.0.1:1: connect: connection refused")
+		tt.srv.set(down)
+		tt.tracker.Increment(t.Context(), "503", "LIST", "h")
+		synctest.Wait()
+		if since, isDown, cause := tt.tracker.Outage(); !isDown || !errors.Is(cause, down) || since.IsZero() {
+			t.Fatalf("Outage() = %v, %v, %v; want down with the probe error", since, isDown, cause)
+		}
+		if p := tt.tracker.Problem(); !strings.Contains(p, "connection refused") {
+			t.Errorf("Problem() = %q, want the error named", p)
+		}
+		// While it lasts, the tracker probes every interval by itself.
+		before := tt.srv.probes.Load()
+		advance(10 * DefaultInterval)
+		if n := tt.srv.probes.Load() - before; n < 9 || n > 11 {
+			t.Errorf("probes during %s of outage = %d, want about 10", 10*DefaultInterval, n)
+		}
+		tt.srv.set(nil)
+		advance(DefaultInterval)
+		if tt.tracker.Problem() != "" {
+			t.Fatal("still down one interval after the server came back")
+		}
+		before = tt.srv.probes.Load()
+		advance(time.Hour)
+		if n := tt.srv.probes.Load() - before; n > 1 {
+			t.Errorf("probes in the hour after recovery = %d, want at most 1", n)
+		}
+
+		if len(tt.changes) != 2 || tt.changes[0].Up || !tt.changes[1].Up || tt.changes[1].Duration < 10*DefaultInterval {
+			t.Errorf("transitions = %+v, want down then up after at least %s", tt.changes, 10*DefaultInterval)
 		}
 		wantLog := []string{"WARN kubernetes api server unreachable", "INFO kubernetes api server reachable again"}
-		if diff := cmp.Diff(wantLog, logLines(&buf)); diff != "" {
+		if diff := cmp.Diff(wantLog, logLines(&tt.log)); diff != "" {
 			t.Errorf("log lines (-want +got):\n%s", diff)
 		}
-		if diff := cmp.Diff(&fakeMetrics{up: []bool{true, false, true}, outages: 1}, m, cmp.AllowUnexported(fakeMetrics{}), cmp.Comparer(func(a, b sync.Mutex) bool { return true })); diff != "" {
-			t.Errorf("metrics (-want +got):\n%s", diff)
+		if diff := cmp.Diff([]bool{true, false, true}, tt.metrics.up); diff != "" || tt.metrics.outages != 1 {
+			t.Errorf("kube_api_up (-want +got):\n%s\noutages %d, want 1", diff, tt.metrics.outages)
 		}
 	})
 }

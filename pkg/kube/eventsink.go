@@ -37,7 +37,7 @@ type heldEvent struct {
 // use.
 type heldSink struct {
 	next    events.EventSink
-	metrics eventMetrics // may be nil
+	metrics eventMetrics  // may be nil
 	held    chan struct{} // signalled when an Event is held
 
 	mu     sync.Mutex

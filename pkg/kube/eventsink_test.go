@@ -58,6 +58,7 @@ func TestEventRecorderHoldsEventsDuringOutage(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		done := make(chan error)
 		go func() { done <- r.Run(ctx) }()
+		synctest.Wait() // the broadcaster watches: Events are not dropped
 
 		// Three reasons: client-go folds Events of one reason about one
 		// object into a series. Each at its own time: an Event's name is
@@ -69,7 +70,7 @@ func TestEventRecorderHoldsEventsDuringOutage(t *testing.T) {
 		} {
 			record()
 			synctest.Wait()
-			time.Sleep(time.Millisecond)
+			<-time.After(time.Millisecond)
 		}
 		synctest.Wait()
 		if got := notes(t, client); len(got) != 0 {
@@ -79,7 +80,7 @@ func TestEventRecorderHoldsEventsDuringOutage(t *testing.T) {
 			t.Errorf("pending = %d, want 3", pending)
 		}
 		// Still down at the periodic retry: still held, nothing lost.
-		time.Sleep(heldEventsRetry + time.Second)
+		<-time.After(heldEventsRetry + time.Second)
 		synctest.Wait()
 		if pending, dropped := counts.get(); pending != 3 || dropped != 0 {
 			t.Errorf("after a failed retry: pending %d, dropped %d; want 3, 0", pending, dropped)
@@ -141,7 +142,7 @@ func (f *fakeSink) Update(ctx context.Context, ev *eventsv1.Event) (*eventsv1.Ev
 	return f.Create(ctx, ev)
 }
 
-func (f *fakeSink) Patch(ctx context.Context, ev *eventsv1.Event, _ []byte) (*eventsv1.Event, error) {
+func (f *fakeSink) Patch(_ context.Context, ev *eventsv1.Event, _ []byte) (*eventsv1.Event, error) {
 	if f.err != nil {
 		return nil, f.err
 	}
