@@ -192,7 +192,6 @@ func (o *startOptions) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	klog.SetSlogLogger(log.With(slog.String("component", "client-go")))
 	if err := o.operator.Validate(); err != nil {
 		return err
 	}
@@ -219,6 +218,7 @@ func (o *startOptions) run(ctx context.Context) error {
 	}
 	var onAPIBack []func() // set below, before the tracker runs
 	apiHealth := trackAPIHealth(electionClient.Discovery().RESTClient(), rec, log, &onAPIBack)
+	klog.SetSlogLogger(slog.New(outageQuiet{log.Handler(), apiHealth.Down}).With(slog.String("component", "client-go")))
 	op, events, err := o.wire(withRateLimit(restCfg, o.kubeQPS, o.kubeBurst), log, rec, hookMetrics)
 	if err != nil {
 		return err

@@ -136,6 +136,12 @@ func (t *Tracker) Outage() (since time.Time, down bool, cause error) {
 	return t.since, t.down, t.err
 }
 
+// Down reports whether an outage is under way.
+func (t *Tracker) Down() bool {
+	_, down, _ := t.Outage()
+	return down
+}
+
 // Problem describes the current outage for /readyz and the status page;
 // "" while the API server is up.
 func (t *Tracker) Problem() string {
