@@ -36,6 +36,8 @@ type Options struct {
 	Detach bool
 	// Log receives progress lines; the servers' own output goes to files in Dir.
 	Log io.Writer
+	// APIServerArgs are more kube-apiserver flags, after Start's own.
+	APIServerArgs []string
 }
 
 // ControlPlane is a running etcd and kube-apiserver on loopback. Either
@@ -119,6 +121,7 @@ func Start(ctx context.Context, opts Options) (cp *ControlPlane, err error) {
 	}, ready: func(ctx context.Context) error {
 		return waitHTTP(ctx, insecure, host+"/readyz", token)
 	}}
+	apiserver.args = append(apiserver.args, opts.APIServerArgs...)
 	cp.servers = append(cp.servers, apiserver)
 	if err := cp.startServer(ctx, apiserver); err != nil {
 		return nil, err

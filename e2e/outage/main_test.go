@@ -19,4 +19,6 @@ var (
 	bin string                //nolint:gochecknoglobals // the binary under test, built once by TestMain
 )
 
-func TestMain(m *testing.M) { os.Exit(operatortest.TestMain(m, &cp, &bin)) }
+// With etcd down, the API server fails a request only at its request
+// timeout: 60 s by default, shortened here so the etcd test takes seconds.
+func TestMain(m *testing.M) { os.Exit(operatortest.TestMain(m, &cp, &bin, "--request-timeout=5s")) }

@@ -53,10 +53,36 @@ const retryDelay = 10 * time.Minute
 // module's recovery: generous for a loaded machine, far below retryDelay.
 const maxRecovery = 2 * time.Minute
 
+// outage is a way to take the API server away and bring it back.
+type outage struct {
+	stop  func() error
+	start func(ctx context.Context) error
+	// failed prefixes the request-metric series of the requests that fail
+	// during the outage.
+	failed string
+}
+
 // TestAPIServerRestartDuringConverge stops kube-apiserver while the first
 // converge's modules run, and starts it again once every module has failed
-// on the outage.
+// on the outage: clients see refused connections.
 func TestAPIServerRestartDuringConverge(t *testing.T) {
+	testOutageDuringConverge(t, outage{
+		stop: cp.StopAPIServer, start: cp.StartAPIServer,
+		failed: `addon_operator_kube_requests_total{code="<error>"`,
+	})
+}
+
+// TestEtcdRestartDuringConverge does the same with etcd: the API server
+// answers 5xx, on which client-go's Event broadcaster gives an Event up.
+func TestEtcdRestartDuringConverge(t *testing.T) {
+	testOutageDuringConverge(t, outage{
+		stop: cp.StopEtcd, start: cp.StartEtcd,
+		failed: `addon_operator_kube_requests_total{code="5`,
+	})
+}
+
+func testOutageDuringConverge(t *testing.T, out outage) {
+	t.Helper()
 	h := operatortest.New(t, cp, bin)
 	modulesDir, globalDir, state := fixture(t)
 	h.SetConfig(map[string]string{})
@@ -73,12 +99,12 @@ func TestAPIServerRestartDuringConverge(t *testing.T) {
 		return exists(filepath.Join(state, "ant.started")) && exists(filepath.Join(state, "bee.started"))
 	})
 	stopped := time.Now()
-	if err := cp.StopAPIServer(); err != nil {
-		t.Fatalf("stop kube-apiserver: %v", err)
+	if err := out.stop(); err != nil {
+		t.Fatalf("stop: %v", err)
 	}
 	// A test failing before the restart leaves the control plane whole
 	// for the next one. (An error says it runs already.)
-	t.Cleanup(func() { _ = cp.StartAPIServer(context.WithoutCancel(t.Context())) })
+	t.Cleanup(func() { _ = out.start(context.WithoutCancel(t.Context())) })
 	if err := os.WriteFile(filepath.Join(state, "open"), nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -87,11 +113,11 @@ func TestAPIServerRestartDuringConverge(t *testing.T) {
 	for name := range modules() {
 		h.WaitLog(1, "module run failed, will retry", map[string]string{"module": name})
 	}
-	waitOutageShown(t, h, base)
+	waitOutageShown(t, h, base, out.failed)
 
 	restarted := time.Now()
-	if err := cp.StartAPIServer(t.Context()); err != nil {
-		t.Fatalf("start kube-apiserver again: %v", err)
+	if err := out.start(t.Context()); err != nil {
+		t.Fatalf("start again: %v", err)
 	}
 	// Well before retryDelay: each module runs again at once, deploys its
 	// release and says it recovered.
@@ -113,7 +139,8 @@ func TestAPIServerRestartDuringConverge(t *testing.T) {
 		if err != nil {
 			return false
 		}
-		for _, ev := range list.Items {
+		for i := range list.Items {
+			ev := &list.Items[i]
 			if ev.Reason == "ModuleRunFailed" && ev.EventTime.After(stopped) && ev.EventTime.Time.Before(restarted) {
 				return true
 			}
@@ -132,7 +159,7 @@ func TestAPIServerRestartDuringConverge(t *testing.T) {
 
 // waitOutageShown waits until the operator shows an outage: its log line,
 // /readyz, the metrics (a held Event, failed requests) and the status page.
-func waitOutageShown(t *testing.T, h *operatortest.Harness, base string) {
+func waitOutageShown(t *testing.T, h *operatortest.Harness, base, failed string) {
 	t.Helper()
 	h.WaitLog(1, "kubernetes api server unreachable", nil)
 	h.Poll("/readyz to report the outage", func() bool {
@@ -142,7 +169,7 @@ func waitOutageShown(t *testing.T, h *operatortest.Harness, base string) {
 	h.Poll("the metrics to show the outage and a held Event", func() bool {
 		m := scrape(t, base)
 		return m["addon_operator_kube_api_up"] == 0 && m["addon_operator_events_pending"] >= 1 &&
-			sum(m, `addon_operator_kube_requests_total{code="<error>"`) > 0
+			sum(m, failed) > 0
 	})
 	if _, page, _ := operatortest.HTTPGet(t, base+"/"); !strings.Contains(page, "Kubernetes API server is unreachable") {
 		t.Errorf("the status page does not show the outage:\n%s", page)
