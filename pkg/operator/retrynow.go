@@ -13,13 +13,18 @@ import (
 // so one that fails again backs off longer. Safe for concurrent use.
 func (o *Operator) RetryFailedNow() {
 	mods := o.pool.retryBackingOff()
-	o.queues.mu.Lock()
-	for _, q := range o.queues.byName {
-		q.RetryNow()
-	}
-	o.queues.mu.Unlock()
+	o.queues.retryNow()
 	if len(mods) > 0 {
 		o.log.Info("retrying failed modules now", slog.Any("module", mods))
+	}
+}
+
+// retryNow ends the backoff of the failed head task of every queue.
+func (qs *queues) retryNow() {
+	qs.mu.Lock()
+	defer qs.mu.Unlock()
+	for _, q := range qs.byName {
+		q.RetryNow()
 	}
 }
 
