@@ -180,6 +180,12 @@ func (t *Tracker) Run(ctx context.Context) error {
 				break
 			}
 		}
+		// Requests that failed during the outage, the probes' own
+		// among them, say nothing about the server now.
+		select {
+		case <-t.suspect:
+		default:
+		}
 	}
 }
 
