@@ -24,6 +24,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/addon-operator/addon-operator/pkg/apihealth"
 	"github.com/addon-operator/addon-operator/pkg/config"
 	"github.com/addon-operator/addon-operator/pkg/helm"
 	"github.com/addon-operator/addon-operator/pkg/hook"
@@ -198,7 +199,6 @@ func (o *startOptions) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	klog.SetSlogLogger(log.With(slog.String("component", "client-go")))
 	if err := o.operator.Validate(); err != nil {
 		return err
 	}
@@ -216,13 +216,25 @@ func (o *startOptions) run(ctx context.Context) error {
 		return err
 	}
 	rec, hookMetrics := metrics.NewRecorder(), metrics.NewHookMetrics()
-	clientmetrics.Register(rec.KubeClientMetrics())
-	op, err := o.wire(withRateLimit(restCfg, o.kubeQPS, o.kubeBurst), log, rec, hookMetrics)
+	// Leader election has a client of its own, so that the operator's
+	// requests cannot throttle lease renewals; the API server's health
+	// probe shares it, for the same reason.
+	electionClient, err := kubernetes.NewForConfig(restCfg)
+	if err != nil {
+		return fmt.Errorf("leader election client: %w", err)
+	}
+	var onAPIBack []func() // set below, before the tracker runs
+	apiHealth := trackAPIHealth(electionClient.Discovery().RESTClient(), rec, log, &onAPIBack)
+	klog.SetSlogLogger(slog.New(outageQuiet{log.Handler(), apiHealth.Down}).With(slog.String("component", "client-go")))
+	op, events, err := o.wire(withRateLimit(restCfg, o.kubeQPS, o.kubeBurst), log, rec, hookMetrics)
 	if err != nil {
 		return err
 	}
+	// After an outage, what failed on it is tried again at once.
+	onAPIBack = []func(){op.RetryFailedNow, events.Resume}
 	so := o.server
 	so.Metrics, so.HookMetrics = rec.Handler(), hookMetrics.Handler()
+	so.Problems = append(so.Problems, apiHealth)
 	if so.Protected() {
 		authClient, err := kubernetes.NewForConfig(restCfg)
 		if err != nil {
@@ -232,12 +244,6 @@ func (o *startOptions) run(ctx context.Context) error {
 	}
 	leading := new(atomic.Bool)
 	srv := server.New(so, standbyReady{op, leading}, log)
-	// Leader election has a client of its own, so that the operator's
-	// requests cannot throttle lease renewals.
-	electionClient, err := kubernetes.NewForConfig(restCfg)
-	if err != nil {
-		return fmt.Errorf("leader election client: %w", err)
-	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	// The server runs on every replica, leading or not, so probes answer;
@@ -246,6 +252,7 @@ func (o *startOptions) run(ctx context.Context) error {
 	go func() {
 		g, gctx := errgroup.WithContext(ctx)
 		g.Go(func() error { return srv.Run(gctx) })
+		g.Go(func() error { return apiHealth.Run(gctx) })
 		g.Go(func() error {
 			return runLeading(gctx, o.leader, electionClient, o.operator.Namespace, log, func(ctx context.Context) error {
 				leading.Store(true)
@@ -286,11 +293,12 @@ func withRateLimit(cfg *rest.Config, qps float32, burst int) *rest.Config {
 	return cfg
 }
 
-// wire builds the operator with its real dependencies.
-func (o *startOptions) wire(restCfg *rest.Config, log *slog.Logger, rec *metrics.Recorder, hookMetrics *metrics.HookMetrics) (*operator.Operator, error) {
+// wire builds the operator with its real dependencies; it returns the
+// operator's Event recorder too.
+func (o *startOptions) wire(restCfg *rest.Config, log *slog.Logger, rec *metrics.Recorder, hookMetrics *metrics.HookMetrics) (*operator.Operator, *kube.EventRecorder, error) {
 	client, err := kubernetes.NewForConfig(restCfg)
 	if err != nil {
-		return nil, fmt.Errorf("kubernetes client: %w", err)
+		return nil, nil, fmt.Errorf("kubernetes client: %w", err)
 	}
 	// One discovery cache serves Helm, monitors, the patcher, healing and
 	// drift checks. A kind it misses makes it read discovery again (at most
@@ -302,39 +310,39 @@ func (o *startOptions) wire(restCfg *rest.Config, log *slog.Logger, rec *metrics
 	hopts.Discovery, hopts.Mapper = disc.Client(), mapper
 	releases, err := helm.New(hopts)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// Hooks run in their own directory: their files' paths must not be
 	// relative to ours.
 	tmp, err := filepath.Abs(o.operator.TempDir)
 	if err != nil {
-		return nil, fmt.Errorf("--tmp-dir: %w", err)
+		return nil, nil, fmt.Errorf("--tmp-dir: %w", err)
 	}
 	o.operator.TempDir = tmp
 	if err := os.MkdirAll(o.operator.TempDir, 0o700); err != nil {
-		return nil, fmt.Errorf("create --tmp-dir: %w", err)
+		return nil, nil, fmt.Errorf("create --tmp-dir: %w", err)
 	}
 	dyn, err := dynamic.NewForConfig(restCfg)
 	if err != nil {
-		return nil, fmt.Errorf("dynamic client: %w", err)
+		return nil, nil, fmt.Errorf("dynamic client: %w", err)
 	}
 	monitorEvents := make(chan kube.MonitorEvent)
 	monitors, err := kube.NewMonitors(kube.MonitorOptions{Dynamic: dyn, Mapper: mapper, Log: log, Events: monitorEvents})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	heal, healEvents, err := newHealWatcher(restCfg, mapper, o.operator.Namespace, o.helm.Driver, log)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	crds, err := newCRDApplier(restCfg, mapper)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	ticks := make(chan schedule.Tick)
 	events := make(chan config.Event)
-	eventRecorder := kube.NewEventRecorder(client, o.operator.Namespace, o.operator.ConfigMap)
-	return operator.New(o.operator, operator.Deps{
+	recorder := kube.NewEventRecorder(client, o.operator.Namespace, o.operator.ConfigMap).WithMetrics(rec)
+	op, err := operator.New(o.operator, operator.Deps{
 		Hooks:         &hook.Executor{Logger: log, Timeout: o.operator.HookTimeout, TempDir: o.operator.TempDir, MaxLogBytes: hookLogLimit(o.operator.HookLogMaxBytes)},
 		Releases:      releases,
 		Config:        config.NewSource(client, o.operator.Namespace, o.operator.ConfigMap, events, log),
@@ -344,7 +352,7 @@ func (o *startOptions) wire(restCfg *rest.Config, log *slog.Logger, rec *metrics
 		Scheduler:     schedule.New(clock.RealClock{}, ticks),
 		Ticks:         ticks,
 		Patcher:       kube.NewPatcher(dyn, mapper, log),
-		Events:        eventRecorder,
+		Events:        recorder,
 		Healer:        heal,
 		HealEvents:    healEvents,
 		Drift:         kube.NewDriftChecker(dyn, mapper, log).WithNamespace(o.operator.Namespace),
@@ -355,8 +363,9 @@ func (o *startOptions) wire(restCfg *rest.Config, log *slog.Logger, rec *metrics
 		Logger:        log,
 
 		// The same recorder: its Events regard the ConfigMap.
-		ConfigMapEvents: eventRecorder,
+		ConfigMapEvents: recorder,
 	})
+	return op, recorder, err
 }
 
 // hookLogLimit maps --hook-log-max-bytes, where 0 means no bound, to
@@ -378,3 +387,35 @@ type standbyReady struct {
 }
 
 func (s standbyReady) Ready() bool { return !s.leading.Load() || s.Operator.Ready() }
+
+// trackAPIHealth returns the API server's health tracker, fed with the
+// results of every client's requests (registered with client-go together
+// with the request metrics) and probing with client. When an outage ends
+// it calls the functions *onBack holds then.
+func trackAPIHealth(client rest.Interface, rec *metrics.Recorder, log *slog.Logger, onBack *[]func()) *apihealth.Tracker {
+	t := apihealth.New(apihealth.Options{
+		Client: client, Metrics: rec, Logger: log,
+		OnChange: func(t apihealth.Transition) {
+			if t.Up {
+				for _, f := range *onBack {
+					f()
+				}
+			}
+		},
+	})
+	kubeMetrics := rec.KubeClientMetrics()
+	kubeMetrics.RequestResult = resultTee{kubeMetrics.RequestResult, t}
+	clientmetrics.Register(kubeMetrics)
+	return t
+}
+
+// resultTee gives client-go's request results to the metrics and to the
+// API server's health tracker.
+type resultTee struct {
+	metrics, health clientmetrics.ResultMetric
+}
+
+func (t resultTee) Increment(ctx context.Context, code, method, host string) {
+	t.metrics.Increment(ctx, code, method, host)
+	t.health.Increment(ctx, code, method, host)
+}

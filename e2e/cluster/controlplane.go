@@ -36,9 +36,13 @@ type Options struct {
 	Detach bool
 	// Log receives progress lines; the servers' own output goes to files in Dir.
 	Log io.Writer
+	// APIServerArgs are more kube-apiserver flags, after Start's own.
+	APIServerArgs []string
 }
 
-// ControlPlane is a running etcd and kube-apiserver on loopback.
+// ControlPlane is a running etcd and kube-apiserver on loopback. Either
+// may be stopped and started again during a test (StopAPIServer,
+// StartAPIServer, StopEtcd, StartEtcd): same ports, certificates and data.
 type ControlPlane struct {
 	// Config is an admin client config for the API server.
 	Config *rest.Config
@@ -49,7 +53,16 @@ type ControlPlane struct {
 	// Dir is the working directory given in Options.
 	Dir string
 
-	procs []*exec.Cmd
+	opts    Options
+	servers []*server // etcd, then kube-apiserver
+}
+
+// server is one process of the control plane and how to start it again.
+type server struct {
+	name, bin string
+	args      []string
+	ready     func(ctx context.Context) error
+	cmd       *exec.Cmd // nil while stopped
 }
 
 // readyTimeout bounds how long each server may take to become ready.
@@ -58,7 +71,7 @@ const readyTimeout = 60 * time.Second
 // Start runs etcd and kube-apiserver on free loopback ports and waits until
 // the API server reports ready. On error nothing is left running.
 func Start(ctx context.Context, opts Options) (cp *ControlPlane, err error) {
-	cp = &ControlPlane{Dir: opts.Dir, Version: opts.Binaries.Version}
+	cp = &ControlPlane{Dir: opts.Dir, Version: opts.Binaries.Version, opts: opts}
 	defer func() {
 		if err != nil {
 			_ = cp.Stop()
@@ -70,18 +83,19 @@ func Start(ctx context.Context, opts Options) (cp *ControlPlane, err error) {
 	}
 	etcdURL := "http://127.0.0.1:" + strconv.Itoa(ports[0])
 	peerURL := "http://127.0.0.1:" + strconv.Itoa(ports[1])
-	if err := cp.start(opts, "etcd", opts.Binaries.Etcd,
+	etcd := &server{name: "etcd", bin: opts.Binaries.Etcd, args: []string{
 		"--name=default",
-		"--data-dir="+filepath.Join(opts.Dir, "etcd"),
-		"--listen-client-urls="+etcdURL, "--advertise-client-urls="+etcdURL,
-		"--listen-peer-urls="+peerURL, "--initial-advertise-peer-urls="+peerURL,
-		"--initial-cluster=default="+peerURL,
+		"--data-dir=" + filepath.Join(opts.Dir, "etcd"),
+		"--listen-client-urls=" + etcdURL, "--advertise-client-urls=" + etcdURL,
+		"--listen-peer-urls=" + peerURL, "--initial-advertise-peer-urls=" + peerURL,
+		"--initial-cluster=default=" + peerURL,
 		"--unsafe-no-fsync", "--log-level=warn",
-	); err != nil {
+	}, ready: func(ctx context.Context) error {
+		return waitHTTP(ctx, http.DefaultClient, etcdURL+"/health", "")
+	}}
+	cp.servers = append(cp.servers, etcd)
+	if err := cp.startServer(ctx, etcd); err != nil {
 		return nil, err
-	}
-	if err := waitHTTP(ctx, http.DefaultClient, etcdURL+"/health", ""); err != nil {
-		return nil, fmt.Errorf("etcd not healthy: %w (see %s)", err, cp.logPath("etcd"))
 	}
 
 	token, err := cp.writeCredentials()
@@ -89,26 +103,28 @@ func Start(ctx context.Context, opts Options) (cp *ControlPlane, err error) {
 		return nil, err
 	}
 	host := "https://127.0.0.1:" + strconv.Itoa(ports[2])
-	if err := cp.start(opts, "kube-apiserver", opts.Binaries.KubeAPIServer,
-		"--etcd-servers="+etcdURL,
-		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
-		"--secure-port="+strconv.Itoa(ports[2]),
-		"--cert-dir="+filepath.Join(opts.Dir, "certs"),
-		"--token-auth-file="+filepath.Join(opts.Dir, "tokens.csv"),
-		"--authorization-mode=RBAC",
-		"--service-account-issuer=https://kubernetes.default.svc",
-		"--service-account-key-file="+filepath.Join(opts.Dir, "sa.key"),
-		"--service-account-signing-key-file="+filepath.Join(opts.Dir, "sa.key"),
-		"--service-cluster-ip-range=10.0.0.0/24",
-		"--disable-admission-plugins=ServiceAccount",
-	); err != nil {
-		return nil, err
-	}
 	insecure := &http.Client{Transport: &http.Transport{
 		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // readiness probe before the serving cert exists to be trusted
 	}}
-	if err := waitHTTP(ctx, insecure, host+"/readyz", token); err != nil {
-		return nil, fmt.Errorf("kube-apiserver not ready: %w (see %s)", err, cp.logPath("kube-apiserver"))
+	apiserver := &server{name: "kube-apiserver", bin: opts.Binaries.KubeAPIServer, args: []string{
+		"--etcd-servers=" + etcdURL,
+		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
+		"--secure-port=" + strconv.Itoa(ports[2]),
+		"--cert-dir=" + filepath.Join(opts.Dir, "certs"),
+		"--token-auth-file=" + filepath.Join(opts.Dir, "tokens.csv"),
+		"--authorization-mode=RBAC",
+		"--service-account-issuer=https://kubernetes.default.svc",
+		"--service-account-key-file=" + filepath.Join(opts.Dir, "sa.key"),
+		"--service-account-signing-key-file=" + filepath.Join(opts.Dir, "sa.key"),
+		"--service-cluster-ip-range=10.0.0.0/24",
+		"--disable-admission-plugins=ServiceAccount",
+	}, ready: func(ctx context.Context) error {
+		return waitHTTP(ctx, insecure, host+"/readyz", token)
+	}}
+	apiserver.args = append(apiserver.args, opts.APIServerArgs...)
+	cp.servers = append(cp.servers, apiserver)
+	if err := cp.startServer(ctx, apiserver); err != nil {
+		return nil, err
 	}
 	if err := cp.writeKubeconfig(host, token); err != nil {
 		return nil, err
@@ -116,11 +132,62 @@ func Start(ctx context.Context, opts Options) (cp *ControlPlane, err error) {
 	return cp, nil
 }
 
-// start launches one server with its output in Dir/<name>.log.
-func (cp *ControlPlane) start(opts Options, name, bin string, args ...string) error {
-	logFile, err := os.Create(cp.logPath(name))
+// startServer starts s and waits until it is ready.
+func (cp *ControlPlane) startServer(ctx context.Context, s *server) error {
+	cmd, err := cp.start(cp.opts, s.name, s.bin, s.args...)
 	if err != nil {
-		return fmt.Errorf("create %s log: %w", name, err)
+		return err
+	}
+	s.cmd = cmd
+	if err := s.ready(ctx); err != nil {
+		return fmt.Errorf("%s not ready: %w (see %s)", s.name, err, cp.logPath(s.name))
+	}
+	return nil
+}
+
+// StopAPIServer stops kube-apiserver, etcd going on, as an outage of the
+// API server looks to its clients: connections refused.
+func (cp *ControlPlane) StopAPIServer() error { return cp.stopServer(cp.servers[1]) }
+
+// StartAPIServer starts kube-apiserver again, on the same port with the
+// same certificates and etcd, and waits until it is ready.
+func (cp *ControlPlane) StartAPIServer(ctx context.Context) error {
+	return cp.startStopped(ctx, cp.servers[1])
+}
+
+// StopEtcd stops etcd, the API server going on and failing its requests
+// and /readyz.
+func (cp *ControlPlane) StopEtcd() error { return cp.stopServer(cp.servers[0]) }
+
+// StartEtcd starts etcd again on its data and waits until it is healthy.
+func (cp *ControlPlane) StartEtcd(ctx context.Context) error {
+	return cp.startStopped(ctx, cp.servers[0])
+}
+
+func (cp *ControlPlane) startStopped(ctx context.Context, s *server) error {
+	if s.cmd != nil {
+		return fmt.Errorf("%s runs already", s.name)
+	}
+	return cp.startServer(ctx, s)
+}
+
+// stopServer stops s (SIGTERM, then SIGKILL) and waits until it has exited.
+func (cp *ControlPlane) stopServer(s *server) error {
+	if s.cmd == nil {
+		return nil
+	}
+	p := s.cmd
+	s.cmd = nil
+	done := make(chan struct{})
+	go func() { _ = p.Wait(); close(done) }()
+	return stopProcess(p.Process.Pid, done)
+}
+
+// start launches one server with its output appended to Dir/<name>.log.
+func (cp *ControlPlane) start(opts Options, name, bin string, args ...string) (*exec.Cmd, error) {
+	logFile, err := os.OpenFile(cp.logPath(name), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("create %s log: %w", name, err)
 	}
 	defer func() { _ = logFile.Close() }()
 	// Not CommandContext: the servers' lifetime is Stop's business, not the
@@ -134,20 +201,21 @@ func (cp *ControlPlane) start(opts Options, name, bin string, args ...string) er
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	}
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start %s: %w", name, err)
+		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
 	fmt.Fprintf(opts.Log, "started %s (pid %d)\n", name, cmd.Process.Pid)
-	cp.procs = append(cp.procs, cmd)
-	return nil
+	return cmd, nil
 }
 
 func (cp *ControlPlane) logPath(name string) string { return filepath.Join(cp.Dir, name+".log") }
 
 // Pids returns the process ids of the running servers, API server last.
 func (cp *ControlPlane) Pids() []int {
-	pids := make([]int, 0, len(cp.procs))
-	for _, p := range cp.procs {
-		pids = append(pids, p.Process.Pid)
+	pids := make([]int, 0, len(cp.servers))
+	for _, s := range cp.servers {
+		if s.cmd != nil {
+			pids = append(pids, s.cmd.Process.Pid)
+		}
 	}
 	return pids
 }
@@ -155,13 +223,9 @@ func (cp *ControlPlane) Pids() []int {
 // Stop terminates the servers, API server first, and waits for them to exit.
 func (cp *ControlPlane) Stop() error {
 	var errs []error
-	for i := len(cp.procs) - 1; i >= 0; i-- {
-		p := cp.procs[i]
-		done := make(chan struct{})
-		go func() { _ = p.Wait(); close(done) }()
-		errs = append(errs, stopProcess(p.Process.Pid, done))
+	for i := len(cp.servers) - 1; i >= 0; i-- {
+		errs = append(errs, cp.stopServer(cp.servers[i]))
 	}
-	cp.procs = nil
 	return errors.Join(errs...)
 }
 

@@ -24,8 +24,10 @@ import (
 //
 //	var cp *cluster.ControlPlane
 //	func TestMain(m *testing.M) { os.Exit(cluster.TestMain(m, &cp)) }
-func TestMain(m *testing.M, cp **ControlPlane) int {
-	started, err := startForTests(context.Background())
+//
+// apiServerArgs are more kube-apiserver flags (Options.APIServerArgs).
+func TestMain(m *testing.M, cp **ControlPlane, apiServerArgs ...string) int {
+	started, err := startForTests(context.Background(), apiServerArgs)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "local control plane: %v\n", err)
 		return 1
@@ -56,7 +58,7 @@ func TestMain(m *testing.M, cp **ControlPlane) int {
 	return code
 }
 
-func startForTests(ctx context.Context) (*ControlPlane, error) {
+func startForTests(ctx context.Context, apiServerArgs []string) (*ControlPlane, error) {
 	cache, err := DefaultCacheDir()
 	if err != nil {
 		return nil, err
@@ -69,7 +71,7 @@ func startForTests(ctx context.Context) (*ControlPlane, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create control-plane dir: %w", err)
 	}
-	cp, err := Start(ctx, Options{Binaries: bins, Dir: dir, Log: io.Discard})
+	cp, err := Start(ctx, Options{Binaries: bins, Dir: dir, Log: io.Discard, APIServerArgs: apiServerArgs})
 	if err != nil {
 		return nil, err
 	}

@@ -34,8 +34,9 @@ import (
 
 // TestMain builds the addon-operator binary into a temporary directory,
 // stores its path in *bin, then runs the tests as cluster.TestMain does, with
-// one control plane stored in *cp. It returns the exit code for os.Exit.
-func TestMain(m *testing.M, cp **cluster.ControlPlane, bin *string) int {
+// one control plane stored in *cp, its API server given apiServerArgs. It
+// returns the exit code for os.Exit.
+func TestMain(m *testing.M, cp **cluster.ControlPlane, bin *string, apiServerArgs ...string) int {
 	dir, err := os.MkdirTemp("", "addon-operator-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -49,5 +50,5 @@ func TestMain(m *testing.M, cp **cluster.ControlPlane, bin *string) int {
 		fmt.Fprintf(os.Stderr, "build addon-operator: %v\n", err)
 		return 1
 	}
-	return cluster.TestMain(m, cp)
+	return cluster.TestMain(m, cp, apiServerArgs...)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -23,34 +24,79 @@ const (
 	ReasonReleaseRecordDeleted = "ReleaseRecordDeleted"
 )
 
+// heldEventsRetry is how often held Events are tried again when nobody
+// says the API server is back (Resume): client-go's own pace.
+const heldEventsRetry = 10 * time.Second
+
 // EventRecorder records Kubernetes Events about modules in the operator's
 // namespace, regarding the operator's ConfigMap (the object users edit).
-// Run owns the broadcaster's goroutines.
+// Events the API server cannot take (an outage) are held, a bounded number,
+// and sent when it can again. Run owns the broadcaster's goroutines and the
+// sending of held Events.
 type EventRecorder struct {
 	broadcaster events.EventBroadcaster
 	recorder    events.EventRecorder
 	regarding   *corev1.ConfigMap
+	sink        *heldSink
+	resume      chan struct{}
 }
 
 // NewEventRecorder returns a recorder whose events regard the ConfigMap
 // namespace/name; nothing is sent before Run.
 func NewEventRecorder(client kubernetes.Interface, namespace, configMap string) *EventRecorder {
-	b := events.NewBroadcaster(&events.EventSinkImpl{Interface: client.EventsV1()})
+	sink := newHeldSink(&events.EventSinkImpl{Interface: client.EventsV1()})
+	b := events.NewBroadcaster(sink)
 	return &EventRecorder{
 		broadcaster: b,
 		recorder:    b.NewRecorder(scheme.Scheme, "addon-operator"),
 		regarding:   &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: configMap}},
+		sink:        sink,
+		resume:      make(chan struct{}, 1),
 	}
 }
 
-// Run sends recorded events until ctx ends.
+// WithMetrics makes the recorder report held and dropped Events to m;
+// call it before Run.
+func (r *EventRecorder) WithMetrics(m eventMetrics) *EventRecorder {
+	r.sink.metrics = m
+	return r
+}
+
+// Resume says the API server answers again: held Events are sent now
+// rather than at the next retry.
+func (r *EventRecorder) Resume() {
+	select {
+	case r.resume <- struct{}{}:
+	default:
+	}
+}
+
+// Run sends recorded events until ctx ends. Held Events are sent on
+// Resume, and every heldEventsRetry while some are held; none are left to
+// send at the end are lost.
 func (r *EventRecorder) Run(ctx context.Context) error {
 	if err := r.broadcaster.StartRecordingToSinkWithContext(ctx); err != nil {
 		return fmt.Errorf("start event broadcaster: %w", err)
 	}
-	<-ctx.Done()
-	r.broadcaster.Shutdown()
-	return nil
+	defer r.broadcaster.Shutdown()
+	var retry <-chan time.Time // armed only while Events are held
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-r.sink.held:
+			if retry == nil {
+				retry = time.After(heldEventsRetry)
+			}
+			continue
+		case <-r.resume:
+		case <-retry:
+		}
+		retry = nil
+		if r.sink.flush(ctx) > 0 {
+			retry = time.After(heldEventsRetry)
+		}
+	}
 }
 
 // ModuleFailed records a Warning that a module's run failed.

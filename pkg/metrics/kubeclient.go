@@ -21,6 +21,10 @@ type kubeClientMetrics struct {
 	requests    *prometheus.CounterVec
 	latency     *prometheus.HistogramVec
 	rateLimited *prometheus.HistogramVec
+	apiUp       prometheus.Gauge
+	outages     prometheus.Counter
+	eventsHeld  prometheus.Gauge
+	eventsLost  prometheus.Counter
 }
 
 func newKubeClientMetrics() kubeClientMetrics {
@@ -37,12 +41,45 @@ func newKubeClientMetrics() kubeClientMetrics {
 		latency: histogram("kube_request_seconds", "Latency of requests to the Kubernetes API server, until the response headers."),
 		rateLimited: histogram("kube_rate_limiter_wait_seconds",
 			"Time requests waited for the operator's client-side rate limit (--kube-client-qps, --kube-client-burst) before they were sent."),
+		apiUp: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "addon_operator_kube_api_up",
+			Help: "1 while the Kubernetes API server answers, 0 during an outage (no answer, or /readyz failing, as when etcd is down).",
+		}),
+		outages: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "addon_operator_kube_api_outages_total", Help: "Outages of the Kubernetes API server seen.",
+		}),
+		eventsHeld: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "addon_operator_events_pending",
+			Help: "Kubernetes Events recorded while the API server could not take them, held to be sent when it can.",
+		}),
+		eventsLost: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "addon_operator_events_dropped_total",
+			Help: "Kubernetes Events dropped, oldest first, because more were held during an outage than the buffer keeps.",
+		}),
 	}
 }
 
 func (m kubeClientMetrics) collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.requests, m.latency, m.rateLimited}
+	return []prometheus.Collector{m.requests, m.latency, m.rateLimited, m.apiUp, m.outages, m.eventsHeld, m.eventsLost}
 }
+
+// KubeAPIUp sets whether the Kubernetes API server answers.
+func (r *Recorder) KubeAPIUp(up bool) {
+	v := 0.0
+	if up {
+		v = 1
+	}
+	r.kubeClient.apiUp.Set(v)
+}
+
+// KubeAPIOutage records the start of an outage of the API server.
+func (r *Recorder) KubeAPIOutage() { r.kubeClient.outages.Inc() }
+
+// EventsPending sets how many Events wait for the API server.
+func (r *Recorder) EventsPending(n int) { r.kubeClient.eventsHeld.Set(float64(n)) }
+
+// EventsDropped records n Events dropped from a full buffer.
+func (r *Recorder) EventsDropped(n int) { r.kubeClient.eventsLost.Add(float64(n)) }
 
 // KubeClientMetrics returns what client-go needs to record the requests of
 // every client in the process on r: pass it to

@@ -37,6 +37,10 @@ func TestRecorderGolden(t *testing.T) {
 	kc.RequestResult.Increment(context.Background(), "<error>", "PATCH", "10.0.0.1:6443")
 	kc.RequestLatency.Observe(context.Background(), "GET", url.URL{Path: "/api/v1/namespaces"}, 3*time.Millisecond)
 	kc.RateLimiterLatency.Observe(context.Background(), "GET", url.URL{Path: "/api/v1/namespaces"}, 200*time.Millisecond)
+	r.KubeAPIUp(false)
+	r.KubeAPIOutage()
+	r.EventsPending(3)
+	r.EventsDropped(2)
 
 	names := []string{
 		"addon_operator_hook_run_seconds", "addon_operator_hook_runs_total",
@@ -47,7 +51,9 @@ func TestRecorderGolden(t *testing.T) {
 		"addon_operator_config_errors_total", "addon_operator_config_map_present",
 		"addon_operator_healed_objects_total",
 		"addon_operator_kube_requests_total", "addon_operator_kube_request_seconds",
-		"addon_operator_kube_rate_limiter_wait_seconds",
+		"addon_operator_kube_rate_limiter_wait_seconds", "addon_operator_kube_api_up",
+		"addon_operator_kube_api_outages_total", "addon_operator_events_pending",
+		"addon_operator_events_dropped_total",
 	}
 	compareGolden(t, r.Gatherer(), "recorder.prom", names...)
 

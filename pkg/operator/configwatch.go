@@ -233,16 +233,6 @@ func (o *Operator) Conditions() []status.Condition {
 	return out
 }
 
-// RetryFailedModules runs every module that waits for its backoff after a
-// failure now, with its backoff restarted: for when a cause many failures
-// share is gone (the API server is reachable again). reason is logged.
-func (o *Operator) RetryFailedModules(reason string) {
-	names := o.pool.retryFailedNow()
-	if len(names) > 0 {
-		o.log.Info("retrying failed modules now", slog.String("reason", reason), slog.Any("module", names))
-	}
-}
-
 // queueModuleRun asks for a run of the module because its inputs changed
 // (its ConfigMap section, its values): a module failing and waiting for its
 // backoff runs at once. A run already pending absorbs it.

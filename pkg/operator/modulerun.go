@@ -69,7 +69,7 @@ func (o *Operator) attempt(ctx context.Context, name string) (bool, error) {
 	start := o.clock.Now()
 	defer o.pause(name)()
 	o.state.update(name, func(s *moduleState) { s.Phase = status.PhaseRunning })
-	failuresBefore := o.pool.failures(name)
+	failuresBefore, failingSince := o.pool.failures(name), o.pool.failingSince(name)
 	again, err := o.runModule(ctx, name)
 	o.recordModuleEvent(name, failuresBefore, err)
 	d := o.clock.Since(start)
@@ -86,6 +86,8 @@ func (o *Operator) attempt(ctx context.Context, name string) (bool, error) {
 	case err != nil && ctx.Err() == nil:
 		o.log.Error("module run failed, will retry", slog.String("module", name), slog.Duration("duration", d),
 			slog.Int("failures", o.pool.failures(name)+1), slog.String("error", err.Error()))
+	case err == nil && failuresBefore > 0:
+		o.logRecovery(name, failuresBefore, failingSince)
 	case err == nil:
 		o.log.Debug("module run done", slog.String("module", name), slog.Duration("duration", d))
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"sync"
+	"time"
 
 	"k8s.io/utils/clock"
 
@@ -41,8 +42,9 @@ type moduleRunState struct {
 	pending  bool // a run is wanted
 	queued   bool // in ready
 	running  bool
-	stopped  bool // cancel stopped the running attempt: no retry
-	failures int  // consecutive failed attempts: the streak Events report
+	stopped  bool      // cancel stopped the running attempt: no retry
+	failures int       // consecutive failed attempts: the streak Events report
+	since    time.Time // when the first of failures ended
 	// steps is the backoff exponent: failures since the last success or
 	// since the module's inputs last changed (retryNow).
 	steps int
@@ -89,6 +91,15 @@ func (r *moduleRunner) request(name string, done func(error)) {
 		st.waiters = append(st.waiters, done)
 	}
 	r.enqueue(name, st)
+}
+
+// failed counts a failed attempt into the module's streak. Called with mu
+// held.
+func (r *moduleRunner) failed(st *moduleRunState) {
+	st.failures++
+	if st.failures == 1 {
+		st.since = r.clock.Now()
+	}
 }
 
 // retryNow asks for a run because the module's inputs changed (its
@@ -267,11 +278,11 @@ func (r *moduleRunner) finish(ctx context.Context, name string, st *moduleRunSta
 	case cancelled:
 	case err != nil && urgent:
 		// The inputs changed during the attempt: try them now.
-		st.failures++
+		r.failed(st)
 		st.pending = true
 		r.enqueue(name, st)
 	case err != nil:
-		st.failures++
+		r.failed(st)
 		st.steps++
 		st.pending = true
 		st.retryGen++

@@ -56,11 +56,12 @@ type Queue[T any] struct {
 	current *Item[T] // being handled, not in items
 	status  string
 	wake    chan struct{}
+	retry   chan struct{} // cuts a failed head task's backoff short
 }
 
 // New returns an empty queue.
 func New[T any](name string, clk clock.Clock, backoff Backoff) *Queue[T] {
-	return &Queue[T]{name: name, clock: clk, backoff: backoff, wake: make(chan struct{}, 1), status: "idle"}
+	return &Queue[T]{name: name, clock: clk, backoff: backoff, wake: make(chan struct{}, 1), retry: make(chan struct{}, 1), status: "idle"}
 }
 
 // SetMerge makes the queue combine consecutive tasks: when a task reaches
@@ -150,6 +151,15 @@ func (q *Queue[T]) Snapshot() Snapshot[T] {
 	return s
 }
 
+// RetryNow ends the backoff of a failed head task, if one is waiting, so
+// that it runs again at once: what it failed on is known to be fixed.
+func (q *Queue[T]) RetryNow() {
+	select {
+	case q.retry <- struct{}{}:
+	default:
+	}
+}
+
 func (q *Queue[T]) signal() {
 	select {
 	case q.wake <- struct{}{}:
@@ -183,10 +193,15 @@ func (q *Queue[T]) Run(ctx context.Context, handle Handler[T]) error {
 			continue
 		}
 		delay := q.fail(item, err)
+		select { // a RetryNow from before this failure is stale
+		case <-q.retry:
+		default:
+		}
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-q.clock.After(delay):
+		case <-q.retry:
 		}
 	}
 }

@@ -166,3 +166,42 @@ func TestMergeCombinesConsecutiveTasksOnly(t *testing.T) {
 		t.Errorf("handled (-want +got):\n%s", diff)
 	}
 }
+
+func TestRetryNowEndsTheBackoff(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Now())
+	q := New[string]("main", clk, ExponentialBackoff(time.Hour, time.Hour))
+	q.RetryNow() // before any failure: must not shorten the next backoff
+	q.PushBack("flaky")
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	seen := make(chan int, 10)
+	runs := 0
+	go func() {
+		_ = q.Run(ctx, func(context.Context, string) ([]string, error) {
+			runs++
+			seen <- runs
+			if runs == 1 {
+				return nil, errors.New("api server down")
+			}
+			return nil, nil
+		})
+	}()
+	if got := <-seen; got != 1 {
+		t.Fatalf("first run = %d", got)
+	}
+	waitForWaiter(t, clk)
+	select {
+	case <-seen:
+		t.Fatal("a RetryNow from before the failure cut its backoff short")
+	case <-time.After(50 * time.Millisecond):
+	}
+	q.RetryNow()
+	select {
+	case got := <-seen:
+		if got != 2 {
+			t.Fatalf("run after RetryNow = %d, want 2", got)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the task did not run again after RetryNow, with an hour of backoff left")
+	}
+}

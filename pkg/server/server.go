@@ -71,6 +71,9 @@ type Options struct {
 	// Auth checks requests to the routes DebugHTTP and MetricsAuth
 	// protect; it is required when either is set (KubeAuth).
 	Auth Auth
+	// Problems make /readyz answer 503 with their messages while any holds,
+	// and are shown on the status page.
+	Problems []Problem
 }
 
 // DefaultOptions returns the defaults documented in --help.

@@ -21,6 +21,7 @@ const refreshSeconds = 5
 // statusData is what status.html renders.
 type statusData struct {
 	Ready          bool
+	Problems       []string
 	RefreshSeconds int
 	Conditions     []status.Condition
 	Modules        []status.ModuleStatus
@@ -37,6 +38,7 @@ func statusTemplate() *template.Template {
 func (s *Server) statusPage(w http.ResponseWriter, _ *http.Request) {
 	data := statusData{
 		Ready:          s.src.Ready(),
+		Problems:       s.problems(),
 		RefreshSeconds: refreshSeconds,
 		Conditions:     s.src.Conditions(),
 		Modules:        s.src.Modules(),
@@ -59,6 +61,10 @@ func (s *Server) statusPage(w http.ResponseWriter, _ *http.Request) {
 // and an unready pod would only stall rollouts and drop the status page
 // from its Service, without making the ConfigMap come back.
 func (s *Server) readyz(w http.ResponseWriter, _ *http.Request) {
+	if p := s.problems(); len(p) > 0 {
+		writeText(w, http.StatusServiceUnavailable, strings.Join(p, "\n"))
+		return
+	}
 	if !s.src.Ready() {
 		writeText(w, http.StatusServiceUnavailable, "the first converge has not finished")
 		return

@@ -1,0 +1,46 @@
+package operator
+
+import (
+	"log/slog"
+	"time"
+)
+
+// RetryFailedNow runs every module that is backing off after a failure at
+// once, and ends the backoff of a failed task at the head of any queue:
+// the caller knows that what they failed on is gone, as when the API
+// server answers again after an outage. Modules keep their failure streak
+// (Events and the recovery line report it); their backoff starts again
+// from the first delay. Safe for concurrent use.
+func (o *Operator) RetryFailedNow() {
+	mods := o.pool.retryFailedNow()
+	o.queues.retryNow()
+	if len(mods) > 0 {
+		o.log.Info("retrying failed modules now", slog.Any("module", mods))
+	}
+}
+
+// retryNow ends the backoff of the failed head task of every queue.
+func (qs *queues) retryNow() {
+	qs.mu.Lock()
+	defer qs.mu.Unlock()
+	for _, q := range qs.byName {
+		q.RetryNow()
+	}
+}
+
+// failingSince returns when a module's current streak of failures began;
+// zero when its last run succeeded.
+func (r *moduleRunner) failingSince(name string) time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if st := r.state(name); st.failures > 0 {
+		return st.since
+	}
+	return time.Time{}
+}
+
+// logRecovery logs, once, that a module succeeded after failing runs.
+func (o *Operator) logRecovery(name string, failures int, since time.Time) {
+	o.log.Info("module recovered", slog.String("module", name), slog.Int("failures", failures),
+		slog.Duration("duration", o.clock.Since(since)))
+}

@@ -1,0 +1,60 @@
+package operator
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/addon-operator/addon-operator/pkg/queue"
+)
+
+// TestRetryFailedNowRunsFailedModulesAtOnce fails two modules with an
+// hour of backoff ahead and expects both to run again at once when told,
+// with their failure streak kept.
+func TestRetryFailedNowRunsFailedModulesAtOnce(t *testing.T) {
+	s := newScriptedRuns()
+	clk := clocktesting.NewFakeClock(time.Now())
+	r := newModuleRunner(2, s.run, queue.ExponentialBackoff(time.Hour, time.Hour), clk)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() { _ = r.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+
+	failedAt := clk.Now()
+	for _, name := range []string{"b", "a"} {
+		r.request(name, nil)
+		s.expectStart(t, name)
+		s.ch(name) <- errors.New("connection refused")
+	}
+	r.request("ok", nil)
+	s.expectStart(t, "ok")
+	s.ch("ok") <- nil
+	clk.Step(time.Minute) // well inside the backoff
+	if got := r.retryFailedNow(); !cmp.Equal(got, []string{"a", "b"}) {
+		t.Errorf("retryFailedNow() = %v, want [a b]", got)
+	}
+	started := map[string]bool{}
+	for range 2 {
+		select {
+		case name := <-s.started:
+			started[name] = true
+		case <-time.After(5 * time.Second):
+			t.Fatalf("only %v ran again, with an hour of backoff left", started)
+		}
+	}
+	if !started["a"] || !started["b"] {
+		t.Errorf("ran again: %v, want a and b", started)
+	}
+	if n, since := r.failures("a"), r.failingSince("a"); n != 1 || !since.Equal(failedAt) {
+		t.Errorf("a: failures %d since %v; want 1 since %v", n, since, failedAt)
+	}
+	if since := r.failingSince("ok"); !since.IsZero() {
+		t.Errorf("failingSince(ok) = %v, want zero", since)
+	}
+	s.ch("a") <- nil
+	s.ch("b") <- nil
+}
