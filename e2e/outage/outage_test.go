@@ -55,8 +55,9 @@ const maxRecovery = 2 * time.Minute
 
 // outage is a way to take the API server away and bring it back.
 type outage struct {
-	stop  func() error
-	start func(ctx context.Context) error
+	server string // what is stopped, for messages
+	stop   func() error
+	start  func(ctx context.Context) error
 	// failed prefixes the request-metric series of the requests that fail
 	// during the outage.
 	failed string
@@ -67,7 +68,7 @@ type outage struct {
 // on the outage: clients see refused connections.
 func TestAPIServerRestartDuringConverge(t *testing.T) {
 	testOutageDuringConverge(t, outage{
-		stop: cp.StopAPIServer, start: cp.StartAPIServer,
+		server: "kube-apiserver", stop: cp.StopAPIServer, start: cp.StartAPIServer,
 		failed: `addon_operator_kube_requests_total{code="<error>"`,
 	})
 }
@@ -76,7 +77,7 @@ func TestAPIServerRestartDuringConverge(t *testing.T) {
 // answers 5xx, on which client-go's Event broadcaster gives an Event up.
 func TestEtcdRestartDuringConverge(t *testing.T) {
 	testOutageDuringConverge(t, outage{
-		stop: cp.StopEtcd, start: cp.StartEtcd,
+		server: "etcd", stop: cp.StopEtcd, start: cp.StartEtcd,
 		failed: `addon_operator_kube_requests_total{code="5`,
 	})
 }
@@ -127,7 +128,9 @@ func testOutageDuringConverge(t *testing.T, out outage) {
 			t.Errorf("release %s: revision %d after recovery, want deployed", name, rev)
 		}
 	}
-	if took := time.Since(restarted); took > maxRecovery {
+	took := time.Since(restarted)
+	t.Logf("%d modules recovered %s after the %s started again (backoff %s)", len(modules()), took.Round(time.Millisecond), out.server, retryDelay)
+	if took > maxRecovery {
 		t.Errorf("modules recovered %s after the API server returned; want well under their backoff %s", took, retryDelay)
 	}
 	waitOutageOver(t, h, base)
