@@ -263,14 +263,22 @@ func (o *Operator) stopBindings(owner string) {
 		o.scheduler.Remove(id)
 	}
 	for _, s := range o.queues.snapshots() {
-		o.queues.get(s.Name).Remove(func(t task) bool { return t.Kind == taskHookRun && t.Module == owner })
+		o.queues.get(s.Name).Remove(func(t task) bool { return hookRunModule(t) == owner })
 	}
 }
 
-// syncTask is the Synchronization run of a kubernetes binding; its objects
-// are read when it runs.
-func syncTask(id string, ref bindingRef) task {
-	return task{Kind: taskHookRun, Module: ref.Module, Hook: ref.Hook, BindingID: id, Sync: true}
+// hookRunModule names the module of a hook run or Synchronization task;
+// "" for global hooks' and every other task.
+func hookRunModule(t task) string {
+	switch t := t.(type) {
+	case hookRunTask:
+		return t.module
+	case syncTask:
+		return t.module
+	case startupTask, globalHookTask, convergeTask, convergePlanTask, runGroupTask, groupDoneTask,
+		afterAllTask, convergeDoneTask, moduleDeleteTask, purgeTask, applyConfigTask, globalBindingsTask:
+	}
+	return ""
 }
 
 // synchronize runs or queues the Synchronization of each binding id: those
@@ -283,17 +291,16 @@ func (o *Operator) synchronize(ctx context.Context, ids []string) error {
 		if !ok || o.bindings.isSynced(id) {
 			continue
 		}
-		t := syncTask(id, ref)
 		if q := ref.queue(); q != "" && q != mainQueue {
 			if !o.bindings.markQueued(id) {
-				o.queues.get(q).PushBack(t)
+				o.queues.get(q).PushBack(syncTask{module: ref.Module, hook: ref.Hook, bindingID: id})
 			}
 			if ref.Kube.WaitForSynchronization {
 				wait = append(wait, id)
 			}
 			continue
 		}
-		if err := o.hookRun(ctx, t); err != nil {
+		if err := o.hookRun(ctx, id, ref.Module, nil, true); err != nil {
 			return err
 		}
 	}

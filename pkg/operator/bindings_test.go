@@ -35,7 +35,7 @@ func obj(name string) hook.FilteredObject {
 func TestMergeTasks(t *testing.T) {
 	h1, h2 := &loadedHook{Name: "h1"}, &loadedHook{Name: "h2"}
 	ev := func(h *loadedHook, binding string) task {
-		return task{Kind: taskHookRun, Module: "m", Hook: h, BindingID: "m/" + h.Name + "/" + binding, Contexts: []hook.BindingContext{{Binding: binding}}}
+		return hookRunTask{module: "m", hook: h, bindingID: "m/" + h.Name + "/" + binding, contexts: []hook.BindingContext{{Binding: binding}}}
 	}
 	tests := []struct {
 		name       string
@@ -44,8 +44,8 @@ func TestMergeTasks(t *testing.T) {
 	}{
 		{"same hook, two bindings", ev(h1, "a"), ev(h1, "b"), []string{"a", "b"}},
 		{"other hook", ev(h1, "a"), ev(h2, "a"), nil},
-		{"a Synchronization never merges", task{Kind: taskHookRun, Module: "m", Hook: h1, Sync: true}, ev(h1, "a"), nil},
-		{"lifecycle tasks never merge", task{Kind: taskModuleDelete, Module: "m"}, task{Kind: taskModuleDelete, Module: "m"}, nil},
+		{"a Synchronization never merges", syncTask{module: "m", hook: h1}, ev(h1, "a"), nil},
+		{"lifecycle tasks never merge", moduleDeleteTask{module: "m"}, moduleDeleteTask{module: "m"}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -57,14 +57,14 @@ func TestMergeTasks(t *testing.T) {
 				return
 			}
 			var bindings []string
-			for _, c := range got.Contexts {
+			for _, c := range got.(hookRunTask).contexts {
 				bindings = append(bindings, c.Binding)
 			}
 			if diff := cmp.Diff(tt.want, bindings); diff != "" {
 				t.Errorf("merged contexts (-want +got):\n%s", diff)
 			}
-			if len(tt.head.Contexts) != 1 {
-				t.Errorf("head task's contexts were modified: %v", tt.head.Contexts)
+			if head := tt.head.(hookRunTask); len(head.contexts) != 1 {
+				t.Errorf("head task's contexts were modified: %v", head.contexts)
 			}
 		})
 	}
@@ -164,8 +164,7 @@ func TestHookRunOutcomes(t *testing.T) {
 			h := &loadedHook{Name: "hooks/k", Config: &hook.Config{Kubernetes: []hook.KubernetesBinding{tt.binding}}}
 			id := bindingID("a", h, hook.Kubernetes, 0)
 			o.bindings.add(id, bindingRef{Module: "a", Hook: h, Kube: &h.Config.Kubernetes[0]})
-			err := o.hookRun(t.Context(), task{Kind: taskHookRun, Module: "a", Hook: h, BindingID: id, Sync: tt.sync,
-				Contexts: []hook.BindingContext{{Binding: "b", Type: hook.TypeEvent}}})
+			err := o.hookRun(t.Context(), id, "a", []hook.BindingContext{{Binding: "b", Type: hook.TypeEvent}}, tt.sync)
 			if (err != nil) != tt.wantErr {
 				t.Fatalf("hookRun error = %v, want error %v", err, tt.wantErr)
 			}

@@ -54,7 +54,7 @@ func (o *Operator) watchConfig(ctx context.Context) error {
 			o.observeConfig(ev)
 			if first {
 				first = false
-				o.main.PushBack(task{Kind: taskStartup})
+				o.main.PushBack(startupTask{})
 			}
 		}
 	}
@@ -98,8 +98,8 @@ func (o *Operator) observeConfig(ev config.Event) {
 // would put stale values back in force. This goroutine is the only one
 // that queues contents, so removing and pushing need no lock together.
 func (o *Operator) queueApply(c *config.Config) {
-	o.main.Remove(isKind(taskApplyConfig))
-	o.main.PushFront(task{Kind: taskApplyConfig, Config: c})
+	o.main.Remove(is[applyConfigTask])
+	o.main.PushFront(applyConfigTask{config: c})
 }
 
 // configPresence records whether the ConfigMap exists and whether its

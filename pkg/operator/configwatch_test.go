@@ -180,12 +180,13 @@ func TestObserveConfig(t *testing.T) {
 func applyQueued(t *testing.T, o *Operator) {
 	t.Helper()
 	for _, it := range o.main.Snapshot().Items {
-		if it.Task.Kind != taskApplyConfig {
+		apply, ok := it.Task.(applyConfigTask)
+		if !ok {
 			t.Fatalf("unexpected task %s", it.Task)
 		}
-		o.applyConfig(it.Task.Config)
+		o.applyConfig(apply.config)
 	}
-	o.main.Remove(isKind(taskApplyConfig))
+	o.main.Remove(is[applyConfigTask])
 }
 
 // configLogLines returns "LEVEL msg" of each log line about the ConfigMap.
@@ -315,7 +316,7 @@ func mustParse(t *testing.T, data map[string]string) *config.Config {
 func TestObserveConfigKeepsOnlyTheLatestContentQueued(t *testing.T) {
 	o, _ := newTestOperator(t, &fakeRunner{})
 	// Three changes arrive while the main queue is busy with a converge.
-	o.main.PushBack(task{Kind: taskConverge})
+	o.main.PushBack(convergeTask{})
 	for _, v := range []string{"1", "2", "3"} {
 		o.observeConfig(present(map[string]string{"global": "v: " + v}))
 	}
@@ -323,8 +324,8 @@ func TestObserveConfigKeepsOnlyTheLatestContentQueued(t *testing.T) {
 	got := make([]string, 0, len(items))
 	for _, it := range items {
 		desc := it.Task.String()
-		if it.Task.Kind == taskApplyConfig {
-			desc += fmt.Sprintf(" v=%v", it.Task.Config.Global["v"])
+		if apply, ok := it.Task.(applyConfigTask); ok {
+			desc += fmt.Sprintf(" v=%v", apply.config.Global["v"])
 		}
 		got = append(got, desc)
 	}

@@ -19,23 +19,18 @@ import (
 // place that changes module state and values.
 func (o *Operator) handle(ctx context.Context, t task) ([]task, error) {
 	start := o.clock.Now()
-	moduleTask := t.Kind == taskModuleDelete
-	if moduleTask {
-		o.state.update(t.Module, func(s *moduleState) {
-			s.Phase = status.PhaseRunning
-			if t.Kind == taskModuleDelete {
-				s.Phase = status.PhaseDeleting
-			}
-		})
+	del, isDelete := t.(moduleDeleteTask)
+	if isDelete {
+		o.state.update(del.module, func(s *moduleState) { s.Phase = status.PhaseDeleting })
 	}
 	next, err := o.dispatch(ctx, t)
-	if moduleTask {
-		o.state.update(t.Module, func(s *moduleState) { s.Phase = phaseAfter(t.Kind, s.Enabled, err) })
+	if isDelete {
+		o.state.update(del.module, func(s *moduleState) { s.Phase = phaseAfter(true, s.Enabled, err) })
 	}
 	log := o.log.With(slog.String("task", t.String()), slog.Duration("duration", o.clock.Since(start)))
 	if err != nil {
-		if t.Module != "" && t.Kind != taskPurge {
-			o.state.update(t.Module, func(s *moduleState) { s.LastError = err.Error() })
+		if m := failedModule(t); m != "" {
+			o.state.update(m, func(s *moduleState) { s.LastError = err.Error() })
 		}
 		log.Error("task failed, will retry", slog.String("error", err.Error()))
 		return nil, err
@@ -44,44 +39,20 @@ func (o *Operator) handle(ctx context.Context, t task) ([]task, error) {
 	return next, nil
 }
 
-func (o *Operator) dispatch(ctx context.Context, t task) ([]task, error) {
-	switch t.Kind {
-	case taskStartup:
-		return o.startup(ctx)
-	case taskGlobalHook:
-		_, err := o.runGlobalHook(ctx, t.Hook, t.Binding)
-		return nil, err
-	case taskConverge:
-		o.converging = true
-		o.convergeStart = o.clock.Now()
-		return append(globalHookTasks(o.global, hook.BeforeAll), task{Kind: taskPlan}), nil
-	case taskPlan:
-		return o.plan(ctx)
-	case taskAfterAll:
-		return append(globalHookTasks(o.global, hook.AfterAll),
-			task{Kind: taskConvergeDone, Checksum: values.Checksum(o.store.globalDoc())}), nil
-	case taskConvergeDone:
-		return o.convergeDone(t), nil
-	case taskRunGroup:
-		return o.runGroup(t), nil
-	case taskModuleDelete:
-		return nil, o.moduleDelete(ctx, t.Module)
-	case taskPurge:
-		o.purge(ctx, t.Module)
-		return nil, nil
-	case taskApplyConfig:
-		o.applyConfig(t.Config)
-		return nil, nil
-	case taskGlobalBindings:
-		ids, err := o.startBindings(ctx, globalOwner, o.global)
-		if err != nil {
-			return nil, err
-		}
-		return nil, o.synchronize(ctx, ids)
-	case taskHookRun:
-		return nil, o.hookRun(ctx, t)
+// failedModule names the module whose LastError a failure of t sets, ""
+// for tasks that fail no module.
+func failedModule(t task) string {
+	switch t := t.(type) {
+	case moduleDeleteTask:
+		return t.module
+	case hookRunTask:
+		return t.module
+	case syncTask:
+		return t.module
+	case startupTask, globalHookTask, convergeTask, convergePlanTask, runGroupTask, groupDoneTask,
+		afterAllTask, convergeDoneTask, purgeTask, applyConfigTask, globalBindingsTask:
 	}
-	return nil, fmt.Errorf("unknown task kind %q", t.Kind)
+	return ""
 }
 
 // startup loads global hooks and queues their onStartup runs, then the first
@@ -108,8 +79,8 @@ func (o *Operator) startup(ctx context.Context) ([]task, error) {
 			o.log.Error("module hooks not loaded", slog.String("module", m.Name()), slog.String("error", err.Error()))
 		}
 	}
-	o.started = true
-	next := append(globalHookTasks(hooks, hook.OnStartup), task{Kind: taskGlobalBindings}, task{Kind: taskConverge})
+	o.converge.started = true
+	next := append(globalHookTasks(hooks, hook.OnStartup), globalBindingsTask{}, convergeTask{})
 	return next, nil
 }
 
@@ -139,14 +110,14 @@ func (o *Operator) plan(ctx context.Context) ([]task, error) {
 	o.log.Info("modules planned", slog.Any("run", p.Run), slog.Any("delete", p.Delete), slog.Any("purge", p.Purge))
 	var next []task
 	for _, name := range p.Delete {
-		next = append(next, task{Kind: taskModuleDelete, Module: name})
+		next = append(next, moduleDeleteTask{module: name})
 	}
 	for _, name := range p.Purge {
-		next = append(next, task{Kind: taskPurge, Module: name})
+		next = append(next, purgeTask{release: name})
 	}
-	o.convergeGen++
-	o.convergeGroups = orderGroups(o.modules, p.Run)
-	return append(next, task{Kind: taskRunGroup, Gen: o.convergeGen}), nil
+	o.converge.gen++
+	o.converge.groups = orderGroups(o.modules, p.Run)
+	return append(next, runGroupTask{gen: o.converge.gen}), nil
 }
 
 // enabledInputs collects what each module's enabled state depends on,
@@ -171,14 +142,13 @@ func (o *Operator) enabledInputs() []enabledInput {
 
 // convergeDone closes a converge; global values changed by afterAll hooks
 // start another one.
-func (o *Operator) convergeDone(t task) []task {
-	o.converging = false
-	if values.Checksum(o.store.globalDoc()) != t.Checksum {
+func (o *Operator) convergeDone(t convergeDoneTask) []task {
+	if values.Checksum(o.store.globalDoc()) != t.checksum {
 		o.log.Info("afterAll hooks changed global values, converging again")
-		return []task{{Kind: taskConverge}}
+		return []task{convergeTask{}}
 	}
 	if o.recorder != nil {
-		o.recorder.Converge(o.clock.Since(o.convergeStart), nil)
+		o.recorder.Converge(o.clock.Since(o.converge.began), nil)
 	}
 	if o.ready.CompareAndSwap(false, true) {
 		o.logFirstConverge()
@@ -312,7 +282,7 @@ func (o *Operator) applyConfig(c *config.Config) {
 	} else {
 		o.acceptConfig()
 	}
-	if !o.started || old == nil {
+	if !o.converge.started || old == nil {
 		return
 	}
 	change := config.Diff(old, c)
@@ -346,8 +316,8 @@ func (o *Operator) sectionErrs(moduleErrs map[string]error) []error {
 
 // queueConverge appends a converge unless one is already waiting to start.
 func (o *Operator) queueConverge() {
-	if !o.main.Has(isKind(taskConverge)) {
-		o.main.PushBack(task{Kind: taskConverge})
+	if !o.main.Has(is[convergeTask]) {
+		o.main.PushBack(convergeTask{})
 	}
 }
 
@@ -359,12 +329,12 @@ func (o *Operator) moduleByKey(key string) (string, bool) {
 	return o.modules.Modules()[i].Name(), true
 }
 
-// phaseAfter is a module's phase once a run or delete task returned.
-func phaseAfter(k taskKind, enabled bool, err error) status.Phase {
+// phaseAfter is a module's phase once a run or a delete returned.
+func phaseAfter(deleted, enabled bool, err error) status.Phase {
 	switch {
 	case err != nil:
 		return status.PhaseFailed
-	case k == taskModuleDelete || !enabled:
+	case deleted || !enabled:
 		return status.PhaseDisabled
 	default:
 		return status.PhaseReady

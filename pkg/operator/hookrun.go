@@ -18,24 +18,26 @@ type hookMetricsSink interface {
 	Apply(src metrics.Source, ms []metrics.HookMetric) error
 }
 
-// hookRun runs a kubernetes or schedule hook with the binding contexts of
-// one or more merged tasks. A Synchronization run releases its binding's
-// events when done. Values changed by a non-Synchronization run queue a
-// converge (global values) or a module run (module values).
-func (o *Operator) hookRun(ctx context.Context, t task) error {
-	ref, ok := o.bindings.get(t.BindingID)
+// hookRun runs the hook of binding id (of moduleName, "" for global hooks)
+// with the binding contexts of one or more merged hookRunTasks, or, for
+// sync, with a Synchronization context read now. A Synchronization run
+// releases its binding's events when done. Values changed by a
+// non-Synchronization run queue a converge (global values) or a module run
+// (module values).
+func (o *Operator) hookRun(ctx context.Context, id, moduleName string, contexts []hook.BindingContext, sync bool) error {
+	ref, ok := o.bindings.get(id)
 	if !ok {
 		return nil // the binding was stopped since the task was queued
 	}
-	if t.Module != "" && !o.state.get(t.Module).Enabled {
+	if moduleName != "" && !o.state.get(moduleName).Enabled {
 		return nil
 	}
-	if t.Module != "" {
+	if moduleName != "" {
 		// The module's hooks may delete its objects on purpose.
-		defer o.pause(t.Module)()
+		defer o.pause(moduleName)()
 	}
-	if t.Sync && !ref.Kube.ExecuteHookOnSynchronization {
-		o.finishSync(t.BindingID)
+	if sync && !ref.Kube.ExecuteHookOnSynchronization {
+		o.finishSync(id)
 		return nil
 	}
 	if l := o.bindings.limiter(ref.Hook); l != nil {
@@ -43,9 +45,8 @@ func (o *Operator) hookRun(ctx context.Context, t task) error {
 			return err
 		}
 	}
-	contexts := t.Contexts
-	if t.Sync {
-		contexts = []hook.BindingContext{o.syncContext(t.BindingID, ref)}
+	if sync {
+		contexts = []hook.BindingContext{o.syncContext(id, ref)}
 	}
 	contexts = o.withSnapshots(refOwner(ref), ref.Hook, compactGroups(contexts))
 	changed, err := o.runBindingHook(ctx, ref, contexts)
@@ -59,8 +60,8 @@ func (o *Operator) hookRun(ctx context.Context, t task) error {
 			o.recorder.HookAllowedError(ref.Module, ref.Hook.Name, ref.name())
 		}
 	}
-	if t.Sync {
-		o.finishSync(t.BindingID)
+	if sync {
+		o.finishSync(id)
 		return nil
 	}
 	switch {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/addon-operator/addon-operator/pkg/hook"
 	"github.com/addon-operator/addon-operator/pkg/module"
+	"github.com/addon-operator/addon-operator/pkg/queue"
 	"github.com/addon-operator/addon-operator/pkg/status"
 )
 
@@ -28,36 +29,47 @@ func orderGroups(mods *module.Set, names []string) [][]string {
 }
 
 // runGroup starts the modules of one order group of the current converge
-// on the runner. When every one of them has finished its first attempt
-// (succeeded or failed; failed ones go on retrying on their own), the next
-// group is queued; after the last group, the afterAll hooks. A task of an
-// older converge (restarted since) does nothing.
-func (o *Operator) runGroup(t task) []task {
-	if t.Gen != o.convergeGen {
+// on the module pool, behind a barrier that queues the group's
+// groupDoneTask when each of them finished its first attempt. Past the last
+// group come the afterAll hooks. A task of an older converge (restarted
+// since) does nothing.
+func (o *Operator) runGroup(t runGroupTask) []task {
+	if t.gen != o.converge.gen {
 		return nil
 	}
-	if t.Group >= len(o.convergeGroups) {
-		return []task{{Kind: taskAfterAll}}
+	if t.group >= len(o.converge.groups) {
+		return []task{afterAllTask{}}
 	}
-	group := o.convergeGroups[t.Group]
-	next := task{Kind: taskRunGroup, Gen: t.Gen, Group: t.Group + 1}
-	remaining := len(group)
-	var mu sync.Mutex
+	group := o.converge.groups[t.group]
+	b := &groupBarrier{remaining: len(group), main: o.main, done: groupDoneTask(t)}
 	for _, name := range group {
 		// A converge follows a change of global values or of the enabled
 		// set, inputs of every module: a failing one need not wait out its
 		// backoff.
-		o.pool.retryNow(name, func(error) {
-			mu.Lock()
-			remaining--
-			last := remaining == 0
-			mu.Unlock()
-			if last {
-				o.main.PushFront(next)
-			}
-		})
+		o.pool.retryNow(name, b.arrive)
 	}
 	return nil
+}
+
+// groupBarrier counts the first attempts of an order group's modules. The
+// pool's workers call arrive; the last one queues done at the head of the
+// main queue, where the graph goes on.
+type groupBarrier struct {
+	main *queue.Queue[task]
+	done groupDoneTask
+
+	mu        sync.Mutex
+	remaining int
+}
+
+func (b *groupBarrier) arrive(error) {
+	b.mu.Lock()
+	b.remaining--
+	last := b.remaining == 0
+	b.mu.Unlock()
+	if last {
+		b.main.PushFront(b.done)
+	}
 }
 
 // attempt is the runner's run function: one run of a module, with its
@@ -77,7 +89,7 @@ func (o *Operator) attempt(ctx context.Context, name string) (bool, error) {
 		o.recorder.ModuleRun(name, d, err)
 	}
 	o.state.update(name, func(s *moduleState) {
-		s.Phase = phaseAfter(taskRunGroup, s.Enabled, err)
+		s.Phase = phaseAfter(false, s.Enabled, err)
 		if err != nil {
 			s.LastError = err.Error()
 		}

@@ -106,14 +106,10 @@ type Operator struct {
 	queues  *queues
 	main    *queue.Queue[task] // queues.get(mainQueue)
 
-	// Owned by the main queue worker.
-	global     []*loadedHook
-	started    bool // the first converge was queued
-	converging bool
-	// convergeGen counts plans; tasks of an older one are stale.
-	convergeGen    int
-	convergeStart  time.Time
-	convergeGroups [][]string
+	// Owned by the main queue worker: global hooks, loaded by Startup, and
+	// the converge in progress.
+	global   []*loadedHook
+	converge convergeState
 
 	pool *moduleRunner
 
@@ -263,7 +259,7 @@ func (o *Operator) queueHookRun(id string, ref bindingRef, bc hook.BindingContex
 	if ref.Module != "" && !o.state.get(ref.Module).Enabled {
 		return
 	}
-	o.queues.get(ref.queue()).PushBack(task{Kind: taskHookRun, Module: ref.Module, Hook: ref.Hook, BindingID: id, Contexts: []hook.BindingContext{bc}})
+	o.queues.get(ref.queue()).PushBack(hookRunTask{module: ref.Module, hook: ref.Hook, bindingID: id, contexts: []hook.BindingContext{bc}})
 }
 
 // Ready reports whether the first converge has finished.
@@ -271,9 +267,6 @@ func (o *Operator) Ready() bool { return o.ready.Load() }
 
 // Modules returns every module's status, in module order.
 func (o *Operator) Modules() []status.ModuleStatus { return o.state.snapshot() }
-
-// Queues returns a snapshot of every queue, main first.
-func (o *Operator) Queues() []queue.Snapshot[task] { return o.queues.snapshots() }
 
 // releaseExists reports whether the module has a release that the
 // operator owns. A release of the module's name that someone else made is

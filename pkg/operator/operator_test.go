@@ -193,7 +193,7 @@ func runUntilWith(t *testing.T, o *Operator, cfg *config.Config, cond func() boo
 	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 2)
-	o.main.PushBack(task{Kind: taskApplyConfig, Config: cfg}, task{Kind: taskStartup})
+	o.main.PushBack(applyConfigTask{config: cfg}, startupTask{})
 	go func() { done <- o.main.Run(ctx, o.handle) }()
 	go func() { done <- o.pool.Run(ctx) }()
 	deadline := time.Now().Add(10 * time.Second)
@@ -316,7 +316,7 @@ func TestApplyConfigQueuesTheRightWork(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			o, _ := newTestOperator(t, &fakeRunner{})
-			o.started = true
+			o.converge.started = true
 			o.state.update("a", func(s *moduleState) { s.Enabled = true })
 			o.applyConfig(base)
 			o.applyConfig(tt.next)

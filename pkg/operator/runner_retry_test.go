@@ -167,11 +167,11 @@ func TestFailingModuleRunsAtOnceWhenItsInputsChange(t *testing.T) {
 			wg.Go(func() { _ = o.main.Run(ctx, o.handle) })
 			wg.Go(func() { _ = o.pool.Run(ctx) })
 			defer func() { cancel(); wg.Wait() }()
-			o.main.PushBack(task{Kind: taskApplyConfig, Config: base}, task{Kind: taskStartup})
+			o.main.PushBack(applyConfigTask{config: base}, startupTask{})
 			waitFor(t, "the first converge", o.Ready)
 			waitFor(t, "a to back off", func() bool { return aBacksOff(o.pool) })
 			before := runs(runner, tt.wantRun)
-			o.main.PushBack(task{Kind: taskApplyConfig, Config: tt.change})
+			o.main.PushBack(applyConfigTask{config: tt.change})
 			waitFor(t, tt.wantRun+" to run again", func() bool { return runs(runner, tt.wantRun) > before })
 			want := 1 // the first attempt only: its backoff is an hour
 			if tt.wantA {
