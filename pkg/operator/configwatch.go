@@ -237,7 +237,7 @@ func (o *Operator) Conditions() []status.Condition {
 // (its ConfigMap section, its values): a module failing and waiting for its
 // backoff runs at once. A run already pending absorbs it.
 func (o *Operator) queueModuleRun(name string) {
-	o.pool.retryNow(name, nil)
+	o.pool.RetryNow(name, nil)
 }
 
 // writeConfigPatch applies a hook's config-values patch and writes the

@@ -222,7 +222,7 @@ func (o *Operator) moduleDelete(ctx context.Context, name string) error {
 	}
 	// A run in flight or backing off would race the uninstall; the
 	// uninstall's deletions are not heal events.
-	o.pool.cancel(name)
+	o.pool.Cancel(name)
 	defer o.pause(name)()
 	exists, err := o.releaseExists(ctx, name)
 	if err != nil {

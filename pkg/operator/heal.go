@@ -65,7 +65,7 @@ func (o *Operator) routeHeal(ev kube.HealEvent) {
 	if o.recorder != nil {
 		o.recorder.ObjectsHealed(ev.Module, 1)
 	}
-	o.pool.request(ev.Module, nil) // not an input change: a failing module keeps its backoff
+	o.pool.Request(ev.Module, nil) // not an input change: a failing module keeps its backoff
 }
 
 // afterDeploy arms healing for the objects the release now has and reports

@@ -46,7 +46,7 @@ func (o *Operator) runGroup(t runGroupTask) []task {
 		// A converge follows a change of global values or of the enabled
 		// set, inputs of every module: a failing one need not wait out its
 		// backoff.
-		o.pool.retryNow(name, b.arrive)
+		o.pool.RetryNow(name, b.arrive)
 	}
 	return nil
 }
@@ -81,7 +81,7 @@ func (o *Operator) attempt(ctx context.Context, name string) (bool, error) {
 	start := o.clock.Now()
 	defer o.pause(name)()
 	o.state.update(name, func(s *moduleState) { s.Phase = status.PhaseRunning })
-	failuresBefore, failingSince := o.pool.failures(name), o.pool.failingSince(name)
+	failuresBefore, failingSince := o.pool.Failures(name), o.pool.FailingSince(name)
 	again, err := o.runModule(ctx, name)
 	o.recordModuleEvent(name, failuresBefore, err)
 	d := o.clock.Since(start)
@@ -97,7 +97,7 @@ func (o *Operator) attempt(ctx context.Context, name string) (bool, error) {
 	switch {
 	case err != nil && ctx.Err() == nil:
 		o.log.Error("module run failed, will retry", slog.String("module", name), slog.Duration("duration", d),
-			slog.Int("failures", o.pool.failures(name)+1), slog.String("error", err.Error()))
+			slog.Int("failures", o.pool.Failures(name)+1), slog.String("error", err.Error()))
 	case err == nil && failuresBefore > 0:
 		o.logRecovery(name, failuresBefore, failingSince)
 	case err == nil:

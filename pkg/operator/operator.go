@@ -22,6 +22,7 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/metrics"
 	"github.com/addon-operator/addon-operator/pkg/module"
 	"github.com/addon-operator/addon-operator/pkg/queue"
+	"github.com/addon-operator/addon-operator/pkg/runner"
 	"github.com/addon-operator/addon-operator/pkg/schedule"
 	"github.com/addon-operator/addon-operator/pkg/status"
 )
@@ -111,7 +112,7 @@ type Operator struct {
 	global   []*loadedHook
 	converge convergeState
 
-	pool *moduleRunner
+	pool *runner.Pool
 
 	// invalidConfig holds modules whose ConfigMap section failed its
 	// schema at startup; they are skipped until a valid section arrives.
@@ -158,7 +159,7 @@ func New(opts Options, deps Deps) (*Operator, error) {
 	}
 	backoff := queue.ExponentialBackoff(opts.RetryDelay, opts.RetryMaxDelay)
 	o.queues = newQueues(deps.Clock, backoff, mergeTasks)
-	o.pool = newModuleRunner(opts.ModuleWorkers, o.attempt, backoff, deps.Clock)
+	o.pool = runner.New(opts.ModuleWorkers, o.attempt, backoff, deps.Clock)
 	o.main = o.queues.get(mainQueue)
 	deps.Logger.Info("modules discovered", slog.Int("modules", len(names)), slog.Int("global_hooks", len(mods.Global().Hooks())))
 	return o, nil

@@ -183,9 +183,7 @@ func runUntil(t *testing.T, o *Operator, cond func() bool) {
 // requested lists modules with a run requested from the pool and not
 // started yet.
 func requested(o *Operator) []string {
-	o.pool.mu.Lock()
-	defer o.pool.mu.Unlock()
-	return append([]string(nil), o.pool.ready...)
+	return o.pool.Waiting()
 }
 
 // runUntilWith is runUntil with the given ConfigMap content.
