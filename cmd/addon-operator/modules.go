@@ -15,6 +15,7 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/config"
 	"github.com/addon-operator/addon-operator/pkg/hook"
 	"github.com/addon-operator/addon-operator/pkg/operator"
+	"github.com/addon-operator/addon-operator/pkg/store"
 )
 
 // modulesOptions are the flags of the offline modules commands.
@@ -159,7 +160,7 @@ func printModules(w io.Writer, list []operator.ModuleInfo) error {
 	return tw.Flush()
 }
 
-func printLeaves(w io.Writer, leaves []operator.Leaf) error {
+func printLeaves(w io.Writer, leaves []store.Leaf) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "PATH\tVALUE\tSET BY")
 	for _, l := range leaves {

@@ -256,7 +256,7 @@ func (o *Operator) writeConfigPatch(ctx context.Context, m *module.Module, p val
 	}
 	// Applied before the write, so the watch event that echoes it (which
 	// the main queue may handle before Write even returns) changes nothing.
-	edit, undo, err := o.store.applyConfigPatch(m, p, policy)
+	edit, undo, err := o.store.ApplyConfigPatch(m, p, policy)
 	if err != nil || len(edit.Sections)+len(edit.Enabled) == 0 {
 		return err
 	}
@@ -277,7 +277,7 @@ func (o *Operator) writeConfigPatch(ctx context.Context, m *module.Module, p val
 		}
 		return nil
 	default:
-		o.store.revertEdit(edit, undo)
+		o.store.RevertEdit(edit, undo)
 		return err
 	}
 }

@@ -145,7 +145,7 @@ func TestObserveConfig(t *testing.T) {
 				applyQueued(t, o)
 			}
 			var got map[string]bool
-			if c := o.store.currentConfig(); c != nil {
+			if c := o.store.Config(); c != nil {
 				got = c.Enabled
 			}
 			if diff := cmp.Diff(tt.wantCfg, got); diff != "" {
@@ -295,7 +295,7 @@ func TestWriteConfigPatchOnlyTouchesItsOwnKeys(t *testing.T) {
 			if err := <-errc; (err != nil) != tt.wantErr {
 				t.Fatalf("writeConfigPatch() = %v, want error %v", err, tt.wantErr)
 			}
-			c := o.store.currentConfig()
+			c := o.store.Config()
 			got := map[string]values.Values{"global": c.Global, "a": c.Modules["a"]}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("config in force (-want +got):\n%s", diff)

@@ -152,7 +152,7 @@ func (o *Operator) dispatch(ctx context.Context, t task) ([]task, error) {
 		return []task{runGroupTask{gen: t.gen, group: t.group + 1}}, nil
 	case afterAllTask:
 		return append(globalHookTasks(o.global, hook.AfterAll),
-			convergeDoneTask{checksum: values.Checksum(o.store.globalDoc())}), nil
+			convergeDoneTask{checksum: values.Checksum(o.store.GlobalDoc())}), nil
 	case convergeDoneTask:
 		return o.convergeDone(t), nil
 	case moduleDeleteTask:

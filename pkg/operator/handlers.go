@@ -55,11 +55,14 @@ func failedModule(t task) string {
 	return ""
 }
 
+// errNoConfig is returned while no valid ConfigMap has been read.
+var errNoConfig = errors.New("no valid ConfigMap read yet")
+
 // startup loads global hooks and queues their onStartup runs, then the first
 // converge. It waits for a valid ConfigMap: converging without one could
 // uninstall modules the ConfigMap enables.
 func (o *Operator) startup(ctx context.Context) ([]task, error) {
-	if o.store.currentConfig() == nil {
+	if o.store.Config() == nil {
 		if err := o.configErr(); err != nil {
 			return nil, fmt.Errorf("ConfigMap %s/%s is invalid: %w", o.opts.Namespace, o.opts.ConfigMap, err)
 		}
@@ -123,8 +126,8 @@ func (o *Operator) plan(ctx context.Context) ([]task, error) {
 // enabledInputs collects what each module's enabled state depends on,
 // except its enabled script.
 func (o *Operator) enabledInputs() []enabledInput {
-	dynamic := o.store.dynamicEnabled()
-	cfg := o.store.currentConfig()
+	dynamic := o.store.DynamicEnabled()
+	cfg := o.store.Config()
 	mods := o.modules.Modules()
 	inputs := make([]enabledInput, 0, len(mods))
 	for _, m := range mods {
@@ -143,7 +146,7 @@ func (o *Operator) enabledInputs() []enabledInput {
 // convergeDone closes a converge; global values changed by afterAll hooks
 // start another one.
 func (o *Operator) convergeDone(t convergeDoneTask) []task {
-	if values.Checksum(o.store.globalDoc()) != t.checksum {
+	if values.Checksum(o.store.GlobalDoc()) != t.checksum {
 		o.log.Info("afterAll hooks changed global values, converging again")
 		return []task{convergeTask{}}
 	}
@@ -244,7 +247,7 @@ func (o *Operator) moduleDelete(ctx context.Context, name string) error {
 	if o.healer != nil {
 		o.healer.Forget(name)
 	}
-	o.store.resetModule(name)
+	o.store.ResetModule(name)
 	o.state.update(name, func(s *moduleState) { s.StartupDone, s.Reruns, s.Revision, s.LastError = false, 0, 0, "" })
 	return nil
 }
@@ -263,8 +266,8 @@ func (o *Operator) purge(ctx context.Context, release string) {
 // it changes: a converge for global or enabled changes, module runs for
 // changed module sections.
 func (o *Operator) applyConfig(c *config.Config) {
-	old := o.store.currentConfig()
-	moduleErrs, globalErr := o.store.validateConfig(c)
+	old := o.store.Config()
+	moduleErrs, globalErr := o.store.ValidateConfig(c)
 	if globalErr != nil || (old != nil && len(moduleErrs) > 0) {
 		errs := o.sectionErrs(moduleErrs)
 		if globalErr != nil {
@@ -276,7 +279,7 @@ func (o *Operator) applyConfig(c *config.Config) {
 	// At startup there is no last valid ConfigMap: modules whose section is
 	// invalid are skipped, the others converge.
 	o.setInvalidConfig(moduleErrs)
-	o.store.setConfig(c)
+	o.store.SetConfig(c)
 	if len(moduleErrs) > 0 {
 		o.rejectConfig(errors.Join(o.sectionErrs(moduleErrs)...), true)
 	} else {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/addon-operator/addon-operator/pkg/config"
 	"github.com/addon-operator/addon-operator/pkg/hook"
 	"github.com/addon-operator/addon-operator/pkg/module"
 	"github.com/addon-operator/addon-operator/pkg/values"
@@ -80,15 +81,15 @@ func (o *Operator) runGlobalHook(ctx context.Context, h *loadedHook, b hook.Bind
 // runGlobalHookWith runs a global hook with the given contexts and applies
 // its outputs: values and config patches, object operations, metrics.
 func (o *Operator) runGlobalHookWith(ctx context.Context, h *loadedHook, binding string, contexts []hook.BindingContext) (bool, error) {
-	before := values.Checksum(o.store.globalDoc())
-	doc := o.store.globalDoc()
+	before := values.Checksum(o.store.GlobalDoc())
+	doc := o.store.GlobalDoc()
 	start := o.clock.Now()
 	res, err := o.runner.Run(ctx, hook.Run{
 		Path:         h.Path,
 		Kind:         hook.RunHook,
 		Contexts:     contexts,
-		Values:       values.Values{globalKey: doc[globalKey]},
-		ConfigValues: o.store.configFor(nil),
+		Values:       values.Values{config.GlobalKey: doc[config.GlobalKey]},
+		ConfigValues: o.store.ConfigFor(nil),
 		Hook:         h.Name,
 		Binding:      binding,
 	})
@@ -99,11 +100,11 @@ func (o *Operator) runGlobalHookWith(ctx context.Context, h *loadedHook, binding
 	if err != nil {
 		return false, fmt.Errorf("global hook %s (%s): %w", h.Name, binding, err)
 	}
-	return valuesChanged(before, o.store.globalDoc()), nil
+	return valuesChanged(before, o.store.GlobalDoc()), nil
 }
 
 func (o *Operator) keepGlobalOutputs(ctx context.Context, h *loadedHook, res *hook.Result) error {
-	if err := o.store.addGlobalPatch(res.ValuesPatch); err != nil {
+	if err := o.store.AddGlobalPatch(res.ValuesPatch); err != nil {
 		return fmt.Errorf("values patch: %w", err)
 	}
 	if err := o.writeConfigPatch(ctx, nil, res.ConfigValuesPatch); err != nil {
@@ -116,7 +117,7 @@ func (o *Operator) keepGlobalOutputs(ctx context.Context, h *loadedHook, res *ho
 func (o *Operator) moduleHookValues(m *module.Module) values.Values {
 	global := o.store.GlobalValues()
 	global["enabledModules"] = o.state.enabledList()
-	return values.Values{globalKey: global, m.Key(): o.store.ModuleValues(m)}
+	return values.Values{config.GlobalKey: global, m.Key(): o.store.ModuleValues(m)}
 }
 
 // runModuleHook runs one module hook for a lifecycle binding and keeps its
@@ -139,7 +140,7 @@ func (o *Operator) runModuleHookWith(ctx context.Context, m *module.Module, h *l
 		Kind:         hook.RunHook,
 		Contexts:     contexts,
 		Values:       o.moduleHookValues(m),
-		ConfigValues: o.store.configFor(m),
+		ConfigValues: o.store.ConfigFor(m),
 		Module:       m.Name(),
 		Hook:         h.Name,
 		Binding:      binding,
@@ -155,7 +156,7 @@ func (o *Operator) runModuleHookWith(ctx context.Context, m *module.Module, h *l
 }
 
 func (o *Operator) keepModuleOutputs(ctx context.Context, m *module.Module, h *loadedHook, res *hook.Result) error {
-	if err := o.store.addModulePatch(m, res.ValuesPatch); err != nil {
+	if err := o.store.AddModulePatch(m, res.ValuesPatch); err != nil {
 		return fmt.Errorf("values patch: %w", err)
 	}
 	if err := o.writeConfigPatch(ctx, m, res.ConfigValuesPatch); err != nil {
@@ -172,8 +173,8 @@ func (o *Operator) runEnabledScript(ctx context.Context, m *module.Module, enabl
 	res, err := o.runner.Run(ctx, hook.Run{
 		Path:         m.EnabledScript(),
 		Kind:         hook.RunEnabledScript,
-		Values:       values.Values{globalKey: global, m.Key(): o.store.ModuleValues(m)},
-		ConfigValues: o.store.configFor(m),
+		Values:       values.Values{config.GlobalKey: global, m.Key(): o.store.ModuleValues(m)},
+		ConfigValues: o.store.ConfigFor(m),
 		Module:       m.Name(),
 		Hook:         "enabled",
 	})

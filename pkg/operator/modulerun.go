@@ -139,7 +139,7 @@ func (o *Operator) runModule(ctx context.Context, name string) (bool, error) {
 	if _, err := o.runModuleHooks(ctx, name, hooks, hook.BeforeHelm); err != nil {
 		return false, err
 	}
-	if err := o.store.validateModule(m, m.IsHelm()); err != nil {
+	if err := o.store.ValidateModule(m, m.IsHelm()); err != nil {
 		return false, err
 	}
 	if err := o.applyCRDs(ctx, m); err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/helm"
 	"github.com/addon-operator/addon-operator/pkg/module"
 	"github.com/addon-operator/addon-operator/pkg/status"
+	"github.com/addon-operator/addon-operator/pkg/store"
 	"github.com/addon-operator/addon-operator/pkg/values"
 )
 
@@ -17,7 +18,7 @@ import (
 // (enabled scripts do run: they decide enabled state).
 type Offline struct {
 	modules *module.Set
-	store   *store
+	store   *store.Store
 	runner  hookRunner
 	ns      string
 }
@@ -47,11 +48,11 @@ func NewOffline(opts Options, cfg *config.Config, runner hookRunner, log *slog.L
 	if cfg == nil {
 		cfg = &config.Config{}
 	}
-	st, err := newStore(mods)
+	st, err := store.New(mods)
 	if err != nil {
 		return nil, err
 	}
-	st.setConfig(cfg)
+	st.SetConfig(cfg)
 	ns := opts.Namespace
 	if ns == "" {
 		ns = "default"
@@ -89,30 +90,30 @@ func (x *Offline) module(name string) (*module.Module, error) {
 // patches: {global: ..., <moduleKey>: ...}. Name "global" returns global
 // values alone.
 func (x *Offline) Values(name string) (values.Values, error) {
-	if name == globalKey {
-		return values.Values{globalKey: x.store.GlobalValues()}, nil
+	if name == config.GlobalKey {
+		return values.Values{config.GlobalKey: x.store.GlobalValues()}, nil
 	}
 	m, err := x.module(name)
 	if err != nil {
 		return nil, err
 	}
-	return values.Values{globalKey: x.store.GlobalValues(), m.Key(): x.store.ModuleValues(m)}, nil
+	return values.Values{config.GlobalKey: x.store.GlobalValues(), m.Key(): x.store.ModuleValues(m)}, nil
 }
 
 // Explain attributes every leaf of a module's values (or of global values,
 // for name "global") to the layer that set it.
-func (x *Offline) Explain(name string) ([]Leaf, error) {
-	if name == globalKey {
-		return prefixLeaves(globalKey, explain(x.store.globalLayers())), nil
+func (x *Offline) Explain(name string) ([]store.Leaf, error) {
+	if name == config.GlobalKey {
+		return prefixLeaves(config.GlobalKey, store.Explain(x.store.GlobalLayers())), nil
 	}
 	m, err := x.module(name)
 	if err != nil {
 		return nil, err
 	}
-	return prefixLeaves(m.Key(), explain(x.store.moduleLayers(m))), nil
+	return prefixLeaves(m.Key(), store.Explain(x.store.ModuleLayers(m))), nil
 }
 
-func prefixLeaves(key string, leaves []Leaf) []Leaf {
+func prefixLeaves(key string, leaves []store.Leaf) []store.Leaf {
 	for i := range leaves {
 		if leaves[i].Path == "" {
 			leaves[i].Path = key

@@ -25,6 +25,7 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/runner"
 	"github.com/addon-operator/addon-operator/pkg/schedule"
 	"github.com/addon-operator/addon-operator/pkg/status"
+	"github.com/addon-operator/addon-operator/pkg/store"
 )
 
 // releaser manages modules' Helm releases; *helm.Client is the real one.
@@ -102,7 +103,7 @@ type Operator struct {
 	bindings      *registry
 
 	modules *module.Set
-	store   *store
+	store   *store.Store
 	state   *states
 	queues  *queues
 	main    *queue.Queue[task] // queues.get(mainQueue)
@@ -144,7 +145,7 @@ func New(opts Options, deps Deps) (*Operator, error) {
 	for _, m := range mods.Modules() {
 		names = append(names, m.Name())
 	}
-	st, err := newStore(mods)
+	st, err := store.New(mods)
 	if err != nil {
 		return nil, err
 	}
@@ -299,7 +300,7 @@ func (o *Operator) helmRun(ctx context.Context, name string) error {
 	out, err := o.releases.Apply(ctx, helm.Release{
 		Name:     name,
 		ChartDir: m.Path(),
-		Values:   map[string]any{globalKey: map[string]any(global), m.Key(): map[string]any(o.store.ModuleValues(m))},
+		Values:   map[string]any{config.GlobalKey: map[string]any(global), m.Key(): map[string]any(o.store.ModuleValues(m))},
 	})
 	if o.recorder != nil {
 		op := "upgrade"
