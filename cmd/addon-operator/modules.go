@@ -15,6 +15,7 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/config"
 	"github.com/addon-operator/addon-operator/pkg/hook"
 	"github.com/addon-operator/addon-operator/pkg/operator"
+	"github.com/addon-operator/addon-operator/pkg/plan"
 	"github.com/addon-operator/addon-operator/pkg/store"
 )
 
@@ -108,7 +109,7 @@ not, so values are shown without hook patches.`,
 	return cmd
 }
 
-func (o *modulesOptions) offline(cmd *cobra.Command) (*operator.Offline, error) {
+func (o *modulesOptions) offline(cmd *cobra.Command) (*plan.Offline, error) {
 	if err := applyEnv(cmd.Flags(), os.LookupEnv); err != nil {
 		return nil, err
 	}
@@ -122,7 +123,7 @@ func (o *modulesOptions) offline(cmd *cobra.Command) (*operator.Offline, error) 
 		return nil, err
 	}
 	log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn}))
-	return operator.NewOffline(o.operator, cfg, &hook.Executor{Logger: log}, log)
+	return plan.NewOffline(o.operator.Discovery(log), o.operator.Namespace, cfg, &hook.Executor{Logger: log})
 }
 
 // readConfigManifest parses a ConfigMap manifest into the operator's view.
@@ -151,7 +152,7 @@ func readConfigManifest(path string) (*config.Config, error) {
 	return cfg, nil
 }
 
-func printModules(w io.Writer, list []operator.ModuleInfo) error {
+func printModules(w io.Writer, list []plan.ModuleInfo) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tORDER\tENABLED\tDECIDED BY\tHELM")
 	for _, m := range list {

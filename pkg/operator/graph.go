@@ -142,7 +142,7 @@ func (o *Operator) dispatch(ctx context.Context, t task) ([]task, error) {
 		o.converge.began = o.clock.Now()
 		return append(globalHookTasks(o.global, hook.BeforeAll), convergePlanTask{}), nil
 	case convergePlanTask:
-		return o.plan(ctx)
+		return o.planConverge(ctx)
 	case runGroupTask:
 		return o.runGroup(t), nil
 	case groupDoneTask:

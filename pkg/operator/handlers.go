@@ -11,6 +11,7 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/config"
 	"github.com/addon-operator/addon-operator/pkg/hook"
 	"github.com/addon-operator/addon-operator/pkg/module"
+	"github.com/addon-operator/addon-operator/pkg/plan"
 	"github.com/addon-operator/addon-operator/pkg/status"
 	"github.com/addon-operator/addon-operator/pkg/values"
 )
@@ -87,12 +88,9 @@ func (o *Operator) startup(ctx context.Context) ([]task, error) {
 	return next, nil
 }
 
-// plan decides which modules are enabled and queues what follows from it.
-func (o *Operator) plan(ctx context.Context) ([]task, error) {
-	decisions, err := decideEnabled(o.enabledInputs(), func(name string, soFar []string) (bool, error) {
-		m, _ := o.modules.Module(name)
-		return o.runEnabledScript(ctx, m, soFar)
-	})
+// planConverge decides which modules are enabled and queues what follows from it.
+func (o *Operator) planConverge(ctx context.Context) ([]task, error) {
+	decisions, err := plan.Enabled(ctx, o.modules, o.store, o.runner)
 	if err != nil {
 		return nil, err
 	}
@@ -100,7 +98,7 @@ func (o *Operator) plan(ctx context.Context) ([]task, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list releases: %w", err)
 	}
-	p := planConverge(decisions, o.state.enabledSet(), owned)
+	p := plan.Converge(decisions, o.state.enabledSet(), owned)
 	for _, d := range decisions {
 		o.state.update(d.Name, func(s *moduleState) {
 			s.Enabled, s.By = d.Enabled, d.By
@@ -119,28 +117,8 @@ func (o *Operator) plan(ctx context.Context) ([]task, error) {
 		next = append(next, purgeTask{release: name})
 	}
 	o.converge.gen++
-	o.converge.groups = orderGroups(o.modules, p.Run)
+	o.converge.groups = plan.OrderGroups(o.modules, p.Run)
 	return append(next, runGroupTask{gen: o.converge.gen}), nil
-}
-
-// enabledInputs collects what each module's enabled state depends on,
-// except its enabled script.
-func (o *Operator) enabledInputs() []enabledInput {
-	dynamic := o.store.DynamicEnabled()
-	cfg := o.store.Config()
-	mods := o.modules.Modules()
-	inputs := make([]enabledInput, 0, len(mods))
-	for _, m := range mods {
-		in := enabledInput{Name: m.Name(), Common: m.CommonEnabled(), Own: m.StaticEnabled(), HasScript: m.EnabledScript() != ""}
-		if v, ok := dynamic[m.Key()]; ok {
-			in.Dynamic = &v
-		}
-		if v, ok := cfg.Enabled[m.Key()]; ok {
-			in.ConfigMap = &v
-		}
-		inputs = append(inputs, in)
-	}
-	return inputs
 }
 
 // convergeDone closes a converge; global values changed by afterAll hooks

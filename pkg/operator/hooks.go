@@ -165,28 +165,6 @@ func (o *Operator) keepModuleOutputs(ctx context.Context, m *module.Module, h *l
 	return o.applyOutputs(ctx, m, h, res)
 }
 
-// runEnabledScript asks a module's enabled script, giving it the modules
-// enabled so far in global.enabledModules.
-func (o *Operator) runEnabledScript(ctx context.Context, m *module.Module, enabledSoFar []string) (bool, error) {
-	global := o.store.GlobalValues()
-	global["enabledModules"] = enabledSoFar
-	res, err := o.runner.Run(ctx, hook.Run{
-		Path:         m.EnabledScript(),
-		Kind:         hook.RunEnabledScript,
-		Values:       values.Values{config.GlobalKey: global, m.Key(): o.store.ModuleValues(m)},
-		ConfigValues: o.store.ConfigFor(m),
-		Module:       m.Name(),
-		Hook:         "enabled",
-	})
-	if err != nil {
-		return false, err
-	}
-	if res.Enabled == nil {
-		return false, fmt.Errorf("%s wrote no result to MODULE_ENABLED_RESULT", m.EnabledScript())
-	}
-	return *res.Enabled, nil
-}
-
 // recordHookRun counts a hook run and its duration.
 func (o *Operator) recordHookRun(moduleName string, h *loadedHook, binding string, start time.Time, err error) {
 	if o.recorder != nil {

@@ -7,26 +7,9 @@ import (
 	"sync"
 
 	"github.com/addon-operator/addon-operator/pkg/hook"
-	"github.com/addon-operator/addon-operator/pkg/module"
 	"github.com/addon-operator/addon-operator/pkg/queue"
 	"github.com/addon-operator/addon-operator/pkg/status"
 )
-
-// orderGroups splits the modules to run into groups of equal order, in
-// ascending order; modules of one group may run in parallel.
-func orderGroups(mods *module.Set, names []string) [][]string {
-	var groups [][]string
-	last := 0
-	for i, name := range names {
-		m, _ := mods.Module(name)
-		if i == 0 || m.Order() != last {
-			groups = append(groups, nil)
-			last = m.Order()
-		}
-		groups[len(groups)-1] = append(groups[len(groups)-1], name)
-	}
-	return groups
-}
 
 // runGroup starts the modules of one order group of the current converge
 // on the module pool, behind a barrier that queues the group's

@@ -132,12 +132,7 @@ func New(opts Options, deps Deps) (*Operator, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	mods, err := module.Discover(module.Options{
-		ModulesDirs:     module.SplitDirs(opts.ModulesDirs),
-		GlobalHooksDir:  opts.GlobalHooksDir,
-		UnnumberedOrder: opts.UnnumberedModulesOrder,
-		Logger:          deps.Logger,
-	})
+	mods, err := module.Discover(opts.Discovery(deps.Logger))
 	if err != nil {
 		return nil, fmt.Errorf("discover modules: %w", err)
 	}

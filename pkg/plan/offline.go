@@ -1,9 +1,8 @@
-package operator
+package plan
 
 import (
 	"context"
 	"fmt"
-	"log/slog"
 
 	"github.com/addon-operator/addon-operator/pkg/config"
 	"github.com/addon-operator/addon-operator/pkg/helm"
@@ -19,7 +18,7 @@ import (
 type Offline struct {
 	modules *module.Set
 	store   *store.Store
-	runner  hookRunner
+	scripts ScriptRunner
 	ns      string
 }
 
@@ -34,14 +33,9 @@ type ModuleInfo struct {
 }
 
 // NewOffline discovers modules as the operator would and takes cfg as the
-// ConfigMap content (nil: no ConfigMap).
-func NewOffline(opts Options, cfg *config.Config, runner hookRunner, log *slog.Logger) (*Offline, error) {
-	mods, err := module.Discover(module.Options{
-		ModulesDirs:     module.SplitDirs(opts.ModulesDirs),
-		GlobalHooksDir:  opts.GlobalHooksDir,
-		UnnumberedOrder: opts.UnnumberedModulesOrder,
-		Logger:          log,
-	})
+// ConfigMap content (nil: no ConfigMap) of namespace ns ("" is "default").
+func NewOffline(discover module.Options, ns string, cfg *config.Config, scripts ScriptRunner) (*Offline, error) {
+	mods, err := module.Discover(discover)
 	if err != nil {
 		return nil, fmt.Errorf("discover modules: %w", err)
 	}
@@ -53,20 +47,15 @@ func NewOffline(opts Options, cfg *config.Config, runner hookRunner, log *slog.L
 		return nil, err
 	}
 	st.SetConfig(cfg)
-	ns := opts.Namespace
 	if ns == "" {
 		ns = "default"
 	}
-	return &Offline{modules: mods, store: st, runner: runner, ns: ns}, nil
+	return &Offline{modules: mods, store: st, scripts: scripts, ns: ns}, nil
 }
 
 // List decides every module's enabled state, running enabled scripts.
 func (x *Offline) List(ctx context.Context) ([]ModuleInfo, error) {
-	o := &Operator{modules: x.modules, store: x.store, runner: x.runner, state: newStates(nil)}
-	decisions, err := decideEnabled(o.enabledInputs(), func(name string, soFar []string) (bool, error) {
-		m, _ := x.modules.Module(name)
-		return o.runEnabledScript(ctx, m, soFar)
-	})
+	decisions, err := Enabled(ctx, x.modules, x.store, x.scripts)
 	if err != nil {
 		return nil, err
 	}
