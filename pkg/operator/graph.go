@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/addon-operator/addon-operator/pkg/binding"
 	"github.com/addon-operator/addon-operator/pkg/config"
 	"github.com/addon-operator/addon-operator/pkg/hook"
 	"github.com/addon-operator/addon-operator/pkg/values"
@@ -58,7 +59,7 @@ type startupTask struct{}
 
 // globalHookTask runs one global hook for a lifecycle binding.
 type globalHookTask struct {
-	hook    *loadedHook
+	hook    *binding.Hook
 	binding hook.Binding
 }
 
@@ -102,7 +103,7 @@ type globalBindingsTask struct{}
 // main or the binding's queue. Consecutive runs of one hook merge.
 type hookRunTask struct {
 	module    string // "" for global hooks
-	hook      *loadedHook
+	hook      *binding.Hook
 	bindingID string
 	contexts  []hook.BindingContext
 }
@@ -111,7 +112,7 @@ type hookRunTask struct {
 // are read when it runs.
 type syncTask struct {
 	module    string // "" for global hooks
-	hook      *loadedHook
+	hook      *binding.Hook
 	bindingID string
 }
 
@@ -164,7 +165,7 @@ func (o *Operator) dispatch(ctx context.Context, t task) ([]task, error) {
 		o.applyConfig(t.config)
 		return nil, nil
 	case globalBindingsTask:
-		ids, err := o.startBindings(ctx, globalOwner, o.global)
+		ids, err := o.startBindings(ctx, binding.GlobalOwner, o.global)
 		if err != nil {
 			return nil, err
 		}
@@ -223,10 +224,10 @@ func (t syncTask) String() string {
 	return fmt.Sprintf("HookRun %s/%s Synchronization", ownerName(t.module), t.hook.Name)
 }
 
-// ownerName names a hook's owner: its module, or globalOwner.
+// ownerName names a hook's owner: its module, or binding.GlobalOwner.
 func ownerName(module string) string {
 	if module == "" {
-		return globalOwner
+		return binding.GlobalOwner
 	}
 	return module
 }
@@ -238,8 +239,8 @@ func is[T task](t task) bool {
 }
 
 // globalHookTasks returns one task per global hook with binding b, in order.
-func globalHookTasks(hooks []*loadedHook, b hook.Binding) []task {
-	sorted := byOrder(hooks, b)
+func globalHookTasks(hooks []*binding.Hook, b hook.Binding) []task {
+	sorted := binding.ByOrder(hooks, b)
 	out := make([]task, 0, len(sorted))
 	for _, h := range sorted {
 		out = append(out, globalHookTask{hook: h, binding: b})

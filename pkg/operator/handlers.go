@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/addon-operator/addon-operator/pkg/binding"
 	"github.com/addon-operator/addon-operator/pkg/config"
 	"github.com/addon-operator/addon-operator/pkg/hook"
 	"github.com/addon-operator/addon-operator/pkg/module"
@@ -70,7 +71,7 @@ func (o *Operator) startup(ctx context.Context) ([]task, error) {
 		return nil, errNoConfig
 	}
 	g := o.modules.Global()
-	hooks, err := loadHooks(ctx, o.runner, g.HooksDir(), g.Hooks(), hook.Global)
+	hooks, err := binding.Load(ctx, o.runner, g.HooksDir(), g.Hooks(), hook.Global)
 	if err != nil {
 		return nil, err
 	}
@@ -162,12 +163,12 @@ func (o *Operator) logFirstConverge() {
 }
 
 // moduleHooks loads a module's hooks on first use and caches them.
-func (o *Operator) moduleHooks(ctx context.Context, name string) ([]*loadedHook, error) {
+func (o *Operator) moduleHooks(ctx context.Context, name string) ([]*binding.Hook, error) {
 	if hooks := o.state.get(name).Hooks; hooks != nil {
 		return hooks, nil
 	}
 	m, _ := o.modules.Module(name)
-	hooks, err := loadHooks(ctx, o.runner, m.Path(), m.Hooks(), hook.Module)
+	hooks, err := binding.Load(ctx, o.runner, m.Path(), m.Hooks(), hook.Module)
 	if err != nil {
 		return nil, fmt.Errorf("module %s: %w", name, err)
 	}
@@ -177,10 +178,10 @@ func (o *Operator) moduleHooks(ctx context.Context, name string) ([]*loadedHook,
 
 // runModuleHooks runs a module's hooks of lifecycle binding b in order and
 // returns the names of those that changed the module's values.
-func (o *Operator) runModuleHooks(ctx context.Context, name string, hooks []*loadedHook, b hook.Binding) ([]string, error) {
+func (o *Operator) runModuleHooks(ctx context.Context, name string, hooks []*binding.Hook, b hook.Binding) ([]string, error) {
 	m, _ := o.modules.Module(name)
 	var changedBy []string
-	for _, h := range byOrder(hooks, b) {
+	for _, h := range binding.ByOrder(hooks, b) {
 		changed, err := o.runModuleHook(ctx, m, h, b)
 		if err != nil {
 			return nil, err

@@ -1,13 +1,11 @@
 package operator
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"path/filepath"
-	"slices"
 	"time"
 
+	"github.com/addon-operator/addon-operator/pkg/binding"
 	"github.com/addon-operator/addon-operator/pkg/config"
 	"github.com/addon-operator/addon-operator/pkg/hook"
 	"github.com/addon-operator/addon-operator/pkg/module"
@@ -20,67 +18,20 @@ type hookRunner interface {
 	Run(ctx context.Context, r hook.Run) (*hook.Result, error)
 }
 
-// loadedHook is a hook with its parsed configuration.
-type loadedHook struct {
-	Path string
-	// Name is the path relative to the module or global hooks directory.
-	Name   string
-	Config *hook.Config
-}
-
-// loadHooks runs every hook with --config and parses what it prints. The
-// first error names the hook file.
-func loadHooks(ctx context.Context, runner hookRunner, base string, paths []string, kind hook.Kind) ([]*loadedHook, error) {
-	hooks := make([]*loadedHook, 0, len(paths))
-	for _, p := range paths {
-		name, err := filepath.Rel(base, p)
-		if err != nil {
-			name = p
-		}
-		out, err := runner.Config(ctx, p)
-		if err != nil {
-			return nil, fmt.Errorf("hook %s: run --config: %w", p, err)
-		}
-		cfg, err := hook.ParseConfig(p, out, kind)
-		if err != nil {
-			return nil, err
-		}
-		hooks = append(hooks, &loadedHook{Path: p, Name: name, Config: cfg})
-	}
-	return hooks, nil
-}
-
-// byOrder returns the hooks that declare lifecycle binding b, in ascending
-// ORDER, ties broken by path.
-func byOrder(hooks []*loadedHook, b hook.Binding) []*loadedHook {
-	var out []*loadedHook
-	for _, h := range hooks {
-		if _, ok := h.Config.Order(b); ok {
-			out = append(out, h)
-		}
-	}
-	slices.SortStableFunc(out, func(x, y *loadedHook) int {
-		ox, _ := x.Config.Order(b)
-		oy, _ := y.Config.Order(b)
-		return cmp.Or(cmp.Compare(ox, oy), cmp.Compare(x.Path, y.Path))
-	})
-	return out
-}
-
 // runGlobalHook runs one global hook for a lifecycle binding and keeps its
 // patches. It returns whether global values (or dynamic enabled flags)
 // changed.
-func (o *Operator) runGlobalHook(ctx context.Context, h *loadedHook, b hook.Binding) (bool, error) {
+func (o *Operator) runGlobalHook(ctx context.Context, h *binding.Hook, b hook.Binding) (bool, error) {
 	bc := hook.BindingContext{Binding: string(b)}
 	if b != hook.OnStartup { // bindings start after onStartup: nothing to show yet
-		bc.Snapshots = o.lifecycleSnapshots(globalOwner, h)
+		bc.Snapshots = o.lifecycleSnapshots(binding.GlobalOwner, h)
 	}
 	return o.runGlobalHookWith(ctx, h, string(b), []hook.BindingContext{bc})
 }
 
 // runGlobalHookWith runs a global hook with the given contexts and applies
 // its outputs: values and config patches, object operations, metrics.
-func (o *Operator) runGlobalHookWith(ctx context.Context, h *loadedHook, binding string, contexts []hook.BindingContext) (bool, error) {
+func (o *Operator) runGlobalHookWith(ctx context.Context, h *binding.Hook, bindingName string, contexts []hook.BindingContext) (bool, error) {
 	before := values.Checksum(o.store.GlobalDoc())
 	doc := o.store.GlobalDoc()
 	start := o.clock.Now()
@@ -91,19 +42,19 @@ func (o *Operator) runGlobalHookWith(ctx context.Context, h *loadedHook, binding
 		Values:       values.Values{config.GlobalKey: doc[config.GlobalKey]},
 		ConfigValues: o.store.ConfigFor(nil),
 		Hook:         h.Name,
-		Binding:      binding,
+		Binding:      bindingName,
 	})
-	o.recordHookRun("", h, binding, start, err)
+	o.recordHookRun("", h, bindingName, start, err)
 	if err == nil {
 		err = o.keepGlobalOutputs(ctx, h, res)
 	}
 	if err != nil {
-		return false, fmt.Errorf("global hook %s (%s): %w", h.Name, binding, err)
+		return false, fmt.Errorf("global hook %s (%s): %w", h.Name, bindingName, err)
 	}
 	return valuesChanged(before, o.store.GlobalDoc()), nil
 }
 
-func (o *Operator) keepGlobalOutputs(ctx context.Context, h *loadedHook, res *hook.Result) error {
+func (o *Operator) keepGlobalOutputs(ctx context.Context, h *binding.Hook, res *hook.Result) error {
 	if err := o.store.AddGlobalPatch(res.ValuesPatch); err != nil {
 		return fmt.Errorf("values patch: %w", err)
 	}
@@ -122,7 +73,7 @@ func (o *Operator) moduleHookValues(m *module.Module) values.Values {
 
 // runModuleHook runs one module hook for a lifecycle binding and keeps its
 // patches. It returns whether the module's values changed.
-func (o *Operator) runModuleHook(ctx context.Context, m *module.Module, h *loadedHook, b hook.Binding) (bool, error) {
+func (o *Operator) runModuleHook(ctx context.Context, m *module.Module, h *binding.Hook, b hook.Binding) (bool, error) {
 	bc := hook.BindingContext{Binding: string(b)}
 	if b != hook.OnStartup { // bindings start after onStartup: nothing to show yet
 		bc.Snapshots = o.lifecycleSnapshots(m.Name(), h)
@@ -132,7 +83,7 @@ func (o *Operator) runModuleHook(ctx context.Context, m *module.Module, h *loade
 
 // runModuleHookWith runs a module hook with the given contexts and applies
 // its outputs.
-func (o *Operator) runModuleHookWith(ctx context.Context, m *module.Module, h *loadedHook, binding string, contexts []hook.BindingContext) (bool, error) {
+func (o *Operator) runModuleHookWith(ctx context.Context, m *module.Module, h *binding.Hook, bindingName string, contexts []hook.BindingContext) (bool, error) {
 	before := values.Checksum(o.store.ModuleValues(m))
 	start := o.clock.Now()
 	res, err := o.runner.Run(ctx, hook.Run{
@@ -143,19 +94,19 @@ func (o *Operator) runModuleHookWith(ctx context.Context, m *module.Module, h *l
 		ConfigValues: o.store.ConfigFor(m),
 		Module:       m.Name(),
 		Hook:         h.Name,
-		Binding:      binding,
+		Binding:      bindingName,
 	})
-	o.recordHookRun(m.Name(), h, binding, start, err)
+	o.recordHookRun(m.Name(), h, bindingName, start, err)
 	if err == nil {
 		err = o.keepModuleOutputs(ctx, m, h, res)
 	}
 	if err != nil {
-		return false, fmt.Errorf("module %s hook %s (%s): %w", m.Name(), h.Name, binding, err)
+		return false, fmt.Errorf("module %s hook %s (%s): %w", m.Name(), h.Name, bindingName, err)
 	}
 	return valuesChanged(before, o.store.ModuleValues(m)), nil
 }
 
-func (o *Operator) keepModuleOutputs(ctx context.Context, m *module.Module, h *loadedHook, res *hook.Result) error {
+func (o *Operator) keepModuleOutputs(ctx context.Context, m *module.Module, h *binding.Hook, res *hook.Result) error {
 	if err := o.store.AddModulePatch(m, res.ValuesPatch); err != nil {
 		return fmt.Errorf("values patch: %w", err)
 	}
@@ -166,8 +117,8 @@ func (o *Operator) keepModuleOutputs(ctx context.Context, m *module.Module, h *l
 }
 
 // recordHookRun counts a hook run and its duration.
-func (o *Operator) recordHookRun(moduleName string, h *loadedHook, binding string, start time.Time, err error) {
+func (o *Operator) recordHookRun(moduleName string, h *binding.Hook, bindingName string, start time.Time, err error) {
 	if o.recorder != nil {
-		o.recorder.HookRun(moduleName, h.Name, binding, o.clock.Since(start), err)
+		o.recorder.HookRun(moduleName, h.Name, bindingName, o.clock.Since(start), err)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sync/errgroup"
 	"k8s.io/utils/clock"
 
+	"github.com/addon-operator/addon-operator/pkg/binding"
 	"github.com/addon-operator/addon-operator/pkg/config"
 	"github.com/addon-operator/addon-operator/pkg/helm"
 	"github.com/addon-operator/addon-operator/pkg/hook"
@@ -100,7 +101,7 @@ type Operator struct {
 	healEvents    <-chan kube.HealEvent
 	drift         driftChecker
 	crds          crdApplier
-	bindings      *registry
+	bindings      *binding.Registry
 
 	modules *module.Set
 	store   *store.Store
@@ -110,7 +111,7 @@ type Operator struct {
 
 	// Owned by the main queue worker: global hooks, loaded by Startup, and
 	// the converge in progress.
-	global   []*loadedHook
+	global   []*binding.Hook
 	converge convergeState
 
 	pool *runner.Pool
@@ -149,7 +150,7 @@ func New(opts Options, deps Deps) (*Operator, error) {
 		runner: deps.Hooks, releases: deps.Releases, config: deps.Config, events: deps.ConfigEvents,
 		modules: mods, store: st, state: newStates(names), invalidConfig: map[string]error{},
 		monitors: deps.Monitors, monitorEvents: deps.MonitorEvents, scheduler: deps.Scheduler, ticks: deps.Ticks,
-		patcher: deps.Patcher, hookMetrics: deps.HookMetrics, recorder: deps.Recorder, moduleEvents: deps.Events, bindings: newRegistry(),
+		patcher: deps.Patcher, hookMetrics: deps.HookMetrics, recorder: deps.Recorder, moduleEvents: deps.Events, bindings: binding.New(),
 		healer: deps.Healer, healEvents: deps.HealEvents, drift: deps.Drift, crds: deps.CRDs,
 		configEvents: deps.ConfigMapEvents,
 	}
@@ -227,36 +228,36 @@ func (o *Operator) routeBindingEvents(ctx context.Context) error {
 }
 
 func (o *Operator) routeMonitorEvent(ev kube.MonitorEvent) {
-	ref, ok := o.bindings.get(ev.ID)
+	ref, ok := o.bindings.Get(ev.ID)
 	if !ok || ref.Kube == nil {
 		return
 	}
-	bc := hook.BindingContext{Binding: ref.name(), Type: hook.TypeEvent, WatchEvent: ev.WatchEvent, Object: ev.Object, FilterResult: ev.FilterResult}
-	if g := ref.group(); g != "" {
-		bc = hook.BindingContext{Binding: ref.name(), Type: hook.TypeGroup, GroupName: g}
+	bc := hook.BindingContext{Binding: ref.Name(), Type: hook.TypeEvent, WatchEvent: ev.WatchEvent, Object: ev.Object, FilterResult: ev.FilterResult}
+	if g := ref.Group(); g != "" {
+		bc = hook.BindingContext{Binding: ref.Name(), Type: hook.TypeGroup, GroupName: g}
 	}
 	o.queueHookRun(ev.ID, ref, bc)
 }
 
 func (o *Operator) routeTick(tick schedule.Tick) {
-	ref, ok := o.bindings.get(tick.ID)
+	ref, ok := o.bindings.Get(tick.ID)
 	if !ok || ref.Sched == nil {
 		return
 	}
-	bc := hook.BindingContext{Binding: ref.name(), Type: hook.TypeSchedule}
-	if g := ref.group(); g != "" {
-		bc = hook.BindingContext{Binding: ref.name(), Type: hook.TypeGroup, GroupName: g}
+	bc := hook.BindingContext{Binding: ref.Name(), Type: hook.TypeSchedule}
+	if g := ref.Group(); g != "" {
+		bc = hook.BindingContext{Binding: ref.Name(), Type: hook.TypeGroup, GroupName: g}
 	}
 	o.queueHookRun(tick.ID, ref, bc)
 }
 
 // queueHookRun appends a hook run to its binding's queue. Runs of a
 // module that is not enabled are dropped.
-func (o *Operator) queueHookRun(id string, ref bindingRef, bc hook.BindingContext) {
+func (o *Operator) queueHookRun(id string, ref binding.Ref, bc hook.BindingContext) {
 	if ref.Module != "" && !o.state.get(ref.Module).Enabled {
 		return
 	}
-	o.queues.get(ref.queue()).PushBack(hookRunTask{module: ref.Module, hook: ref.Hook, bindingID: id, contexts: []hook.BindingContext{bc}})
+	o.queues.get(ref.Queue()).PushBack(hookRunTask{module: ref.Module, hook: ref.Hook, bindingID: id, contexts: []hook.BindingContext{bc}})
 }
 
 // Ready reports whether the first converge has finished.

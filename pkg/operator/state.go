@@ -4,6 +4,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/addon-operator/addon-operator/pkg/binding"
 	"github.com/addon-operator/addon-operator/pkg/status"
 )
 
@@ -12,7 +13,7 @@ type moduleState struct {
 	Enabled bool
 	By      status.Source
 	// Hooks are loaded on the module's first run; nil until then.
-	Hooks []*loadedHook
+	Hooks []*binding.Hook
 	// StartupDone is set once onStartup hooks ran after the module was
 	// enabled.
 	StartupDone bool
