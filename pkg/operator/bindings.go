@@ -80,8 +80,8 @@ func (o *Operator) stopBindings(owner string) {
 		o.monitors.Stop(id)
 		o.scheduler.Remove(id)
 	}
-	for _, s := range o.queues.snapshots() {
-		o.queues.get(s.Name).Remove(func(t task) bool { return hookRunModule(t) == owner })
+	for _, s := range o.queues.Snapshots() {
+		o.queues.Get(s.Name).Remove(func(t task) bool { return hookRunModule(t) == owner })
 	}
 }
 
@@ -111,7 +111,7 @@ func (o *Operator) synchronize(ctx context.Context, ids []string) error {
 		}
 		if q := ref.Queue(); q != "" && q != mainQueue {
 			if !o.bindings.MarkQueued(id) {
-				o.queues.get(q).PushBack(syncTask{module: ref.Module, hook: ref.Hook, bindingID: id})
+				o.queues.Get(q).PushBack(syncTask{module: ref.Module, hook: ref.Hook, bindingID: id})
 			}
 			if ref.Kube.WaitForSynchronization {
 				wait = append(wait, id)

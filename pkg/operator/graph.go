@@ -224,6 +224,9 @@ func (t syncTask) String() string {
 	return fmt.Sprintf("HookRun %s/%s Synchronization", ownerName(t.module), t.hook.Name)
 }
 
+// mainQueue is the queue of lifecycle work and of bindings without a queue.
+const mainQueue = "main"
+
 // ownerName names a hook's owner: its module, or binding.GlobalOwner.
 func ownerName(module string) string {
 	if module == "" {

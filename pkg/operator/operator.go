@@ -106,8 +106,8 @@ type Operator struct {
 	modules *module.Set
 	store   *store.Store
 	state   *states
-	queues  *queues
-	main    *queue.Queue[task] // queues.get(mainQueue)
+	queues  *queue.Set[task]
+	main    *queue.Queue[task] // queues.Get(mainQueue)
 
 	// Owned by the main queue worker: global hooks, loaded by Startup, and
 	// the converge in progress.
@@ -155,9 +155,9 @@ func New(opts Options, deps Deps) (*Operator, error) {
 		configEvents: deps.ConfigMapEvents,
 	}
 	backoff := queue.ExponentialBackoff(opts.RetryDelay, opts.RetryMaxDelay)
-	o.queues = newQueues(deps.Clock, backoff, mergeTasks)
+	o.queues = queue.NewSet(mainQueue, deps.Clock, backoff, mergeTasks)
 	o.pool = runner.New(opts.ModuleWorkers, o.attempt, backoff, deps.Clock)
-	o.main = o.queues.get(mainQueue)
+	o.main = o.queues.Get(mainQueue)
 	deps.Logger.Info("modules discovered", slog.Int("modules", len(names)), slog.Int("global_hooks", len(mods.Global().Hooks())))
 	return o, nil
 }
@@ -195,7 +195,7 @@ func (o *Operator) recordQueues(ctx context.Context) error {
 	tick := o.clock.NewTimer(queueMetricsInterval)
 	defer tick.Stop()
 	for {
-		for _, s := range o.queues.snapshots() {
+		for _, s := range o.queues.Snapshots() {
 			o.recorder.QueueLength(s.Name, len(s.Items))
 			if len(s.Items) > 0 {
 				o.recorder.QueueWait(s.Name, o.clock.Since(s.Items[0].Queued))
@@ -257,7 +257,7 @@ func (o *Operator) queueHookRun(id string, ref binding.Ref, bc hook.BindingConte
 	if ref.Module != "" && !o.state.get(ref.Module).Enabled {
 		return
 	}
-	o.queues.get(ref.Queue()).PushBack(hookRunTask{module: ref.Module, hook: ref.Hook, bindingID: id, contexts: []hook.BindingContext{bc}})
+	o.queues.Get(ref.Queue()).PushBack(hookRunTask{module: ref.Module, hook: ref.Hook, bindingID: id, contexts: []hook.BindingContext{bc}})
 }
 
 // Ready reports whether the first converge has finished.

@@ -13,18 +13,9 @@ import (
 // from the first delay. Safe for concurrent use.
 func (o *Operator) RetryFailedNow() {
 	mods := o.pool.RetryFailedNow()
-	o.queues.retryNow()
+	o.queues.RetryNow()
 	if len(mods) > 0 {
 		o.log.Info("retrying failed modules now", slog.Any("module", mods))
-	}
-}
-
-// retryNow ends the backoff of the failed head task of every queue.
-func (qs *queues) retryNow() {
-	qs.mu.Lock()
-	defer qs.mu.Unlock()
-	for _, q := range qs.byName {
-		q.RetryNow()
 	}
 }
 

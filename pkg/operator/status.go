@@ -12,7 +12,7 @@ import (
 
 // QueueStatuses returns every queue, main first.
 func (o *Operator) QueueStatuses() []status.QueueStatus {
-	snaps := o.queues.snapshots()
+	snaps := o.queues.Snapshots()
 	out := make([]status.QueueStatus, 0, len(snaps))
 	for _, s := range snaps {
 		qs := status.QueueStatus{Name: s.Name, Status: s.Status, Tasks: make([]status.TaskStatus, 0, len(s.Items))}
