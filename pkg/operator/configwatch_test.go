@@ -139,7 +139,8 @@ func TestObserveConfig(t *testing.T) {
 			var buf syncBuffer
 			o.log = slog.New(slog.NewJSONHandler(&buf, nil))
 			ev := &fakeConfigMapEvents{}
-			o.configEvents, o.recorder = ev, metrics.NewRecorder()
+			o.recorder = metrics.NewRecorder()
+			o.cfgHealth = o.newConfigHealth(ev)
 			for _, e := range tt.events {
 				o.observeConfig(e)
 				applyQueued(t, o)
@@ -279,7 +280,7 @@ func TestWriteConfigPatchOnlyTouchesItsOwnKeys(t *testing.T) {
 			o, _ := newTestOperator(t, &fakeRunner{})
 			src := &blockingConfig{started: make(chan config.Edit), result: make(chan error)}
 			o.config = src
-			o.cfgHealth.seen = tt.seen
+			o.cfgHealth.Observe(true, tt.seen)
 			o.applyConfig(mustParse(t, base))
 			m, _ := o.modules.Module("a")
 			errc := make(chan error, 1)

@@ -65,7 +65,7 @@ var errNoConfig = errors.New("no valid ConfigMap read yet")
 // uninstall modules the ConfigMap enables.
 func (o *Operator) startup(ctx context.Context) ([]task, error) {
 	if o.store.Config() == nil {
-		if err := o.configErr(); err != nil {
+		if err := o.cfgHealth.Err(); err != nil {
 			return nil, fmt.Errorf("ConfigMap %s/%s is invalid: %w", o.opts.Namespace, o.opts.ConfigMap, err)
 		}
 		return nil, errNoConfig
@@ -252,17 +252,17 @@ func (o *Operator) applyConfig(c *config.Config) {
 		if globalErr != nil {
 			errs = append([]error{&config.KeyError{Key: config.GlobalKey, Err: globalErr}}, errs...)
 		}
-		o.rejectConfig(errors.Join(errs...), false)
+		o.cfgHealth.Reject(errors.Join(errs...), false)
 		return
 	}
 	// At startup there is no last valid ConfigMap: modules whose section is
 	// invalid are skipped, the others converge.
-	o.setInvalidConfig(moduleErrs)
+	o.cfgHealth.SkipSections(moduleErrs)
 	o.store.SetConfig(c)
 	if len(moduleErrs) > 0 {
-		o.rejectConfig(errors.Join(o.sectionErrs(moduleErrs)...), true)
+		o.cfgHealth.Reject(errors.Join(o.sectionErrs(moduleErrs)...), true)
 	} else {
-		o.acceptConfig()
+		o.cfgHealth.Accept()
 	}
 	if !o.converge.started || old == nil {
 		return

@@ -94,7 +94,7 @@ func (o *Operator) attempt(ctx context.Context, name string) (bool, error) {
 // hooks, its Helm release, afterHelm hooks. When afterHelm hooks change its
 // values it asks to run again, within a bound.
 func (o *Operator) runModule(ctx context.Context, name string) (bool, error) {
-	if err := o.invalidConfigOf(name); err != nil {
+	if err := o.cfgHealth.SectionErr(name); err != nil {
 		// Reported, not retried: only a valid section (which requests a
 		// run) can fix it, and the other modules go on.
 		o.log.Error("module skipped: its ConfigMap section is invalid", slog.String("module", name), slog.String("error", err.Error()))
@@ -153,18 +153,6 @@ func (o *Operator) afterHelmChanged(name string, changedBy []string) (bool, erro
 	}
 	o.log.Info("afterHelm hooks changed values, running module again", slog.String("module", name), slog.Any("hook", changedBy))
 	return true, nil
-}
-
-func (o *Operator) setInvalidConfig(errs map[string]error) {
-	o.invalidMu.Lock()
-	defer o.invalidMu.Unlock()
-	o.invalidConfig = errs
-}
-
-func (o *Operator) invalidConfigOf(name string) error {
-	o.invalidMu.Lock()
-	defer o.invalidMu.Unlock()
-	return o.invalidConfig[name]
 }
 
 // moduleEvents records module failures and recoveries as Kubernetes

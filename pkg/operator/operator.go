@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -17,6 +16,7 @@ import (
 
 	"github.com/addon-operator/addon-operator/pkg/binding"
 	"github.com/addon-operator/addon-operator/pkg/config"
+	"github.com/addon-operator/addon-operator/pkg/confighealth"
 	"github.com/addon-operator/addon-operator/pkg/helm"
 	"github.com/addon-operator/addon-operator/pkg/hook"
 	"github.com/addon-operator/addon-operator/pkg/kube"
@@ -71,7 +71,7 @@ type Deps struct {
 	Events moduleEvents
 	// ConfigMapEvents records Kubernetes Events about the ConfigMap being
 	// deleted, recreated and rejected; nil records none.
-	ConfigMapEvents configMapEvents
+	ConfigMapEvents confighealth.Events
 	// HookMetrics keeps hooks' metrics; Recorder records the operator's own.
 	HookMetrics hookMetricsSink
 	Recorder    *metrics.Recorder
@@ -116,16 +116,10 @@ type Operator struct {
 
 	pool *runner.Pool
 
-	// invalidConfig holds modules whose ConfigMap section failed its
-	// schema at startup; they are skipped until a valid section arrives.
-	invalidMu     sync.Mutex
-	invalidConfig map[string]error
-
 	startedAt time.Time
 	ready     atomic.Bool
 
-	cfgHealth    configHealth
-	configEvents configMapEvents
+	cfgHealth *confighealth.Tracker
 }
 
 // New discovers modules and global hooks and prepares the operator.
@@ -148,13 +142,13 @@ func New(opts Options, deps Deps) (*Operator, error) {
 	o := &Operator{
 		opts: opts, log: deps.Logger, clock: deps.Clock,
 		runner: deps.Hooks, releases: deps.Releases, config: deps.Config, events: deps.ConfigEvents,
-		modules: mods, store: st, state: newStates(names), invalidConfig: map[string]error{},
+		modules: mods, store: st, state: newStates(names),
 		monitors: deps.Monitors, monitorEvents: deps.MonitorEvents, scheduler: deps.Scheduler, ticks: deps.Ticks,
 		patcher: deps.Patcher, hookMetrics: deps.HookMetrics, recorder: deps.Recorder, moduleEvents: deps.Events, bindings: binding.New(),
 		healer: deps.Healer, healEvents: deps.HealEvents, drift: deps.Drift, crds: deps.CRDs,
-		configEvents: deps.ConfigMapEvents,
 	}
 	backoff := queue.ExponentialBackoff(opts.RetryDelay, opts.RetryMaxDelay)
+	o.cfgHealth = o.newConfigHealth(deps.ConfigMapEvents)
 	o.queues = queue.NewSet(mainQueue, deps.Clock, backoff, mergeTasks)
 	o.pool = runner.New(opts.ModuleWorkers, o.attempt, backoff, deps.Clock)
 	o.main = o.queues.Get(mainQueue)
