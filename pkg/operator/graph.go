@@ -137,7 +137,7 @@ func (o *Operator) dispatch(ctx context.Context, t task) ([]task, error) {
 	case startupTask:
 		return o.startup(ctx)
 	case globalHookTask:
-		_, err := o.runGlobalHook(ctx, t.hook, t.binding)
+		_, err := o.runLifecycleHook(ctx, nil, t.hook, t.binding)
 		return nil, err
 	case convergeTask:
 		o.converge.began = o.clock.Now()

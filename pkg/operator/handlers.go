@@ -182,7 +182,7 @@ func (o *Operator) runModuleHooks(ctx context.Context, name string, hooks []*bin
 	m, _ := o.modules.Module(name)
 	var changedBy []string
 	for _, h := range binding.ByOrder(hooks, b) {
-		changed, err := o.runModuleHook(ctx, m, h, b)
+		changed, err := o.runLifecycleHook(ctx, m, h, b)
 		if err != nil {
 			return nil, err
 		}

@@ -162,10 +162,10 @@ func (o *Operator) lifecycleSnapshots(owner string, h *binding.Hook) map[string]
 // its outputs; it reports whether its values changed.
 func (o *Operator) runBindingHook(ctx context.Context, ref binding.Ref, contexts []hook.BindingContext) (bool, error) {
 	if ref.Module == "" {
-		return o.runGlobalHookWith(ctx, ref.Hook, ref.Name(), contexts)
+		return o.runHook(ctx, nil, ref.Hook, ref.Name(), contexts)
 	}
 	m, _ := o.modules.Module(ref.Module)
-	return o.runModuleHookWith(ctx, m, ref.Hook, ref.Name(), contexts)
+	return o.runHook(ctx, m, ref.Hook, ref.Name(), contexts)
 }
 
 // applyOutputs applies a successful run's object operations and metrics.

@@ -91,12 +91,18 @@ func (r *Pool) state(name string) *moduleState {
 func (r *Pool) Request(name string, done func(error)) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.enqueue(name, r.want(name, done))
+}
+
+// want marks a run of the module pending, with done waiting for it.
+// Called with mu held.
+func (r *Pool) want(name string, done func(error)) *moduleState {
 	st := r.state(name)
 	st.pending = true
 	if done != nil {
 		st.waiters = append(st.waiters, done)
 	}
-	r.enqueue(name, st)
+	return st
 }
 
 // failed counts a failed attempt into the module's streak. Called with mu
@@ -117,11 +123,7 @@ func (r *Pool) failed(st *moduleState) {
 func (r *Pool) RetryNow(name string, done func(error)) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	st := r.state(name)
-	st.pending = true
-	if done != nil {
-		st.waiters = append(st.waiters, done)
-	}
+	st := r.want(name, done)
 	r.skipBackoff(st)
 	if st.running {
 		st.urgent = true
