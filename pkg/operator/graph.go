@@ -159,7 +159,7 @@ func (o *Operator) dispatch(ctx context.Context, t task) ([]task, error) {
 	case moduleDeleteTask:
 		return nil, o.moduleDelete(ctx, t.module)
 	case purgeTask:
-		o.purge(ctx, t.release)
+		o.releases.Purge(ctx, t.release)
 		return nil, nil
 	case applyConfigTask:
 		o.applyConfig(t.config)

@@ -205,8 +205,8 @@ func (o *Operator) moduleDelete(ctx context.Context, name string) error {
 	// A run in flight or backing off would race the uninstall; the
 	// uninstall's deletions are not heal events.
 	o.pool.Cancel(name)
-	defer o.pause(name)()
-	exists, err := o.releaseExists(ctx, name)
+	defer o.releases.Pause(name)()
+	exists, err := o.releases.Exists(ctx, name)
 	if err != nil {
 		return err
 	}
@@ -214,31 +214,18 @@ func (o *Operator) moduleDelete(ctx context.Context, name string) error {
 		if _, err := o.runModuleHooks(ctx, name, hooks, hook.BeforeDeleteHelm); err != nil {
 			return err
 		}
-		if _, err := o.releases.Uninstall(ctx, name); err != nil {
-			return fmt.Errorf("module %s: uninstall release: %w", name, err)
+		if err := o.releases.Uninstall(ctx, name); err != nil {
+			return err
 		}
-		o.log.Info("release uninstalled", slog.String("module", name), slog.String("release", name))
 	}
 	if _, err := o.runModuleHooks(ctx, m.Name(), hooks, hook.AfterDeleteHelm); err != nil {
 		return err
 	}
 	o.stopBindings(name)
-	if o.healer != nil {
-		o.healer.Forget(name)
-	}
+	o.releases.Forget(name)
 	o.store.ResetModule(name)
 	o.state.update(name, func(s *moduleState) { s.StartupDone, s.Reruns, s.Revision, s.LastError = false, 0, 0, "" })
 	return nil
-}
-
-// purge uninstalls a release of ours whose module no longer exists. A
-// failure is logged, not retried: nothing else depends on it.
-func (o *Operator) purge(ctx context.Context, release string) {
-	if _, err := o.releases.Uninstall(ctx, release); err != nil {
-		o.log.Warn("purge of release without module failed", slog.String("release", release), slog.String("error", err.Error()))
-		return
-	}
-	o.log.Info("release without module purged", slog.String("release", release))
 }
 
 // applyConfig takes a new valid ConfigMap content into use and queues what

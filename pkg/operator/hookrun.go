@@ -35,7 +35,7 @@ func (o *Operator) hookRun(ctx context.Context, id, moduleName string, contexts 
 	}
 	if moduleName != "" {
 		// The module's hooks may delete its objects on purpose.
-		defer o.pause(moduleName)()
+		defer o.releases.Pause(moduleName)()
 	}
 	if sync && !ref.Kube.ExecuteHookOnSynchronization {
 		o.finishSync(id)

@@ -6,7 +6,9 @@ import (
 	"log/slog"
 	"sync"
 
+	"github.com/addon-operator/addon-operator/pkg/config"
 	"github.com/addon-operator/addon-operator/pkg/hook"
+	"github.com/addon-operator/addon-operator/pkg/module"
 	"github.com/addon-operator/addon-operator/pkg/queue"
 	"github.com/addon-operator/addon-operator/pkg/status"
 )
@@ -62,7 +64,7 @@ func (o *Operator) attempt(ctx context.Context, name string) (bool, error) {
 		return false, nil // disabled since it was requested
 	}
 	start := o.clock.Now()
-	defer o.pause(name)()
+	defer o.releases.Pause(name)()
 	o.state.update(name, func(s *moduleState) { s.Phase = status.PhaseRunning })
 	failuresBefore, failingSince := o.pool.Failures(name), o.pool.FailingSince(name)
 	again, err := o.runModule(ctx, name)
@@ -125,10 +127,10 @@ func (o *Operator) runModule(ctx context.Context, name string) (bool, error) {
 	if err := o.store.ValidateModule(m, m.IsHelm()); err != nil {
 		return false, err
 	}
-	if err := o.applyCRDs(ctx, m); err != nil {
+	if err := o.releases.ApplyCRDs(ctx, m); err != nil {
 		return false, err
 	}
-	if err := o.helmRun(ctx, name); err != nil {
+	if err := o.deploy(ctx, m); err != nil {
 		return false, err
 	}
 	changedBy, err := o.runModuleHooks(ctx, name, hooks, hook.AfterHelm)
@@ -136,6 +138,17 @@ func (o *Operator) runModule(ctx context.Context, name string) (bool, error) {
 		return false, err
 	}
 	return o.afterHelmChanged(name, changedBy)
+}
+
+// deploy installs or upgrades a module's release with its values now.
+func (o *Operator) deploy(ctx context.Context, m *module.Module) error {
+	rev, err := o.releases.Deploy(ctx, m, map[string]any{
+		config.GlobalKey: map[string]any(o.store.GlobalValues()), m.Key(): map[string]any(o.store.ModuleValues(m)),
+	})
+	if rev > 0 {
+		o.state.update(m.Name(), func(s *moduleState) { s.Revision = rev })
+	}
+	return err
 }
 
 // afterHelmChanged bounds how often afterHelm hooks may change values in a

@@ -5,7 +5,6 @@ package operator
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"sync/atomic"
@@ -17,25 +16,17 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/binding"
 	"github.com/addon-operator/addon-operator/pkg/config"
 	"github.com/addon-operator/addon-operator/pkg/confighealth"
-	"github.com/addon-operator/addon-operator/pkg/helm"
 	"github.com/addon-operator/addon-operator/pkg/hook"
 	"github.com/addon-operator/addon-operator/pkg/kube"
 	"github.com/addon-operator/addon-operator/pkg/metrics"
 	"github.com/addon-operator/addon-operator/pkg/module"
 	"github.com/addon-operator/addon-operator/pkg/queue"
+	"github.com/addon-operator/addon-operator/pkg/release"
 	"github.com/addon-operator/addon-operator/pkg/runner"
 	"github.com/addon-operator/addon-operator/pkg/schedule"
 	"github.com/addon-operator/addon-operator/pkg/status"
 	"github.com/addon-operator/addon-operator/pkg/store"
 )
-
-// releaser manages modules' Helm releases; *helm.Client is the real one.
-type releaser interface {
-	Apply(ctx context.Context, r helm.Release) (helm.Outcome, error)
-	Uninstall(ctx context.Context, name string) (bool, error)
-	Status(ctx context.Context, name string) (helm.Status, error)
-	Owned(ctx context.Context) ([]string, error)
-}
 
 // configSource watches the users' ConfigMap and writes hooks' config
 // patches back; *config.Source is the real one.
@@ -47,7 +38,7 @@ type configSource interface {
 // Deps are the operator's seams to the outside world.
 type Deps struct {
 	Hooks    hookRunner
-	Releases releaser
+	Releases release.Releaser
 	Config   configSource
 	// ConfigEvents receives what Config observes.
 	ConfigEvents <-chan config.Event
@@ -62,10 +53,10 @@ type Deps struct {
 	// Healer and HealEvents put deleted release objects back; Drift reports
 	// (and with Options.HealDrift reverts) changed ones; CRDs applies
 	// modules' crds/. Each may be nil.
-	Healer     healer
+	Healer     release.Healer
 	HealEvents <-chan kube.HealEvent
-	Drift      driftChecker
-	CRDs       crdApplier
+	Drift      release.DriftChecker
+	CRDs       release.CRDApplier
 	// Events records Kubernetes Events about module failures and
 	// recoveries; nil records none.
 	Events moduleEvents
@@ -85,7 +76,7 @@ type Operator struct {
 	log      *slog.Logger
 	clock    clock.WithDelayedExecution
 	runner   hookRunner
-	releases releaser
+	releases *release.Manager
 	config   configSource
 	events   <-chan config.Event
 
@@ -97,10 +88,7 @@ type Operator struct {
 	hookMetrics   hookMetricsSink
 	recorder      *metrics.Recorder
 	moduleEvents  moduleEvents
-	healer        healer
 	healEvents    <-chan kube.HealEvent
-	drift         driftChecker
-	crds          crdApplier
 	bindings      *binding.Registry
 
 	modules *module.Set
@@ -141,14 +129,18 @@ func New(opts Options, deps Deps) (*Operator, error) {
 	}
 	o := &Operator{
 		opts: opts, log: deps.Logger, clock: deps.Clock,
-		runner: deps.Hooks, releases: deps.Releases, config: deps.Config, events: deps.ConfigEvents,
+		runner: deps.Hooks, config: deps.Config, events: deps.ConfigEvents,
 		modules: mods, store: st, state: newStates(names),
 		monitors: deps.Monitors, monitorEvents: deps.MonitorEvents, scheduler: deps.Scheduler, ticks: deps.Ticks,
 		patcher: deps.Patcher, hookMetrics: deps.HookMetrics, recorder: deps.Recorder, moduleEvents: deps.Events, bindings: binding.New(),
-		healer: deps.Healer, healEvents: deps.HealEvents, drift: deps.Drift, crds: deps.CRDs,
+		healEvents: deps.HealEvents,
 	}
 	backoff := queue.ExponentialBackoff(opts.RetryDelay, opts.RetryMaxDelay)
 	o.cfgHealth = o.newConfigHealth(deps.ConfigMapEvents)
+	o.releases = release.New(release.Options{
+		Releases: deps.Releases, Healer: deps.Healer, Drift: deps.Drift, CRDs: deps.CRDs, Events: deps.Events,
+		Recorder: deps.Recorder, HealDrift: opts.HealDrift, Clock: deps.Clock, Logger: deps.Logger,
+	})
 	o.queues = queue.NewSet(mainQueue, deps.Clock, backoff, mergeTasks)
 	o.pool = runner.New(opts.ModuleWorkers, o.attempt, backoff, deps.Clock)
 	o.main = o.queues.Get(mainQueue)
@@ -165,9 +157,7 @@ func (o *Operator) Run(ctx context.Context) error {
 	if o.moduleEvents != nil {
 		g.Go(func() error { return o.moduleEvents.Run(ctx) })
 	}
-	if o.healer != nil {
-		g.Go(func() error { return o.healer.Run(ctx) })
-	}
+	g.Go(func() error { return o.releases.Run(ctx) })
 	g.Go(func() error { return o.monitors.Run(ctx) })
 	g.Go(func() error { return o.scheduler.Run(ctx) })
 	g.Go(func() error { return o.queues.Run(ctx, o.handle) })
@@ -259,58 +249,3 @@ func (o *Operator) Ready() bool { return o.ready.Load() }
 
 // Modules returns every module's status, in module order.
 func (o *Operator) Modules() []status.ModuleStatus { return o.state.snapshot() }
-
-// releaseExists reports whether the module has a release that the
-// operator owns. A release of the module's name that someone else made is
-// never uninstalled.
-func (o *Operator) releaseExists(ctx context.Context, name string) (bool, error) {
-	st, err := o.releases.Status(ctx, name)
-	switch {
-	case err == nil && !st.Owned:
-		o.log.Info("release not created by addon-operator left in place", slog.String("module", name), slog.String("release", name))
-		return false, nil
-	case err == nil:
-		return true, nil
-	case errors.Is(err, helm.ErrNotFound):
-		return false, nil
-	default:
-		return false, fmt.Errorf("module %s: release status: %w", name, err)
-	}
-}
-
-// helmRun installs or upgrades a module's release; the Helm client skips it
-// when nothing changed.
-func (o *Operator) helmRun(ctx context.Context, name string) error {
-	m, _ := o.modules.Module(name)
-	if !m.IsHelm() {
-		return nil
-	}
-	global := o.store.GlobalValues()
-	start := o.clock.Now()
-	out, err := o.releases.Apply(ctx, helm.Release{
-		Name:     name,
-		ChartDir: m.Path(),
-		Values:   map[string]any{config.GlobalKey: map[string]any(global), m.Key(): map[string]any(o.store.ModuleValues(m))},
-	})
-	if o.recorder != nil {
-		op := "upgrade"
-		if err == nil && out.Skipped {
-			op = "skip"
-		}
-		o.recorder.HelmOperation(name, op, o.clock.Since(start))
-	}
-	if err != nil {
-		return fmt.Errorf("module %s: helm: %w", name, err)
-	}
-	o.state.update(name, func(s *moduleState) { s.Revision = out.Revision })
-	if err := o.afterDeploy(ctx, name, out.Manifest); err != nil {
-		return err
-	}
-	log := o.log.With(slog.String("module", name), slog.String("release", name), slog.Int("revision", out.Revision))
-	if out.Skipped {
-		log.Debug("release up to date")
-	} else {
-		log.Info("release deployed", slog.String("reason", string(out.Reason)))
-	}
-	return nil
-}

@@ -51,12 +51,6 @@ func (o *Operator) ModuleConfig(name string) (values.Values, error) {
 	return o.store.ConfigFor(m).Section(m.Key()), nil
 }
 
-// renderer renders a module's chart against the cluster; *helm.Client is
-// the real one.
-type renderer interface {
-	Render(ctx context.Context, r helm.Release) (*helm.Rendered, error)
-}
-
 // RenderModule renders a module's chart with its current values, as the
 // next Helm run would.
 func (o *Operator) RenderModule(ctx context.Context, name string) (*helm.Rendered, error) {
@@ -67,13 +61,9 @@ func (o *Operator) RenderModule(ctx context.Context, name string) (*helm.Rendere
 	if !m.IsHelm() {
 		return nil, fmt.Errorf("module %q has no chart", name)
 	}
-	r, ok := o.releases.(renderer)
-	if !ok {
-		return nil, fmt.Errorf("the release client cannot render")
-	}
 	v, err := o.ModuleValues(name)
 	if err != nil {
 		return nil, err
 	}
-	return r.Render(ctx, helm.Release{Name: name, ChartDir: m.Path(), Values: map[string]any(v)})
+	return o.releases.Render(ctx, helm.Release{Name: name, ChartDir: m.Path(), Values: map[string]any(v)})
 }
