@@ -12,39 +12,47 @@ import (
 )
 
 // The task graph. Every kind of task is one type below, and dispatch is the
-// one place that maps a kind to its handler. An arrow is a task a handler
-// returns: the queue runs the returned tasks next, in order, ahead of what
-// was already queued. "=>" marks work that leaves the main queue.
+// one place that maps a kind to its handler. An arrow "->" is a task a
+// handler returns: the queue runs the returned tasks next, in order, ahead
+// of what was already queued. "=>" is work that leaves the main queue or
+// is queued from elsewhere.
 //
-//	first ConfigMap event  -> Startup
-//	every ConfigMap event  -> ApplyConfig (replaces one still waiting)
+//	first ConfigMap event  => Startup
+//	every ConfigMap event  => ApplyConfig (at the head, replacing one still waiting)
 //
-//	Startup          -> GlobalHookRun onStartup (each global hook, by ORDER)
+//	Startup          -> GlobalHookRun onStartup ... (global hooks by ORDER)
 //	                 -> GlobalBindings -> Converge
+//	GlobalBindings   => Synchronization of global kubernetes bindings: run
+//	                    in place, or HookRun Synchronization on the
+//	                    binding's own queue
 //	Converge         -> GlobalHookRun beforeAll ... -> ConvergePlan
-//	ConvergePlan     -> ModuleDelete ... (disabled, reverse order)
+//	ConvergePlan     -> ModuleDelete ... (disabled modules, reverse order)
 //	                 -> ModulePurge ... (releases without a module)
 //	                 -> RunOrderGroup 0
 //	RunOrderGroup n  => module runs of group n on the module pool; the
-//	                    barrier queues OrderGroupDone n once each of them
-//	                    finished its first attempt (failed ones retry on
-//	                    their own); past the last group: -> AfterAll
+//	                    group's barrier queues OrderGroupDone n at the head
+//	                    of main once each of them finished its first
+//	                    attempt (failed ones retry on their own)
+//	                 -> AfterAll, past the last group
 //	OrderGroupDone n -> RunOrderGroup n+1
 //	AfterAll         -> GlobalHookRun afterAll ... -> ConvergeDone
-//	ConvergeDone     -> Converge (afterAll changed global values) | done
+//	ConvergeDone     -> Converge, when afterAll hooks changed global values
 //
 //	ApplyConfig      => Converge (global section or enabled flags changed),
 //	                    module run (a module's section changed)
-//	kubernetes event, schedule tick -> HookRun on the binding's queue
+//	kubernetes event, schedule tick => HookRun on the binding's queue
 //	HookRun          => Converge (global values changed),
 //	                    module run (module values changed)
-//	module run       onStartup (first run) -> Synchronization of its
-//	                 kubernetes bindings (SyncRun on a named queue) ->
+//	deleted release object => module run
+//	module run       onStartup (first run after enabling) ->
+//	                 Synchronization of its kubernetes bindings ->
 //	                 beforeHelm -> CRDs -> Helm -> afterHelm (values
-//	                 changed: run again, within --max-values-reruns)
+//	                 changed: run again, within a bound)
 //
 // A module run is not a task: the module pool (runner.Pool) runs it with
 // per-module backoff, so a failing module never holds up the main queue.
+// A newer ConvergePlan makes the older plan's group tasks stale: they do
+// nothing.
 //
 //sumtype:decl
 type task interface {
