@@ -17,8 +17,9 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/values"
 )
 
-// handle runs one main-queue task. It is the queue's Handler: the only
-// place that changes module state and values.
+// handle is every queue's Handler: it dispatches one task, keeps the
+// phase of a module being deleted and the last error of a module whose
+// task failed, and logs the outcome once.
 func (o *Operator) handle(ctx context.Context, t task) ([]task, error) {
 	start := o.clock.Now()
 	del, isDelete := t.(moduleDeleteTask)

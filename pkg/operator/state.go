@@ -28,8 +28,10 @@ type moduleState struct {
 	Phase status.Phase
 }
 
-// states holds every module's state. The main queue worker writes it; the
-// mutex lets status readers in.
+// states holds every module's state. The main queue worker (enabled
+// state, deletes) and each module's runs on the module pool (phase, hooks,
+// revision, errors) write it, one update at a time under the mutex, which
+// also lets status readers in.
 type states struct {
 	mu     sync.RWMutex
 	order  []string // module names in module order
