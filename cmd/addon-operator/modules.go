@@ -15,6 +15,8 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/config"
 	"github.com/addon-operator/addon-operator/pkg/hook"
 	"github.com/addon-operator/addon-operator/pkg/operator"
+	"github.com/addon-operator/addon-operator/pkg/plan"
+	"github.com/addon-operator/addon-operator/pkg/store"
 )
 
 // modulesOptions are the flags of the offline modules commands.
@@ -107,7 +109,7 @@ not, so values are shown without hook patches.`,
 	return cmd
 }
 
-func (o *modulesOptions) offline(cmd *cobra.Command) (*operator.Offline, error) {
+func (o *modulesOptions) offline(cmd *cobra.Command) (*plan.Offline, error) {
 	if err := applyEnv(cmd.Flags(), os.LookupEnv); err != nil {
 		return nil, err
 	}
@@ -121,7 +123,7 @@ func (o *modulesOptions) offline(cmd *cobra.Command) (*operator.Offline, error) 
 		return nil, err
 	}
 	log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn}))
-	return operator.NewOffline(o.operator, cfg, &hook.Executor{Logger: log}, log)
+	return plan.NewOffline(o.operator.Discovery(log), o.operator.Namespace, cfg, &hook.Executor{Logger: log})
 }
 
 // readConfigManifest parses a ConfigMap manifest into the operator's view.
@@ -150,7 +152,7 @@ func readConfigManifest(path string) (*config.Config, error) {
 	return cfg, nil
 }
 
-func printModules(w io.Writer, list []operator.ModuleInfo) error {
+func printModules(w io.Writer, list []plan.ModuleInfo) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tORDER\tENABLED\tDECIDED BY\tHELM")
 	for _, m := range list {
@@ -159,7 +161,7 @@ func printModules(w io.Writer, list []operator.ModuleInfo) error {
 	return tw.Flush()
 }
 
-func printLeaves(w io.Writer, leaves []operator.Leaf) error {
+func printLeaves(w io.Writer, leaves []store.Leaf) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "PATH\tVALUE\tSET BY")
 	for _, l := range leaves {

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/addon-operator/addon-operator/pkg/binding"
 	"github.com/addon-operator/addon-operator/pkg/hook"
 	"github.com/addon-operator/addon-operator/pkg/values"
 )
@@ -33,9 +34,9 @@ func obj(name string) hook.FilteredObject {
 }
 
 func TestMergeTasks(t *testing.T) {
-	h1, h2 := &loadedHook{Name: "h1"}, &loadedHook{Name: "h2"}
-	ev := func(h *loadedHook, binding string) task {
-		return task{Kind: taskHookRun, Module: "m", Hook: h, BindingID: "m/" + h.Name + "/" + binding, Contexts: []hook.BindingContext{{Binding: binding}}}
+	h1, h2 := &binding.Hook{Name: "h1"}, &binding.Hook{Name: "h2"}
+	ev := func(h *binding.Hook, binding string) task {
+		return hookRunTask{module: "m", hook: h, bindingID: "m/" + h.Name + "/" + binding, contexts: []hook.BindingContext{{Binding: binding}}}
 	}
 	tests := []struct {
 		name       string
@@ -44,8 +45,8 @@ func TestMergeTasks(t *testing.T) {
 	}{
 		{"same hook, two bindings", ev(h1, "a"), ev(h1, "b"), []string{"a", "b"}},
 		{"other hook", ev(h1, "a"), ev(h2, "a"), nil},
-		{"a Synchronization never merges", task{Kind: taskHookRun, Module: "m", Hook: h1, Sync: true}, ev(h1, "a"), nil},
-		{"lifecycle tasks never merge", task{Kind: taskModuleDelete, Module: "m"}, task{Kind: taskModuleDelete, Module: "m"}, nil},
+		{"a Synchronization never merges", syncTask{module: "m", hook: h1}, ev(h1, "a"), nil},
+		{"lifecycle tasks never merge", moduleDeleteTask{module: "m"}, moduleDeleteTask{module: "m"}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -57,14 +58,14 @@ func TestMergeTasks(t *testing.T) {
 				return
 			}
 			var bindings []string
-			for _, c := range got.Contexts {
+			for _, c := range got.(hookRunTask).contexts {
 				bindings = append(bindings, c.Binding)
 			}
 			if diff := cmp.Diff(tt.want, bindings); diff != "" {
 				t.Errorf("merged contexts (-want +got):\n%s", diff)
 			}
-			if len(tt.head.Contexts) != 1 {
-				t.Errorf("head task's contexts were modified: %v", tt.head.Contexts)
+			if head := tt.head.(hookRunTask); len(head.contexts) != 1 {
+				t.Errorf("head task's contexts were modified: %v", head.contexts)
 			}
 		})
 	}
@@ -92,7 +93,7 @@ func TestCompactGroups(t *testing.T) {
 }
 
 func TestSnapshotsAreReadAtExecution(t *testing.T) {
-	h := &loadedHook{Name: "hooks/h", Config: &hook.Config{
+	h := &binding.Hook{Name: "hooks/h", Config: &hook.Config{
 		Kubernetes: []hook.KubernetesBinding{
 			{Name: "pods", IncludeSnapshotsFrom: []string{"pods", "cms"}},
 			{Name: "cms"},
@@ -100,8 +101,8 @@ func TestSnapshotsAreReadAtExecution(t *testing.T) {
 		Schedules: []hook.ScheduleBinding{{Name: "tick", IncludeSnapshotsFrom: []string{"cms", "missing"}}},
 	}}
 	mon := &fakeMonitors{objects: map[string][]hook.FilteredObject{
-		bindingID("m", h, hook.Kubernetes, 0): {obj("pod-a")},
-		bindingID("m", h, hook.Kubernetes, 1): {obj("cm-a"), obj("cm-b")},
+		binding.ID("m", h, hook.Kubernetes, 0): {obj("pod-a")},
+		binding.ID("m", h, hook.Kubernetes, 1): {obj("cm-a"), obj("cm-b")},
 	}}
 	o := &Operator{monitors: mon}
 	got := o.withSnapshots("m", h, []hook.BindingContext{{Binding: "pods", Type: hook.TypeEvent}, {Binding: "tick", Type: hook.TypeSchedule}, {Binding: "cms", Type: hook.TypeEvent}})
@@ -161,18 +162,17 @@ func TestHookRunOutcomes(t *testing.T) {
 			mon := &fakeMonitors{}
 			o.monitors = mon
 			o.state.update("a", func(s *moduleState) { s.Enabled = true })
-			h := &loadedHook{Name: "hooks/k", Config: &hook.Config{Kubernetes: []hook.KubernetesBinding{tt.binding}}}
-			id := bindingID("a", h, hook.Kubernetes, 0)
-			o.bindings.add(id, bindingRef{Module: "a", Hook: h, Kube: &h.Config.Kubernetes[0]})
-			err := o.hookRun(t.Context(), task{Kind: taskHookRun, Module: "a", Hook: h, BindingID: id, Sync: tt.sync,
-				Contexts: []hook.BindingContext{{Binding: "b", Type: hook.TypeEvent}}})
+			h := &binding.Hook{Name: "hooks/k", Config: &hook.Config{Kubernetes: []hook.KubernetesBinding{tt.binding}}}
+			id := binding.ID("a", h, hook.Kubernetes, 0)
+			o.bindings.Add(id, binding.Ref{Module: "a", Hook: h, Kube: &h.Config.Kubernetes[0]})
+			err := o.hookRun(t.Context(), id, "a", []hook.BindingContext{{Binding: "b", Type: hook.TypeEvent}}, tt.sync)
 			if (err != nil) != tt.wantErr {
 				t.Fatalf("hookRun error = %v, want error %v", err, tt.wantErr)
 			}
 			if got := len(runner.recorded()); got != tt.wantRuns {
 				t.Errorf("hook runs = %d, want %d", got, tt.wantRuns)
 			}
-			if got := len(mon.enabled) == 1 && o.bindings.isSynced(id); got != tt.wantEnabled {
+			if got := len(mon.enabled) == 1 && o.bindings.IsSynced(id); got != tt.wantEnabled {
 				t.Errorf("events released = %v, want %v", got, tt.wantEnabled)
 			}
 			if diff := cmp.Diff(tt.wantQueued, requested(o), cmpopts.EquateEmpty()); diff != "" {

@@ -139,13 +139,14 @@ func TestObserveConfig(t *testing.T) {
 			var buf syncBuffer
 			o.log = slog.New(slog.NewJSONHandler(&buf, nil))
 			ev := &fakeConfigMapEvents{}
-			o.configEvents, o.recorder = ev, metrics.NewRecorder()
+			o.recorder = metrics.NewRecorder()
+			o.cfgHealth = o.newConfigHealth(ev)
 			for _, e := range tt.events {
 				o.observeConfig(e)
 				applyQueued(t, o)
 			}
 			var got map[string]bool
-			if c := o.store.currentConfig(); c != nil {
+			if c := o.store.Config(); c != nil {
 				got = c.Enabled
 			}
 			if diff := cmp.Diff(tt.wantCfg, got); diff != "" {
@@ -180,12 +181,13 @@ func TestObserveConfig(t *testing.T) {
 func applyQueued(t *testing.T, o *Operator) {
 	t.Helper()
 	for _, it := range o.main.Snapshot().Items {
-		if it.Task.Kind != taskApplyConfig {
+		apply, ok := it.Task.(applyConfigTask)
+		if !ok {
 			t.Fatalf("unexpected task %s", it.Task)
 		}
-		o.applyConfig(it.Task.Config)
+		o.applyConfig(apply.config)
 	}
-	o.main.Remove(isKind(taskApplyConfig))
+	o.main.Remove(is[applyConfigTask])
 }
 
 // configLogLines returns "LEVEL msg" of each log line about the ConfigMap.
@@ -278,7 +280,7 @@ func TestWriteConfigPatchOnlyTouchesItsOwnKeys(t *testing.T) {
 			o, _ := newTestOperator(t, &fakeRunner{})
 			src := &blockingConfig{started: make(chan config.Edit), result: make(chan error)}
 			o.config = src
-			o.cfgHealth.seen = tt.seen
+			o.cfgHealth.Observe(true, tt.seen)
 			o.applyConfig(mustParse(t, base))
 			m, _ := o.modules.Module("a")
 			errc := make(chan error, 1)
@@ -294,7 +296,7 @@ func TestWriteConfigPatchOnlyTouchesItsOwnKeys(t *testing.T) {
 			if err := <-errc; (err != nil) != tt.wantErr {
 				t.Fatalf("writeConfigPatch() = %v, want error %v", err, tt.wantErr)
 			}
-			c := o.store.currentConfig()
+			c := o.store.Config()
 			got := map[string]values.Values{"global": c.Global, "a": c.Modules["a"]}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("config in force (-want +got):\n%s", diff)
@@ -315,7 +317,7 @@ func mustParse(t *testing.T, data map[string]string) *config.Config {
 func TestObserveConfigKeepsOnlyTheLatestContentQueued(t *testing.T) {
 	o, _ := newTestOperator(t, &fakeRunner{})
 	// Three changes arrive while the main queue is busy with a converge.
-	o.main.PushBack(task{Kind: taskConverge})
+	o.main.PushBack(convergeTask{})
 	for _, v := range []string{"1", "2", "3"} {
 		o.observeConfig(present(map[string]string{"global": "v: " + v}))
 	}
@@ -323,8 +325,8 @@ func TestObserveConfigKeepsOnlyTheLatestContentQueued(t *testing.T) {
 	got := make([]string, 0, len(items))
 	for _, it := range items {
 		desc := it.Task.String()
-		if it.Task.Kind == taskApplyConfig {
-			desc += fmt.Sprintf(" v=%v", it.Task.Config.Global["v"])
+		if apply, ok := it.Task.(applyConfigTask); ok {
+			desc += fmt.Sprintf(" v=%v", apply.config.Global["v"])
 		}
 		got = append(got, desc)
 	}

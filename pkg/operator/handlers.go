@@ -8,34 +8,32 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/addon-operator/addon-operator/pkg/binding"
 	"github.com/addon-operator/addon-operator/pkg/config"
 	"github.com/addon-operator/addon-operator/pkg/hook"
 	"github.com/addon-operator/addon-operator/pkg/module"
+	"github.com/addon-operator/addon-operator/pkg/plan"
 	"github.com/addon-operator/addon-operator/pkg/status"
 	"github.com/addon-operator/addon-operator/pkg/values"
 )
 
-// handle runs one main-queue task. It is the queue's Handler: the only
-// place that changes module state and values.
+// handle is every queue's Handler: it dispatches one task, keeps the
+// phase of a module being deleted and the last error of a module whose
+// task failed, and logs the outcome once.
 func (o *Operator) handle(ctx context.Context, t task) ([]task, error) {
 	start := o.clock.Now()
-	moduleTask := t.Kind == taskModuleDelete
-	if moduleTask {
-		o.state.update(t.Module, func(s *moduleState) {
-			s.Phase = status.PhaseRunning
-			if t.Kind == taskModuleDelete {
-				s.Phase = status.PhaseDeleting
-			}
-		})
+	del, isDelete := t.(moduleDeleteTask)
+	if isDelete {
+		o.state.update(del.module, func(s *moduleState) { s.Phase = status.PhaseDeleting })
 	}
 	next, err := o.dispatch(ctx, t)
-	if moduleTask {
-		o.state.update(t.Module, func(s *moduleState) { s.Phase = phaseAfter(t.Kind, s.Enabled, err) })
+	if isDelete {
+		o.state.update(del.module, func(s *moduleState) { s.Phase = phaseAfter(true, s.Enabled, err) })
 	}
 	log := o.log.With(slog.String("task", t.String()), slog.Duration("duration", o.clock.Since(start)))
 	if err != nil {
-		if t.Module != "" && t.Kind != taskPurge {
-			o.state.update(t.Module, func(s *moduleState) { s.LastError = err.Error() })
+		if m := failedModule(t); m != "" {
+			o.state.update(m, func(s *moduleState) { s.LastError = err.Error() })
 		}
 		log.Error("task failed, will retry", slog.String("error", err.Error()))
 		return nil, err
@@ -44,58 +42,37 @@ func (o *Operator) handle(ctx context.Context, t task) ([]task, error) {
 	return next, nil
 }
 
-func (o *Operator) dispatch(ctx context.Context, t task) ([]task, error) {
-	switch t.Kind {
-	case taskStartup:
-		return o.startup(ctx)
-	case taskGlobalHook:
-		_, err := o.runGlobalHook(ctx, t.Hook, t.Binding)
-		return nil, err
-	case taskConverge:
-		o.converging = true
-		o.convergeStart = o.clock.Now()
-		return append(globalHookTasks(o.global, hook.BeforeAll), task{Kind: taskPlan}), nil
-	case taskPlan:
-		return o.plan(ctx)
-	case taskAfterAll:
-		return append(globalHookTasks(o.global, hook.AfterAll),
-			task{Kind: taskConvergeDone, Checksum: values.Checksum(o.store.globalDoc())}), nil
-	case taskConvergeDone:
-		return o.convergeDone(t), nil
-	case taskRunGroup:
-		return o.runGroup(t), nil
-	case taskModuleDelete:
-		return nil, o.moduleDelete(ctx, t.Module)
-	case taskPurge:
-		o.purge(ctx, t.Module)
-		return nil, nil
-	case taskApplyConfig:
-		o.applyConfig(t.Config)
-		return nil, nil
-	case taskGlobalBindings:
-		ids, err := o.startBindings(ctx, globalOwner, o.global)
-		if err != nil {
-			return nil, err
-		}
-		return nil, o.synchronize(ctx, ids)
-	case taskHookRun:
-		return nil, o.hookRun(ctx, t)
+// failedModule names the module whose LastError a failure of t sets, ""
+// for tasks that fail no module.
+func failedModule(t task) string {
+	switch t := t.(type) {
+	case moduleDeleteTask:
+		return t.module
+	case hookRunTask:
+		return t.module
+	case syncTask:
+		return t.module
+	case startupTask, globalHookTask, convergeTask, convergePlanTask, runGroupTask, groupDoneTask,
+		afterAllTask, convergeDoneTask, purgeTask, applyConfigTask, globalBindingsTask:
 	}
-	return nil, fmt.Errorf("unknown task kind %q", t.Kind)
+	return ""
 }
+
+// errNoConfig is returned while no valid ConfigMap has been read.
+var errNoConfig = errors.New("no valid ConfigMap read yet")
 
 // startup loads global hooks and queues their onStartup runs, then the first
 // converge. It waits for a valid ConfigMap: converging without one could
 // uninstall modules the ConfigMap enables.
 func (o *Operator) startup(ctx context.Context) ([]task, error) {
-	if o.store.currentConfig() == nil {
-		if err := o.configErr(); err != nil {
+	if o.store.Config() == nil {
+		if err := o.cfgHealth.Err(); err != nil {
 			return nil, fmt.Errorf("ConfigMap %s/%s is invalid: %w", o.opts.Namespace, o.opts.ConfigMap, err)
 		}
 		return nil, errNoConfig
 	}
 	g := o.modules.Global()
-	hooks, err := loadHooks(ctx, o.runner, g.HooksDir(), g.Hooks(), hook.Global)
+	hooks, err := binding.Load(ctx, o.runner, g.HooksDir(), g.Hooks(), hook.Global)
 	if err != nil {
 		return nil, err
 	}
@@ -108,17 +85,14 @@ func (o *Operator) startup(ctx context.Context) ([]task, error) {
 			o.log.Error("module hooks not loaded", slog.String("module", m.Name()), slog.String("error", err.Error()))
 		}
 	}
-	o.started = true
-	next := append(globalHookTasks(hooks, hook.OnStartup), task{Kind: taskGlobalBindings}, task{Kind: taskConverge})
+	o.converge.started = true
+	next := append(globalHookTasks(hooks, hook.OnStartup), globalBindingsTask{}, convergeTask{})
 	return next, nil
 }
 
-// plan decides which modules are enabled and queues what follows from it.
-func (o *Operator) plan(ctx context.Context) ([]task, error) {
-	decisions, err := decideEnabled(o.enabledInputs(), func(name string, soFar []string) (bool, error) {
-		m, _ := o.modules.Module(name)
-		return o.runEnabledScript(ctx, m, soFar)
-	})
+// planConverge decides which modules are enabled and queues what follows from it.
+func (o *Operator) planConverge(ctx context.Context) ([]task, error) {
+	decisions, err := plan.Enabled(ctx, o.modules, o.store, o.runner)
 	if err != nil {
 		return nil, err
 	}
@@ -126,7 +100,7 @@ func (o *Operator) plan(ctx context.Context) ([]task, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list releases: %w", err)
 	}
-	p := planConverge(decisions, o.state.enabledSet(), owned)
+	p := plan.Converge(decisions, o.state.enabledSet(), owned)
 	for _, d := range decisions {
 		o.state.update(d.Name, func(s *moduleState) {
 			s.Enabled, s.By = d.Enabled, d.By
@@ -139,46 +113,25 @@ func (o *Operator) plan(ctx context.Context) ([]task, error) {
 	o.log.Info("modules planned", slog.Any("run", p.Run), slog.Any("delete", p.Delete), slog.Any("purge", p.Purge))
 	var next []task
 	for _, name := range p.Delete {
-		next = append(next, task{Kind: taskModuleDelete, Module: name})
+		next = append(next, moduleDeleteTask{module: name})
 	}
 	for _, name := range p.Purge {
-		next = append(next, task{Kind: taskPurge, Module: name})
+		next = append(next, purgeTask{release: name})
 	}
-	o.convergeGen++
-	o.convergeGroups = orderGroups(o.modules, p.Run)
-	return append(next, task{Kind: taskRunGroup, Gen: o.convergeGen}), nil
-}
-
-// enabledInputs collects what each module's enabled state depends on,
-// except its enabled script.
-func (o *Operator) enabledInputs() []enabledInput {
-	dynamic := o.store.dynamicEnabled()
-	cfg := o.store.currentConfig()
-	mods := o.modules.Modules()
-	inputs := make([]enabledInput, 0, len(mods))
-	for _, m := range mods {
-		in := enabledInput{Name: m.Name(), Common: m.CommonEnabled(), Own: m.StaticEnabled(), HasScript: m.EnabledScript() != ""}
-		if v, ok := dynamic[m.Key()]; ok {
-			in.Dynamic = &v
-		}
-		if v, ok := cfg.Enabled[m.Key()]; ok {
-			in.ConfigMap = &v
-		}
-		inputs = append(inputs, in)
-	}
-	return inputs
+	o.converge.gen++
+	o.converge.groups = plan.OrderGroups(o.modules, p.Run)
+	return append(next, runGroupTask{gen: o.converge.gen}), nil
 }
 
 // convergeDone closes a converge; global values changed by afterAll hooks
 // start another one.
-func (o *Operator) convergeDone(t task) []task {
-	o.converging = false
-	if values.Checksum(o.store.globalDoc()) != t.Checksum {
+func (o *Operator) convergeDone(t convergeDoneTask) []task {
+	if values.Checksum(o.store.GlobalDoc()) != t.checksum {
 		o.log.Info("afterAll hooks changed global values, converging again")
-		return []task{{Kind: taskConverge}}
+		return []task{convergeTask{}}
 	}
 	if o.recorder != nil {
-		o.recorder.Converge(o.clock.Since(o.convergeStart), nil)
+		o.recorder.Converge(o.clock.Since(o.converge.began), nil)
 	}
 	if o.ready.CompareAndSwap(false, true) {
 		o.logFirstConverge()
@@ -211,12 +164,12 @@ func (o *Operator) logFirstConverge() {
 }
 
 // moduleHooks loads a module's hooks on first use and caches them.
-func (o *Operator) moduleHooks(ctx context.Context, name string) ([]*loadedHook, error) {
+func (o *Operator) moduleHooks(ctx context.Context, name string) ([]*binding.Hook, error) {
 	if hooks := o.state.get(name).Hooks; hooks != nil {
 		return hooks, nil
 	}
 	m, _ := o.modules.Module(name)
-	hooks, err := loadHooks(ctx, o.runner, m.Path(), m.Hooks(), hook.Module)
+	hooks, err := binding.Load(ctx, o.runner, m.Path(), m.Hooks(), hook.Module)
 	if err != nil {
 		return nil, fmt.Errorf("module %s: %w", name, err)
 	}
@@ -226,11 +179,11 @@ func (o *Operator) moduleHooks(ctx context.Context, name string) ([]*loadedHook,
 
 // runModuleHooks runs a module's hooks of lifecycle binding b in order and
 // returns the names of those that changed the module's values.
-func (o *Operator) runModuleHooks(ctx context.Context, name string, hooks []*loadedHook, b hook.Binding) ([]string, error) {
+func (o *Operator) runModuleHooks(ctx context.Context, name string, hooks []*binding.Hook, b hook.Binding) ([]string, error) {
 	m, _ := o.modules.Module(name)
 	var changedBy []string
-	for _, h := range byOrder(hooks, b) {
-		changed, err := o.runModuleHook(ctx, m, h, b)
+	for _, h := range binding.ByOrder(hooks, b) {
+		changed, err := o.runLifecycleHook(ctx, m, h, b)
 		if err != nil {
 			return nil, err
 		}
@@ -252,9 +205,9 @@ func (o *Operator) moduleDelete(ctx context.Context, name string) error {
 	}
 	// A run in flight or backing off would race the uninstall; the
 	// uninstall's deletions are not heal events.
-	o.pool.cancel(name)
-	defer o.pause(name)()
-	exists, err := o.releaseExists(ctx, name)
+	o.pool.Cancel(name)
+	defer o.releases.Pause(name)()
+	exists, err := o.releases.Exists(ctx, name)
 	if err != nil {
 		return err
 	}
@@ -262,57 +215,44 @@ func (o *Operator) moduleDelete(ctx context.Context, name string) error {
 		if _, err := o.runModuleHooks(ctx, name, hooks, hook.BeforeDeleteHelm); err != nil {
 			return err
 		}
-		if _, err := o.releases.Uninstall(ctx, name); err != nil {
-			return fmt.Errorf("module %s: uninstall release: %w", name, err)
+		if err := o.releases.Uninstall(ctx, name); err != nil {
+			return err
 		}
-		o.log.Info("release uninstalled", slog.String("module", name), slog.String("release", name))
 	}
 	if _, err := o.runModuleHooks(ctx, m.Name(), hooks, hook.AfterDeleteHelm); err != nil {
 		return err
 	}
 	o.stopBindings(name)
-	if o.healer != nil {
-		o.healer.Forget(name)
-	}
-	o.store.resetModule(name)
+	o.releases.Forget(name)
+	o.store.ResetModule(name)
 	o.state.update(name, func(s *moduleState) { s.StartupDone, s.Reruns, s.Revision, s.LastError = false, 0, 0, "" })
 	return nil
-}
-
-// purge uninstalls a release of ours whose module no longer exists. A
-// failure is logged, not retried: nothing else depends on it.
-func (o *Operator) purge(ctx context.Context, release string) {
-	if _, err := o.releases.Uninstall(ctx, release); err != nil {
-		o.log.Warn("purge of release without module failed", slog.String("release", release), slog.String("error", err.Error()))
-		return
-	}
-	o.log.Info("release without module purged", slog.String("release", release))
 }
 
 // applyConfig takes a new valid ConfigMap content into use and queues what
 // it changes: a converge for global or enabled changes, module runs for
 // changed module sections.
 func (o *Operator) applyConfig(c *config.Config) {
-	old := o.store.currentConfig()
-	moduleErrs, globalErr := o.store.validateConfig(c)
+	old := o.store.Config()
+	moduleErrs, globalErr := o.store.ValidateConfig(c)
 	if globalErr != nil || (old != nil && len(moduleErrs) > 0) {
 		errs := o.sectionErrs(moduleErrs)
 		if globalErr != nil {
 			errs = append([]error{&config.KeyError{Key: config.GlobalKey, Err: globalErr}}, errs...)
 		}
-		o.rejectConfig(errors.Join(errs...), false)
+		o.cfgHealth.Reject(errors.Join(errs...), false)
 		return
 	}
 	// At startup there is no last valid ConfigMap: modules whose section is
 	// invalid are skipped, the others converge.
-	o.setInvalidConfig(moduleErrs)
-	o.store.setConfig(c)
+	o.cfgHealth.SkipSections(moduleErrs)
+	o.store.SetConfig(c)
 	if len(moduleErrs) > 0 {
-		o.rejectConfig(errors.Join(o.sectionErrs(moduleErrs)...), true)
+		o.cfgHealth.Reject(errors.Join(o.sectionErrs(moduleErrs)...), true)
 	} else {
-		o.acceptConfig()
+		o.cfgHealth.Accept()
 	}
-	if !o.started || old == nil {
+	if !o.converge.started || old == nil {
 		return
 	}
 	change := config.Diff(old, c)
@@ -346,8 +286,8 @@ func (o *Operator) sectionErrs(moduleErrs map[string]error) []error {
 
 // queueConverge appends a converge unless one is already waiting to start.
 func (o *Operator) queueConverge() {
-	if !o.main.Has(isKind(taskConverge)) {
-		o.main.PushBack(task{Kind: taskConverge})
+	if !o.main.Has(is[convergeTask]) {
+		o.main.PushBack(convergeTask{})
 	}
 }
 
@@ -359,12 +299,12 @@ func (o *Operator) moduleByKey(key string) (string, bool) {
 	return o.modules.Modules()[i].Name(), true
 }
 
-// phaseAfter is a module's phase once a run or delete task returned.
-func phaseAfter(k taskKind, enabled bool, err error) status.Phase {
+// phaseAfter is a module's phase once a run or a delete returned.
+func phaseAfter(deleted, enabled bool, err error) status.Phase {
 	switch {
 	case err != nil:
 		return status.PhaseFailed
-	case k == taskModuleDelete || !enabled:
+	case deleted || !enabled:
 		return status.PhaseDisabled
 	default:
 		return status.PhaseReady

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/addon-operator/addon-operator/pkg/binding"
 	"github.com/addon-operator/addon-operator/pkg/hook"
 	"github.com/addon-operator/addon-operator/pkg/kube"
 	"github.com/addon-operator/addon-operator/pkg/metrics"
@@ -18,55 +19,56 @@ type hookMetricsSink interface {
 	Apply(src metrics.Source, ms []metrics.HookMetric) error
 }
 
-// hookRun runs a kubernetes or schedule hook with the binding contexts of
-// one or more merged tasks. A Synchronization run releases its binding's
-// events when done. Values changed by a non-Synchronization run queue a
-// converge (global values) or a module run (module values).
-func (o *Operator) hookRun(ctx context.Context, t task) error {
-	ref, ok := o.bindings.get(t.BindingID)
+// hookRun runs the hook of binding id (of moduleName, "" for global hooks)
+// with the binding contexts of one or more merged hookRunTasks, or, for
+// sync, with a Synchronization context read now. A Synchronization run
+// releases its binding's events when done. Values changed by a
+// non-Synchronization run queue a converge (global values) or a module run
+// (module values).
+func (o *Operator) hookRun(ctx context.Context, id, moduleName string, contexts []hook.BindingContext, sync bool) error {
+	ref, ok := o.bindings.Get(id)
 	if !ok {
 		return nil // the binding was stopped since the task was queued
 	}
-	if t.Module != "" && !o.state.get(t.Module).Enabled {
+	if moduleName != "" && !o.state.get(moduleName).Enabled {
 		return nil
 	}
-	if t.Module != "" {
+	if moduleName != "" {
 		// The module's hooks may delete its objects on purpose.
-		defer o.pause(t.Module)()
+		defer o.releases.Pause(moduleName)()
 	}
-	if t.Sync && !ref.Kube.ExecuteHookOnSynchronization {
-		o.finishSync(t.BindingID)
+	if sync && !ref.Kube.ExecuteHookOnSynchronization {
+		o.finishSync(id)
 		return nil
 	}
-	if l := o.bindings.limiter(ref.Hook); l != nil {
+	if l := o.bindings.Limiter(ref.Hook); l != nil {
 		if err := l.Wait(ctx); err != nil {
 			return err
 		}
 	}
-	contexts := t.Contexts
-	if t.Sync {
-		contexts = []hook.BindingContext{o.syncContext(t.BindingID, ref)}
+	if sync {
+		contexts = []hook.BindingContext{o.syncContext(id, ref)}
 	}
-	contexts = o.withSnapshots(refOwner(ref), ref.Hook, compactGroups(contexts))
+	contexts = o.withSnapshots(ref.Owner(), ref.Hook, compactGroups(contexts))
 	changed, err := o.runBindingHook(ctx, ref, contexts)
 	if err != nil {
-		if !ref.allowFailure() {
+		if !ref.AllowFailure() {
 			return err
 		}
 		o.log.Warn("hook failed, allowed to", slog.String("module", ref.Module), slog.String("hook", ref.Hook.Name),
-			slog.String("binding", ref.name()), slog.String("error", err.Error()))
+			slog.String("binding", ref.Name()), slog.String("error", err.Error()))
 		if o.recorder != nil {
-			o.recorder.HookAllowedError(ref.Module, ref.Hook.Name, ref.name())
+			o.recorder.HookAllowedError(ref.Module, ref.Hook.Name, ref.Name())
 		}
 	}
-	if t.Sync {
-		o.finishSync(t.BindingID)
+	if sync {
+		o.finishSync(id)
 		return nil
 	}
 	switch {
 	case !changed:
 	case ref.Module == "":
-		o.log.Info("global values changed by hook, converging", slog.String("hook", ref.Hook.Name), slog.String("binding", ref.name()))
+		o.log.Info("global values changed by hook, converging", slog.String("hook", ref.Hook.Name), slog.String("binding", ref.Name()))
 		o.queueConverge()
 	default:
 		o.queueModuleRun(ref.Module)
@@ -75,18 +77,18 @@ func (o *Operator) hookRun(ctx context.Context, t task) error {
 }
 
 func (o *Operator) finishSync(id string) {
-	o.bindings.markSynced(id)
+	o.bindings.MarkSynced(id)
 	o.monitors.EnableEvents(id)
 }
 
 // syncContext is a Synchronization context with the binding's objects as
 // they are now.
-func (o *Operator) syncContext(id string, ref bindingRef) hook.BindingContext {
+func (o *Operator) syncContext(id string, ref binding.Ref) hook.BindingContext {
 	objects := o.monitors.SyncObjects(id)
-	if g := ref.group(); g != "" {
-		return hook.BindingContext{Binding: ref.name(), Type: hook.TypeGroup, GroupName: g}
+	if g := ref.Group(); g != "" {
+		return hook.BindingContext{Binding: ref.Name(), Type: hook.TypeGroup, GroupName: g}
 	}
-	return hook.BindingContext{Binding: ref.name(), Type: hook.TypeSynchronization, Objects: objects}
+	return hook.BindingContext{Binding: ref.Name(), Type: hook.TypeSynchronization, Objects: objects}
 }
 
 // compactGroups collapses consecutive contexts of one group into the last
@@ -106,17 +108,17 @@ func compactGroups(in []hook.BindingContext) []hook.BindingContext {
 // withSnapshots fills each context's snapshots, read now: for a context of
 // a kubernetes or schedule binding, those its binding includes (its group's
 // bindings among them).
-func (o *Operator) withSnapshots(owner string, h *loadedHook, contexts []hook.BindingContext) []hook.BindingContext {
+func (o *Operator) withSnapshots(owner string, h *binding.Hook, contexts []hook.BindingContext) []hook.BindingContext {
 	for i := range contexts {
 		var include []string
 		for j := range h.Config.Kubernetes {
 			if h.Config.Kubernetes[j].Name == contexts[i].Binding {
-				include = bindingRef{Kube: &h.Config.Kubernetes[j]}.includeSnapshots()
+				include = binding.Ref{Kube: &h.Config.Kubernetes[j]}.IncludeSnapshots()
 			}
 		}
 		for j := range h.Config.Schedules {
 			if h.Config.Schedules[j].Name == contexts[i].Binding {
-				include = bindingRef{Sched: &h.Config.Schedules[j]}.includeSnapshots()
+				include = binding.Ref{Sched: &h.Config.Schedules[j]}.IncludeSnapshots()
 			}
 		}
 		if len(include) > 0 {
@@ -128,13 +130,13 @@ func (o *Operator) withSnapshots(owner string, h *loadedHook, contexts []hook.Bi
 
 // snapshots returns the current objects of the named kubernetes bindings
 // of a hook. Names that match no binding get an empty list.
-func (o *Operator) snapshots(owner string, h *loadedHook, names []string) map[string][]hook.FilteredObject {
+func (o *Operator) snapshots(owner string, h *binding.Hook, names []string) map[string][]hook.FilteredObject {
 	out := make(map[string][]hook.FilteredObject, len(names))
 	for _, name := range names {
 		out[name] = []hook.FilteredObject{}
 		for j := range h.Config.Kubernetes {
 			if h.Config.Kubernetes[j].Name == name {
-				if objs := o.monitors.Snapshot(bindingID(owner, h, hook.Kubernetes, j)); objs != nil {
+				if objs := o.monitors.Snapshot(binding.ID(owner, h, hook.Kubernetes, j)); objs != nil {
 					out[name] = objs
 				}
 			}
@@ -145,7 +147,7 @@ func (o *Operator) snapshots(owner string, h *loadedHook, names []string) map[st
 
 // lifecycleSnapshots are what a lifecycle binding context carries: the
 // snapshots of all the hook's kubernetes bindings, nil when it has none.
-func (o *Operator) lifecycleSnapshots(owner string, h *loadedHook) map[string][]hook.FilteredObject {
+func (o *Operator) lifecycleSnapshots(owner string, h *binding.Hook) map[string][]hook.FilteredObject {
 	if len(h.Config.Kubernetes) == 0 || o.monitors == nil {
 		return nil
 	}
@@ -158,17 +160,16 @@ func (o *Operator) lifecycleSnapshots(owner string, h *loadedHook) map[string][]
 
 // runBindingHook runs a global or module hook with contexts and applies
 // its outputs; it reports whether its values changed.
-func (o *Operator) runBindingHook(ctx context.Context, ref bindingRef, contexts []hook.BindingContext) (bool, error) {
-	binding := ref.name()
+func (o *Operator) runBindingHook(ctx context.Context, ref binding.Ref, contexts []hook.BindingContext) (bool, error) {
 	if ref.Module == "" {
-		return o.runGlobalHookWith(ctx, ref.Hook, binding, contexts)
+		return o.runHook(ctx, nil, ref.Hook, ref.Name(), contexts)
 	}
 	m, _ := o.modules.Module(ref.Module)
-	return o.runModuleHookWith(ctx, m, ref.Hook, binding, contexts)
+	return o.runHook(ctx, m, ref.Hook, ref.Name(), contexts)
 }
 
 // applyOutputs applies a successful run's object operations and metrics.
-func (o *Operator) applyOutputs(ctx context.Context, m *module.Module, h *loadedHook, res *hook.Result) error {
+func (o *Operator) applyOutputs(ctx context.Context, m *module.Module, h *binding.Hook, res *hook.Result) error {
 	if len(res.KubernetesPatch) > 0 {
 		ops, err := kube.ParseOperations(res.KubernetesPatch)
 		if err != nil {

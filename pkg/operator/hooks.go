@@ -1,13 +1,12 @@
 package operator
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"path/filepath"
-	"slices"
 	"time"
 
+	"github.com/addon-operator/addon-operator/pkg/binding"
+	"github.com/addon-operator/addon-operator/pkg/config"
 	"github.com/addon-operator/addon-operator/pkg/hook"
 	"github.com/addon-operator/addon-operator/pkg/module"
 	"github.com/addon-operator/addon-operator/pkg/values"
@@ -19,143 +18,58 @@ type hookRunner interface {
 	Run(ctx context.Context, r hook.Run) (*hook.Result, error)
 }
 
-// loadedHook is a hook with its parsed configuration.
-type loadedHook struct {
-	Path string
-	// Name is the path relative to the module or global hooks directory.
-	Name   string
-	Config *hook.Config
-}
-
-// loadHooks runs every hook with --config and parses what it prints. The
-// first error names the hook file.
-func loadHooks(ctx context.Context, runner hookRunner, base string, paths []string, kind hook.Kind) ([]*loadedHook, error) {
-	hooks := make([]*loadedHook, 0, len(paths))
-	for _, p := range paths {
-		name, err := filepath.Rel(base, p)
-		if err != nil {
-			name = p
-		}
-		out, err := runner.Config(ctx, p)
-		if err != nil {
-			return nil, fmt.Errorf("hook %s: run --config: %w", p, err)
-		}
-		cfg, err := hook.ParseConfig(p, out, kind)
-		if err != nil {
-			return nil, err
-		}
-		hooks = append(hooks, &loadedHook{Path: p, Name: name, Config: cfg})
-	}
-	return hooks, nil
-}
-
-// byOrder returns the hooks that declare lifecycle binding b, in ascending
-// ORDER, ties broken by path.
-func byOrder(hooks []*loadedHook, b hook.Binding) []*loadedHook {
-	var out []*loadedHook
-	for _, h := range hooks {
-		if _, ok := h.Config.Order(b); ok {
-			out = append(out, h)
-		}
-	}
-	slices.SortStableFunc(out, func(x, y *loadedHook) int {
-		ox, _ := x.Config.Order(b)
-		oy, _ := y.Config.Order(b)
-		return cmp.Or(cmp.Compare(ox, oy), cmp.Compare(x.Path, y.Path))
-	})
-	return out
-}
-
-// runGlobalHook runs one global hook for a lifecycle binding and keeps its
-// patches. It returns whether global values (or dynamic enabled flags)
-// changed.
-func (o *Operator) runGlobalHook(ctx context.Context, h *loadedHook, b hook.Binding) (bool, error) {
+// runLifecycleHook runs a global (m nil) or module hook for a lifecycle
+// binding and keeps its patches. It returns whether the values it may
+// patch changed: see runHook.
+func (o *Operator) runLifecycleHook(ctx context.Context, m *module.Module, h *binding.Hook, b hook.Binding) (bool, error) {
 	bc := hook.BindingContext{Binding: string(b)}
 	if b != hook.OnStartup { // bindings start after onStartup: nothing to show yet
-		bc.Snapshots = o.lifecycleSnapshots(globalOwner, h)
+		owner := binding.GlobalOwner
+		if m != nil {
+			owner = m.Name()
+		}
+		bc.Snapshots = o.lifecycleSnapshots(owner, h)
 	}
-	return o.runGlobalHookWith(ctx, h, string(b), []hook.BindingContext{bc})
+	return o.runHook(ctx, m, h, string(b), []hook.BindingContext{bc})
 }
 
-// runGlobalHookWith runs a global hook with the given contexts and applies
-// its outputs: values and config patches, object operations, metrics.
-func (o *Operator) runGlobalHookWith(ctx context.Context, h *loadedHook, binding string, contexts []hook.BindingContext) (bool, error) {
-	before := values.Checksum(o.store.globalDoc())
-	doc := o.store.globalDoc()
+// runHook runs a global (m nil) or module hook with the given contexts and
+// applies its outputs: values and config patches, object operations,
+// metrics. It returns whether the values the hook may patch changed:
+// global values and dynamic enabled flags for a global hook, the module's
+// values for a module hook.
+func (o *Operator) runHook(ctx context.Context, m *module.Module, h *binding.Hook, bindingName string, contexts []hook.BindingContext) (bool, error) {
+	run := hook.Run{Path: h.Path, Kind: hook.RunHook, Contexts: contexts, ConfigValues: o.store.ConfigFor(m), Hook: h.Name, Binding: bindingName}
+	patchable, who := o.store.GlobalDoc, "global hook"
+	if m == nil {
+		run.Values = values.Values{config.GlobalKey: patchable()[config.GlobalKey]}
+	} else {
+		patchable, who = func() values.Values { return o.store.ModuleValues(m) }, "module "+m.Name()+" hook"
+		run.Module, run.Values = m.Name(), o.moduleHookValues(m)
+	}
+	before := values.Checksum(patchable())
 	start := o.clock.Now()
-	res, err := o.runner.Run(ctx, hook.Run{
-		Path:         h.Path,
-		Kind:         hook.RunHook,
-		Contexts:     contexts,
-		Values:       values.Values{globalKey: doc[globalKey]},
-		ConfigValues: o.store.configFor(nil),
-		Hook:         h.Name,
-		Binding:      binding,
-	})
-	o.recordHookRun("", h, binding, start, err)
+	res, err := o.runner.Run(ctx, run)
+	o.recordHookRun(run.Module, h, bindingName, start, err)
 	if err == nil {
-		err = o.keepGlobalOutputs(ctx, h, res)
+		err = o.keepOutputs(ctx, m, h, res)
 	}
 	if err != nil {
-		return false, fmt.Errorf("global hook %s (%s): %w", h.Name, binding, err)
+		return false, fmt.Errorf("%s %s (%s): %w", who, h.Name, bindingName, err)
 	}
-	return valuesChanged(before, o.store.globalDoc()), nil
+	return valuesChanged(before, patchable()), nil
 }
 
-func (o *Operator) keepGlobalOutputs(ctx context.Context, h *loadedHook, res *hook.Result) error {
-	if err := o.store.addGlobalPatch(res.ValuesPatch); err != nil {
-		return fmt.Errorf("values patch: %w", err)
-	}
-	if err := o.writeConfigPatch(ctx, nil, res.ConfigValuesPatch); err != nil {
-		return fmt.Errorf("config values patch: %w", err)
-	}
-	return o.applyOutputs(ctx, nil, h, res)
-}
-
-// moduleHookValues is what a module's hooks see in VALUES_PATH.
-func (o *Operator) moduleHookValues(m *module.Module) values.Values {
-	global := o.store.GlobalValues()
-	global["enabledModules"] = o.state.enabledList()
-	return values.Values{globalKey: global, m.Key(): o.store.ModuleValues(m)}
-}
-
-// runModuleHook runs one module hook for a lifecycle binding and keeps its
-// patches. It returns whether the module's values changed.
-func (o *Operator) runModuleHook(ctx context.Context, m *module.Module, h *loadedHook, b hook.Binding) (bool, error) {
-	bc := hook.BindingContext{Binding: string(b)}
-	if b != hook.OnStartup { // bindings start after onStartup: nothing to show yet
-		bc.Snapshots = o.lifecycleSnapshots(m.Name(), h)
-	}
-	return o.runModuleHookWith(ctx, m, h, string(b), []hook.BindingContext{bc})
-}
-
-// runModuleHookWith runs a module hook with the given contexts and applies
-// its outputs.
-func (o *Operator) runModuleHookWith(ctx context.Context, m *module.Module, h *loadedHook, binding string, contexts []hook.BindingContext) (bool, error) {
-	before := values.Checksum(o.store.ModuleValues(m))
-	start := o.clock.Now()
-	res, err := o.runner.Run(ctx, hook.Run{
-		Path:         h.Path,
-		Kind:         hook.RunHook,
-		Contexts:     contexts,
-		Values:       o.moduleHookValues(m),
-		ConfigValues: o.store.configFor(m),
-		Module:       m.Name(),
-		Hook:         h.Name,
-		Binding:      binding,
-	})
-	o.recordHookRun(m.Name(), h, binding, start, err)
-	if err == nil {
-		err = o.keepModuleOutputs(ctx, m, h, res)
+// keepOutputs keeps a successful run's values and config patches and
+// applies its object operations and metrics.
+func (o *Operator) keepOutputs(ctx context.Context, m *module.Module, h *binding.Hook, res *hook.Result) error {
+	var err error
+	if m == nil {
+		err = o.store.AddGlobalPatch(res.ValuesPatch)
+	} else {
+		err = o.store.AddModulePatch(m, res.ValuesPatch)
 	}
 	if err != nil {
-		return false, fmt.Errorf("module %s hook %s (%s): %w", m.Name(), h.Name, binding, err)
-	}
-	return valuesChanged(before, o.store.ModuleValues(m)), nil
-}
-
-func (o *Operator) keepModuleOutputs(ctx context.Context, m *module.Module, h *loadedHook, res *hook.Result) error {
-	if err := o.store.addModulePatch(m, res.ValuesPatch); err != nil {
 		return fmt.Errorf("values patch: %w", err)
 	}
 	if err := o.writeConfigPatch(ctx, m, res.ConfigValuesPatch); err != nil {
@@ -164,31 +78,16 @@ func (o *Operator) keepModuleOutputs(ctx context.Context, m *module.Module, h *l
 	return o.applyOutputs(ctx, m, h, res)
 }
 
-// runEnabledScript asks a module's enabled script, giving it the modules
-// enabled so far in global.enabledModules.
-func (o *Operator) runEnabledScript(ctx context.Context, m *module.Module, enabledSoFar []string) (bool, error) {
+// moduleHookValues is what a module's hooks see in VALUES_PATH.
+func (o *Operator) moduleHookValues(m *module.Module) values.Values {
 	global := o.store.GlobalValues()
-	global["enabledModules"] = enabledSoFar
-	res, err := o.runner.Run(ctx, hook.Run{
-		Path:         m.EnabledScript(),
-		Kind:         hook.RunEnabledScript,
-		Values:       values.Values{globalKey: global, m.Key(): o.store.ModuleValues(m)},
-		ConfigValues: o.store.configFor(m),
-		Module:       m.Name(),
-		Hook:         "enabled",
-	})
-	if err != nil {
-		return false, err
-	}
-	if res.Enabled == nil {
-		return false, fmt.Errorf("%s wrote no result to MODULE_ENABLED_RESULT", m.EnabledScript())
-	}
-	return *res.Enabled, nil
+	global["enabledModules"] = o.state.enabledList()
+	return values.Values{config.GlobalKey: global, m.Key(): o.store.ModuleValues(m)}
 }
 
 // recordHookRun counts a hook run and its duration.
-func (o *Operator) recordHookRun(moduleName string, h *loadedHook, binding string, start time.Time, err error) {
+func (o *Operator) recordHookRun(moduleName string, h *binding.Hook, bindingName string, start time.Time, err error) {
 	if o.recorder != nil {
-		o.recorder.HookRun(moduleName, h.Name, binding, o.clock.Since(start), err)
+		o.recorder.HookRun(moduleName, h.Name, bindingName, o.clock.Since(start), err)
 	}
 }

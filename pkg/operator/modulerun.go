@@ -6,58 +6,55 @@ import (
 	"log/slog"
 	"sync"
 
+	"github.com/addon-operator/addon-operator/pkg/config"
 	"github.com/addon-operator/addon-operator/pkg/hook"
 	"github.com/addon-operator/addon-operator/pkg/module"
+	"github.com/addon-operator/addon-operator/pkg/queue"
 	"github.com/addon-operator/addon-operator/pkg/status"
 )
 
-// orderGroups splits the modules to run into groups of equal order, in
-// ascending order; modules of one group may run in parallel.
-func orderGroups(mods *module.Set, names []string) [][]string {
-	var groups [][]string
-	last := 0
-	for i, name := range names {
-		m, _ := mods.Module(name)
-		if i == 0 || m.Order() != last {
-			groups = append(groups, nil)
-			last = m.Order()
-		}
-		groups[len(groups)-1] = append(groups[len(groups)-1], name)
-	}
-	return groups
-}
-
 // runGroup starts the modules of one order group of the current converge
-// on the runner. When every one of them has finished its first attempt
-// (succeeded or failed; failed ones go on retrying on their own), the next
-// group is queued; after the last group, the afterAll hooks. A task of an
-// older converge (restarted since) does nothing.
-func (o *Operator) runGroup(t task) []task {
-	if t.Gen != o.convergeGen {
+// on the module pool, behind a barrier that queues the group's
+// groupDoneTask when each of them finished its first attempt. Past the last
+// group come the afterAll hooks. A task of an older converge (restarted
+// since) does nothing.
+func (o *Operator) runGroup(t runGroupTask) []task {
+	if t.gen != o.converge.gen {
 		return nil
 	}
-	if t.Group >= len(o.convergeGroups) {
-		return []task{{Kind: taskAfterAll}}
+	if t.group >= len(o.converge.groups) {
+		return []task{afterAllTask{}}
 	}
-	group := o.convergeGroups[t.Group]
-	next := task{Kind: taskRunGroup, Gen: t.Gen, Group: t.Group + 1}
-	remaining := len(group)
-	var mu sync.Mutex
+	group := o.converge.groups[t.group]
+	b := &groupBarrier{remaining: len(group), main: o.main, done: groupDoneTask(t)}
 	for _, name := range group {
 		// A converge follows a change of global values or of the enabled
 		// set, inputs of every module: a failing one need not wait out its
 		// backoff.
-		o.pool.retryNow(name, func(error) {
-			mu.Lock()
-			remaining--
-			last := remaining == 0
-			mu.Unlock()
-			if last {
-				o.main.PushFront(next)
-			}
-		})
+		o.pool.RetryNow(name, b.arrive)
 	}
 	return nil
+}
+
+// groupBarrier counts the first attempts of an order group's modules. The
+// pool's workers call arrive; the last one queues done at the head of the
+// main queue, where the graph goes on.
+type groupBarrier struct {
+	main *queue.Queue[task]
+	done groupDoneTask
+
+	mu        sync.Mutex
+	remaining int
+}
+
+func (b *groupBarrier) arrive(error) {
+	b.mu.Lock()
+	b.remaining--
+	last := b.remaining == 0
+	b.mu.Unlock()
+	if last {
+		b.main.PushFront(b.done)
+	}
 }
 
 // attempt is the runner's run function: one run of a module, with its
@@ -67,9 +64,9 @@ func (o *Operator) attempt(ctx context.Context, name string) (bool, error) {
 		return false, nil // disabled since it was requested
 	}
 	start := o.clock.Now()
-	defer o.pause(name)()
+	defer o.releases.Pause(name)()
 	o.state.update(name, func(s *moduleState) { s.Phase = status.PhaseRunning })
-	failuresBefore, failingSince := o.pool.failures(name), o.pool.failingSince(name)
+	failuresBefore, failingSince := o.pool.Failures(name), o.pool.FailingSince(name)
 	again, err := o.runModule(ctx, name)
 	o.recordModuleEvent(name, failuresBefore, err)
 	d := o.clock.Since(start)
@@ -77,7 +74,7 @@ func (o *Operator) attempt(ctx context.Context, name string) (bool, error) {
 		o.recorder.ModuleRun(name, d, err)
 	}
 	o.state.update(name, func(s *moduleState) {
-		s.Phase = phaseAfter(taskRunGroup, s.Enabled, err)
+		s.Phase = phaseAfter(false, s.Enabled, err)
 		if err != nil {
 			s.LastError = err.Error()
 		}
@@ -85,7 +82,7 @@ func (o *Operator) attempt(ctx context.Context, name string) (bool, error) {
 	switch {
 	case err != nil && ctx.Err() == nil:
 		o.log.Error("module run failed, will retry", slog.String("module", name), slog.Duration("duration", d),
-			slog.Int("failures", o.pool.failures(name)+1), slog.String("error", err.Error()))
+			slog.Int("failures", o.pool.Failures(name)+1), slog.String("error", err.Error()))
 	case err == nil && failuresBefore > 0:
 		o.logRecovery(name, failuresBefore, failingSince)
 	case err == nil:
@@ -99,7 +96,7 @@ func (o *Operator) attempt(ctx context.Context, name string) (bool, error) {
 // hooks, its Helm release, afterHelm hooks. When afterHelm hooks change its
 // values it asks to run again, within a bound.
 func (o *Operator) runModule(ctx context.Context, name string) (bool, error) {
-	if err := o.invalidConfigOf(name); err != nil {
+	if err := o.cfgHealth.SectionErr(name); err != nil {
 		// Reported, not retried: only a valid section (which requests a
 		// run) can fix it, and the other modules go on.
 		o.log.Error("module skipped: its ConfigMap section is invalid", slog.String("module", name), slog.String("error", err.Error()))
@@ -127,13 +124,13 @@ func (o *Operator) runModule(ctx context.Context, name string) (bool, error) {
 	if _, err := o.runModuleHooks(ctx, name, hooks, hook.BeforeHelm); err != nil {
 		return false, err
 	}
-	if err := o.store.validateModule(m, m.IsHelm()); err != nil {
+	if err := o.store.ValidateModule(m, m.IsHelm()); err != nil {
 		return false, err
 	}
-	if err := o.applyCRDs(ctx, m); err != nil {
+	if err := o.releases.ApplyCRDs(ctx, m); err != nil {
 		return false, err
 	}
-	if err := o.helmRun(ctx, name); err != nil {
+	if err := o.deploy(ctx, m); err != nil {
 		return false, err
 	}
 	changedBy, err := o.runModuleHooks(ctx, name, hooks, hook.AfterHelm)
@@ -141,6 +138,17 @@ func (o *Operator) runModule(ctx context.Context, name string) (bool, error) {
 		return false, err
 	}
 	return o.afterHelmChanged(name, changedBy)
+}
+
+// deploy installs or upgrades a module's release with its values now.
+func (o *Operator) deploy(ctx context.Context, m *module.Module) error {
+	rev, err := o.releases.Deploy(ctx, m, map[string]any{
+		config.GlobalKey: map[string]any(o.store.GlobalValues()), m.Key(): map[string]any(o.store.ModuleValues(m)),
+	})
+	if rev > 0 {
+		o.state.update(m.Name(), func(s *moduleState) { s.Revision = rev })
+	}
+	return err
 }
 
 // afterHelmChanged bounds how often afterHelm hooks may change values in a
@@ -158,18 +166,6 @@ func (o *Operator) afterHelmChanged(name string, changedBy []string) (bool, erro
 	}
 	o.log.Info("afterHelm hooks changed values, running module again", slog.String("module", name), slog.Any("hook", changedBy))
 	return true, nil
-}
-
-func (o *Operator) setInvalidConfig(errs map[string]error) {
-	o.invalidMu.Lock()
-	defer o.invalidMu.Unlock()
-	o.invalidConfig = errs
-}
-
-func (o *Operator) invalidConfigOf(name string) error {
-	o.invalidMu.Lock()
-	defer o.invalidMu.Unlock()
-	return o.invalidConfig[name]
 }
 
 // moduleEvents records module failures and recoveries as Kubernetes

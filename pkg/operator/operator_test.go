@@ -183,9 +183,7 @@ func runUntil(t *testing.T, o *Operator, cond func() bool) {
 // requested lists modules with a run requested from the pool and not
 // started yet.
 func requested(o *Operator) []string {
-	o.pool.mu.Lock()
-	defer o.pool.mu.Unlock()
-	return append([]string(nil), o.pool.ready...)
+	return o.pool.Waiting()
 }
 
 // runUntilWith is runUntil with the given ConfigMap content.
@@ -193,7 +191,7 @@ func runUntilWith(t *testing.T, o *Operator, cfg *config.Config, cond func() boo
 	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 2)
-	o.main.PushBack(task{Kind: taskApplyConfig, Config: cfg}, task{Kind: taskStartup})
+	o.main.PushBack(applyConfigTask{config: cfg}, startupTask{})
 	go func() { done <- o.main.Run(ctx, o.handle) }()
 	go func() { done <- o.pool.Run(ctx) }()
 	deadline := time.Now().Add(10 * time.Second)
@@ -316,7 +314,7 @@ func TestApplyConfigQueuesTheRightWork(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			o, _ := newTestOperator(t, &fakeRunner{})
-			o.started = true
+			o.converge.started = true
 			o.state.update("a", func(s *moduleState) { s.Enabled = true })
 			o.applyConfig(base)
 			o.applyConfig(tt.next)
@@ -330,63 +328,6 @@ func TestApplyConfigQueuesTheRightWork(t *testing.T) {
 			}
 			if diff := cmp.Diff(tt.want, got, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("queued (-want +got):\n%s", diff)
-			}
-		})
-	}
-}
-
-func TestPatchConfig(t *testing.T) {
-	current := values.Values{"global": map[string]any{"a": 1.0}, "mod": map[string]any{"x": "y"}}
-	yes := true
-	tests := []struct {
-		name    string
-		patch   values.Patch
-		policy  values.RootPolicy
-		want    config.Edit
-		wantErr string
-	}{
-		{
-			name:   "global section and a dynamic enabled flag",
-			patch:  values.Patch{{Op: "add", Path: "/global/b", Value: 2.0}, {Op: "add", Path: "/modEnabled", Value: true}},
-			policy: values.GlobalHookRoots(),
-			want: config.Edit{
-				Sections: map[string]values.Values{"global": {"a": 1.0, "b": 2.0}},
-				Enabled:  map[string]*bool{"mod": &yes},
-			},
-		},
-		{
-			name:   "module section removed",
-			patch:  values.Patch{{Op: "remove", Path: "/mod"}},
-			policy: values.ModuleHookRoots("mod"),
-			want:   config.Edit{Sections: map[string]values.Values{"mod": nil}, Enabled: map[string]*bool{}},
-		},
-		{
-			name:    "module hook may not touch global",
-			patch:   values.Patch{{Op: "add", Path: "/global/b", Value: 2.0}},
-			policy:  values.ModuleHookRoots("mod"),
-			wantErr: "patch root not allowed",
-		},
-		{
-			name:    "enabled flag must be a boolean",
-			patch:   values.Patch{{Op: "add", Path: "/modEnabled", Value: "yes"}},
-			policy:  values.GlobalHookRoots(),
-			wantErr: "/modEnabled must be true or false",
-		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := patchConfig(tt.patch, current, tt.policy)
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("error = %v, want one containing %q", err, tt.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("edit (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -3,6 +3,7 @@ package operator
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -70,6 +71,17 @@ func DefaultOptions() Options {
 		MaxValuesReruns:        10,
 		ModuleWorkers:          4,
 		ConfigMapDeleted:       ConfigMapDeletedKeep,
+	}
+}
+
+// Discovery returns the options that find modules and global hooks as
+// these options say.
+func (o *Options) Discovery(log *slog.Logger) module.Options {
+	return module.Options{
+		ModulesDirs:     module.SplitDirs(o.ModulesDirs),
+		GlobalHooksDir:  o.GlobalHooksDir,
+		UnnumberedOrder: o.UnnumberedModulesOrder,
+		Logger:          log,
 	}
 }
 

@@ -12,31 +12,11 @@ import (
 // (Events and the recovery line report it); their backoff starts again
 // from the first delay. Safe for concurrent use.
 func (o *Operator) RetryFailedNow() {
-	mods := o.pool.retryFailedNow()
-	o.queues.retryNow()
+	mods := o.pool.RetryFailedNow()
+	o.queues.RetryNow()
 	if len(mods) > 0 {
 		o.log.Info("retrying failed modules now", slog.Any("module", mods))
 	}
-}
-
-// retryNow ends the backoff of the failed head task of every queue.
-func (qs *queues) retryNow() {
-	qs.mu.Lock()
-	defer qs.mu.Unlock()
-	for _, q := range qs.byName {
-		q.RetryNow()
-	}
-}
-
-// failingSince returns when a module's current streak of failures began;
-// zero when its last run succeeded.
-func (r *moduleRunner) failingSince(name string) time.Time {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if st := r.state(name); st.failures > 0 {
-		return st.since
-	}
-	return time.Time{}
 }
 
 // logRecovery logs, once, that a module succeeded after failing runs.

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/addon-operator/addon-operator/pkg/binding"
 	"github.com/addon-operator/addon-operator/pkg/status"
 )
 
@@ -12,7 +13,7 @@ type moduleState struct {
 	Enabled bool
 	By      status.Source
 	// Hooks are loaded on the module's first run; nil until then.
-	Hooks []*loadedHook
+	Hooks []*binding.Hook
 	// StartupDone is set once onStartup hooks ran after the module was
 	// enabled.
 	StartupDone bool
@@ -27,8 +28,10 @@ type moduleState struct {
 	Phase status.Phase
 }
 
-// states holds every module's state. The main queue worker writes it; the
-// mutex lets status readers in.
+// states holds every module's state. The main queue worker (enabled
+// state, deletes) and each module's runs on the module pool (phase, hooks,
+// revision, errors) write it, one update at a time under the mutex, which
+// also lets status readers in.
 type states struct {
 	mu     sync.RWMutex
 	order  []string // module names in module order

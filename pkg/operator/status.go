@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/addon-operator/addon-operator/pkg/config"
 	"github.com/addon-operator/addon-operator/pkg/helm"
 	"github.com/addon-operator/addon-operator/pkg/status"
 	"github.com/addon-operator/addon-operator/pkg/values"
@@ -11,7 +12,7 @@ import (
 
 // QueueStatuses returns every queue, main first.
 func (o *Operator) QueueStatuses() []status.QueueStatus {
-	snaps := o.queues.snapshots()
+	snaps := o.queues.Snapshots()
 	out := make([]status.QueueStatus, 0, len(snaps))
 	for _, s := range snaps {
 		qs := status.QueueStatus{Name: s.Name, Status: s.Status, Tasks: make([]status.TaskStatus, 0, len(s.Items))}
@@ -27,7 +28,9 @@ func (o *Operator) QueueStatuses() []status.QueueStatus {
 func (o *Operator) GlobalValues() values.Values { return o.store.GlobalValues() }
 
 // GlobalConfig returns the global section of the ConfigMap in force.
-func (o *Operator) GlobalConfig() values.Values { return o.store.configFor(nil).Section(globalKey) }
+func (o *Operator) GlobalConfig() values.Values {
+	return o.store.ConfigFor(nil).Section(config.GlobalKey)
+}
 
 // ModuleValues returns a module's effective values, hook patches included,
 // as its chart gets them: {global: ..., <moduleKey>: ...}.
@@ -36,7 +39,7 @@ func (o *Operator) ModuleValues(name string) (values.Values, error) {
 	if !ok {
 		return nil, fmt.Errorf("no module %q", name)
 	}
-	return values.Values{globalKey: o.store.GlobalValues(), m.Key(): o.store.ModuleValues(m)}, nil
+	return values.Values{config.GlobalKey: o.store.GlobalValues(), m.Key(): o.store.ModuleValues(m)}, nil
 }
 
 // ModuleConfig returns a module's section of the ConfigMap in force.
@@ -45,13 +48,7 @@ func (o *Operator) ModuleConfig(name string) (values.Values, error) {
 	if !ok {
 		return nil, fmt.Errorf("no module %q", name)
 	}
-	return o.store.configFor(m).Section(m.Key()), nil
-}
-
-// renderer renders a module's chart against the cluster; *helm.Client is
-// the real one.
-type renderer interface {
-	Render(ctx context.Context, r helm.Release) (*helm.Rendered, error)
+	return o.store.ConfigFor(m).Section(m.Key()), nil
 }
 
 // RenderModule renders a module's chart with its current values, as the
@@ -64,13 +61,9 @@ func (o *Operator) RenderModule(ctx context.Context, name string) (*helm.Rendere
 	if !m.IsHelm() {
 		return nil, fmt.Errorf("module %q has no chart", name)
 	}
-	r, ok := o.releases.(renderer)
-	if !ok {
-		return nil, fmt.Errorf("the release client cannot render")
-	}
 	v, err := o.ModuleValues(name)
 	if err != nil {
 		return nil, err
 	}
-	return r.Render(ctx, helm.Release{Name: name, ChartDir: m.Path(), Values: map[string]any(v)})
+	return o.releases.Render(ctx, helm.Release{Name: name, ChartDir: m.Path(), Values: map[string]any(v)})
 }

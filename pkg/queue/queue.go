@@ -1,6 +1,7 @@
 // Package queue provides named FIFO task queues with one worker each:
 // head and tail insertion, retry of a failing head task with exponential
-// backoff, and snapshots for debugging.
+// backoff, and snapshots for debugging; and a Set of such queues, created
+// on first use.
 package queue
 
 import (

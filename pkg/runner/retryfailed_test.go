@@ -1,4 +1,4 @@
-package operator
+package runner
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 func TestRetryFailedNowRunsFailedModulesAtOnce(t *testing.T) {
 	s := newScriptedRuns()
 	clk := clocktesting.NewFakeClock(time.Now())
-	r := newModuleRunner(2, s.run, queue.ExponentialBackoff(time.Hour, time.Hour), clk)
+	r := New(2, s.run, queue.ExponentialBackoff(time.Hour, time.Hour), clk)
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan struct{})
 	go func() { _ = r.Run(ctx); close(done) }()
@@ -26,15 +26,15 @@ func TestRetryFailedNowRunsFailedModulesAtOnce(t *testing.T) {
 
 	failedAt := clk.Now()
 	for _, name := range []string{"b", "a"} {
-		r.request(name, nil)
+		r.Request(name, nil)
 		s.expectStart(t, name)
 		s.ch(name) <- errors.New("connection refused")
 	}
-	r.request("ok", nil)
+	r.Request("ok", nil)
 	s.expectStart(t, "ok")
 	s.ch("ok") <- nil
 	clk.Step(time.Minute) // well inside the backoff
-	if got := r.retryFailedNow(); !cmp.Equal(got, []string{"a", "b"}) {
+	if got := r.RetryFailedNow(); !cmp.Equal(got, []string{"a", "b"}) {
 		t.Errorf("retryFailedNow() = %v, want [a b]", got)
 	}
 	started := map[string]bool{}
@@ -49,10 +49,10 @@ func TestRetryFailedNowRunsFailedModulesAtOnce(t *testing.T) {
 	if !started["a"] || !started["b"] {
 		t.Errorf("ran again: %v, want a and b", started)
 	}
-	if n, since := r.failures("a"), r.failingSince("a"); n != 1 || !since.Equal(failedAt) {
+	if n, since := r.Failures("a"), r.FailingSince("a"); n != 1 || !since.Equal(failedAt) {
 		t.Errorf("a: failures %d since %v; want 1 since %v", n, since, failedAt)
 	}
-	if since := r.failingSince("ok"); !since.IsZero() {
+	if since := r.FailingSince("ok"); !since.IsZero() {
 		t.Errorf("failingSince(ok) = %v, want zero", since)
 	}
 	s.ch("a") <- nil

@@ -1,4 +1,4 @@
-package operator
+package plan
 
 import (
 	"errors"
@@ -139,7 +139,7 @@ func TestPlanConverge(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := planConverge(decisions, tt.wasEnabled, tt.owned)
+			got := Converge(decisions, tt.wasEnabled, tt.owned)
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("plan (-want +got):\n%s", diff)
 			}

@@ -1,4 +1,8 @@
-package operator
+// Package runner runs named units of work (the operator's module runs) on a
+// bounded pool of workers, apart from any queue: runs of one name never
+// overlap, requests coalesce into at most one pending run, and a failing
+// name retries with its own backoff without holding up the others.
+package runner
 
 import (
 	"context"
@@ -12,33 +16,33 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/queue"
 )
 
-// errCancelled is what waiters of a module's run learn when the module was
+// ErrCancelled is what waiters of a module's run learn when the module was
 // cancelled (disabled) before the run finished.
-var errCancelled = errors.New("module run cancelled")
+var ErrCancelled = errors.New("module run cancelled")
 
-// runFunc runs a module once and reports whether it must run again at once
+// RunFunc runs a module once and reports whether it must run again at once
 // (its afterHelm hooks changed its values).
-type runFunc func(ctx context.Context, module string) (again bool, err error)
+type RunFunc func(ctx context.Context, module string) (again bool, err error)
 
-// moduleRunner runs modules on a bounded pool of workers, apart from the
-// main queue, so that a failing module retries with backoff without
+// Pool runs modules on a bounded pool of workers, apart from the
+// operator's queues, so that a failing module retries with backoff without
 // holding up other modules or the main queue. Runs of one module never
 // overlap, and at most one more run is pending per module. The runner owns
 // its state; its methods are safe for concurrent use.
-type moduleRunner struct {
+type Pool struct {
 	workers int
-	run     runFunc
+	run     RunFunc
 	backoff queue.Backoff
 	clock   clock.WithDelayedExecution
 
 	mu    sync.Mutex
-	mods  map[string]*moduleRunState
+	mods  map[string]*moduleState
 	ready []string      // modules to run, in request order
 	wake  chan struct{} // signals workers that ready grew
 }
 
-// moduleRunState is one module's bookkeeping in the runner.
-type moduleRunState struct {
+// moduleState is one module's bookkeeping in the runner.
+type moduleState struct {
 	pending  bool // a run is wanted
 	queued   bool // in ready
 	running  bool
@@ -46,7 +50,7 @@ type moduleRunState struct {
 	failures int       // consecutive failed attempts: the streak Events report
 	since    time.Time // when the first of failures ended
 	// steps is the backoff exponent: failures since the last success or
-	// since the module's inputs last changed (retryNow).
+	// since the module's inputs last changed (RetryNow).
 	steps int
 	// urgent is set when the inputs changed while an attempt ran: if that
 	// attempt fails, the next one starts at once, since it may have read
@@ -65,57 +69,61 @@ type moduleRunState struct {
 	idle           chan struct{} // closed when a running attempt ends; for cancel
 }
 
-func newModuleRunner(workers int, run runFunc, backoff queue.Backoff, clk clock.WithDelayedExecution) *moduleRunner {
-	return &moduleRunner{workers: max(workers, 1), run: run, backoff: backoff, clock: clk, mods: map[string]*moduleRunState{}, wake: make(chan struct{}, 1)}
+// New returns a pool of workers (at least one) that runs modules with run
+// and waits backoff before the next attempt after a failure.
+func New(workers int, run RunFunc, backoff queue.Backoff, clk clock.WithDelayedExecution) *Pool {
+	return &Pool{workers: max(workers, 1), run: run, backoff: backoff, clock: clk, mods: map[string]*moduleState{}, wake: make(chan struct{}, 1)}
 }
 
-func (r *moduleRunner) state(name string) *moduleRunState {
+func (r *Pool) state(name string) *moduleState {
 	st, ok := r.mods[name]
 	if !ok {
-		st = &moduleRunState{}
+		st = &moduleState{}
 		r.mods[name] = st
 	}
 	return st
 }
 
-// request asks for a run of the module. done, when not nil, is called with
+// Request asks for a run of the module. done, when not nil, is called with
 // the result of the next attempt that starts after the request, so it sees
 // the values of this moment. A run already pending
 // absorbs the request; a module in backoff runs when its backoff ends.
-func (r *moduleRunner) request(name string, done func(error)) {
+func (r *Pool) Request(name string, done func(error)) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.enqueue(name, r.want(name, done))
+}
+
+// want marks a run of the module pending, with done waiting for it.
+// Called with mu held.
+func (r *Pool) want(name string, done func(error)) *moduleState {
 	st := r.state(name)
 	st.pending = true
 	if done != nil {
 		st.waiters = append(st.waiters, done)
 	}
-	r.enqueue(name, st)
+	return st
 }
 
 // failed counts a failed attempt into the module's streak. Called with mu
 // held.
-func (r *moduleRunner) failed(st *moduleRunState) {
+func (r *Pool) failed(st *moduleState) {
 	st.failures++
 	if st.failures == 1 {
 		st.since = r.clock.Now()
 	}
 }
 
-// retryNow asks for a run because the module's inputs changed (its
+// RetryNow asks for a run because the module's inputs changed (its
 // ConfigMap section or Enabled key, its values, global values): a fix must
 // not wait for a backoff meant for the old inputs. A backoff in progress
 // ends at once, a running attempt that fails is followed by another at
 // once, and the next backoff starts again from the first delay. Otherwise
-// it is request.
-func (r *moduleRunner) retryNow(name string, done func(error)) {
+// it is Request.
+func (r *Pool) RetryNow(name string, done func(error)) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	st := r.state(name)
-	st.pending = true
-	if done != nil {
-		st.waiters = append(st.waiters, done)
-	}
+	st := r.want(name, done)
 	r.skipBackoff(st)
 	if st.running {
 		st.urgent = true
@@ -123,10 +131,10 @@ func (r *moduleRunner) retryNow(name string, done func(error)) {
 	r.enqueue(name, st)
 }
 
-// retryFailedNow ends the backoff of every module waiting for one, so they
+// RetryFailedNow ends the backoff of every module waiting for one, so they
 // run again at once; it is for when a cause shared by many failures is
 // gone (the API server is back). It returns those modules, sorted.
-func (r *moduleRunner) retryFailedNow() []string {
+func (r *Pool) RetryFailedNow() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var names []string
@@ -144,7 +152,7 @@ func (r *moduleRunner) retryFailedNow() []string {
 
 // skipBackoff stops a backoff in progress and restarts the exponent.
 // Called with mu held.
-func (r *moduleRunner) skipBackoff(st *moduleRunState) {
+func (r *Pool) skipBackoff(st *moduleState) {
 	if st.retry != nil {
 		st.retry.Stop()
 		st.retry = nil
@@ -154,7 +162,7 @@ func (r *moduleRunner) skipBackoff(st *moduleRunState) {
 
 // enqueue makes a pending module ready unless it runs, waits in ready, or
 // backs off. Called with mu held.
-func (r *moduleRunner) enqueue(name string, st *moduleRunState) {
+func (r *Pool) enqueue(name string, st *moduleState) {
 	if !st.pending || st.running || st.queued || st.retry != nil {
 		return
 	}
@@ -166,9 +174,9 @@ func (r *moduleRunner) enqueue(name string, st *moduleRunState) {
 	}
 }
 
-// cancel stops a module: its running attempt is cancelled and awaited, its
-// pending run and backoff are dropped, and its waiters get errCancelled.
-func (r *moduleRunner) cancel(name string) {
+// Cancel stops a module: its running attempt is cancelled and awaited, its
+// pending run and backoff are dropped, and its waiters get ErrCancelled.
+func (r *Pool) Cancel(name string) {
 	r.mu.Lock()
 	st := r.state(name)
 	st.pending = false
@@ -191,22 +199,49 @@ func (r *moduleRunner) cancel(name string) {
 	st.failures, st.steps, st.urgent = 0, 0, false
 	r.mu.Unlock()
 	for _, w := range waiters {
-		w(errCancelled)
+		w(ErrCancelled)
 	}
 	if idle != nil {
 		<-idle
 	}
 }
 
-// failures returns how often the module failed in a row.
-func (r *moduleRunner) failures(name string) int {
+// Failures returns how often the module failed in a row.
+func (r *Pool) Failures(name string) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.state(name).failures
 }
 
+// FailingSince returns when a module's current streak of failures began;
+// zero when its last run succeeded.
+func (r *Pool) FailingSince(name string) time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if st := r.state(name); st.failures > 0 {
+		return st.since
+	}
+	return time.Time{}
+}
+
+// BackingOff reports whether the module waits for its backoff after a
+// failure.
+func (r *Pool) BackingOff(name string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.state(name).retry != nil
+}
+
+// Waiting returns the modules with a run requested and not started yet, in
+// the order they will start.
+func (r *Pool) Waiting() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.ready)
+}
+
 // Run works the pool until ctx ends.
-func (r *moduleRunner) Run(ctx context.Context) error {
+func (r *Pool) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	for range r.workers {
 		wg.Go(func() { r.work(ctx) })
@@ -222,7 +257,7 @@ func (r *moduleRunner) Run(ctx context.Context) error {
 	return nil
 }
 
-func (r *moduleRunner) work(ctx context.Context) {
+func (r *Pool) work(ctx context.Context) {
 	for {
 		name, st, runCtx := r.take(ctx)
 		if name == "" {
@@ -239,7 +274,7 @@ func (r *moduleRunner) work(ctx context.Context) {
 }
 
 // take pops the next ready module and marks it running.
-func (r *moduleRunner) take(ctx context.Context) (string, *moduleRunState, context.Context) {
+func (r *Pool) take(ctx context.Context) (string, *moduleState, context.Context) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if len(r.ready) == 0 || ctx.Err() != nil {
@@ -264,7 +299,7 @@ func (r *moduleRunner) take(ctx context.Context) (string, *moduleRunState, conte
 
 // finish records an attempt's result: waiters learn it, a failure backs
 // off before the module runs again, a success runs again only if asked.
-func (r *moduleRunner) finish(ctx context.Context, name string, st *moduleRunState, again bool, err error) {
+func (r *Pool) finish(ctx context.Context, name string, st *moduleState, again bool, err error) {
 	r.mu.Lock()
 	st.cancel()
 	st.running = false

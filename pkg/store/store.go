@@ -1,7 +1,10 @@
-package operator
+// Package store owns the values modules and hooks see: what they are
+// computed from (static values, schema defaults, the ConfigMap in force,
+// hooks' accumulated patches), the layering that computes them on demand,
+// and the atomic edits hooks make to the ConfigMap content.
+package store
 
 import (
-	"errors"
 	"fmt"
 	"maps"
 	"path/filepath"
@@ -13,17 +16,14 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/values"
 )
 
-// globalKey is the top-level key of global values and config.
-const globalKey = "global"
-
-// store holds what values are computed from: static values from disk, the
+// Store holds what values are computed from: static values from disk, the
 // last good ConfigMap, and hooks' accumulated patches. Effective values are
 // derived on demand, never stored, so they cannot go stale. The main queue
 // worker applies ConfigMap contents; hook runs, on the main queue or on
 // module workers, add their patches. Every change is one step under the
 // mutex (read, compute and write together), which also lets status
 // readers in.
-type store struct {
+type Store struct {
 	mu sync.RWMutex
 
 	modules *module.Set
@@ -42,10 +42,10 @@ type store struct {
 	schemaErrs    map[string]error
 }
 
-// newStore loads every schema. A broken global schema is an error; a broken
+// New loads every schema. A broken global schema is an error; a broken
 // module schema is kept as that module's error.
-func newStore(mods *module.Set) (*store, error) {
-	s := &store{modules: mods, modulePatch: map[string]values.Patch{}, schemas: map[string]*values.Schemas{}, schemaErrs: map[string]error{}}
+func New(mods *module.Set) (*Store, error) {
+	s := &Store{modules: mods, modulePatch: map[string]values.Patch{}, schemas: map[string]*values.Schemas{}, schemaErrs: map[string]error{}}
 	g := mods.Global()
 	gs, err := values.LoadSchemas(g.ConfigSchemaPath(), g.ValuesSchemaPath())
 	if err != nil {
@@ -63,16 +63,40 @@ func newStore(mods *module.Set) (*store, error) {
 	return s, nil
 }
 
+// GlobalDoc is the document global hooks patch: global values and the
+// dynamic <key>Enabled flags they set.
+func (s *Store) GlobalDoc() values.Values {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.globalDoc()
+}
+
+// GlobalLayers are the sources of global values below hook patches, lowest
+// priority first.
+func (s *Store) GlobalLayers() []Layer {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.globalLayers()
+}
+
+// ModuleLayers are the sources of a module's values below hook patches,
+// lowest priority first.
+func (s *Store) ModuleLayers(m *module.Module) []Layer {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.moduleLayers(m)
+}
+
 // globalDoc is the document global hooks patch: global values and the
 // dynamic <key>Enabled flags they set.
-func (s *store) globalDoc() values.Values {
-	base := values.Values{globalKey: mergeLayers(s.globalLayers())}
+func (s *Store) globalDoc() values.Values {
+	base := values.Values{config.GlobalKey: mergeLayers(s.globalLayers())}
 	return applyLenient(s.globalPatch, base)
 }
 
 // globalLayers are the sources of global values below hook patches, lowest
 // priority first.
-func (s *store) globalLayers() []Layer {
+func (s *Store) globalLayers() []Layer {
 	return withDefaults(s.globalSchemas, []Layer{
 		{Source: "modules/values.yaml key global", Values: s.modules.GlobalStatic()},
 	}, Layer{Source: "ConfigMap key global", Values: s.configGlobal()})
@@ -80,7 +104,7 @@ func (s *store) globalLayers() []Layer {
 
 // moduleLayers are the sources of a module's values below hook patches,
 // lowest priority first.
-func (s *store) moduleLayers(m *module.Module) []Layer {
+func (s *Store) moduleLayers(m *module.Module) []Layer {
 	var cfg values.Values
 	if s.config != nil {
 		cfg = s.config.Modules[m.Key()]
@@ -139,7 +163,7 @@ func mergeLayers(layers []Layer) values.Values {
 	return values.Merge(vs...)
 }
 
-func (s *store) configGlobal() values.Values {
+func (s *Store) configGlobal() values.Values {
 	if s.config == nil {
 		return nil
 	}
@@ -147,14 +171,14 @@ func (s *store) configGlobal() values.Values {
 }
 
 // GlobalValues returns the effective global values.
-func (s *store) GlobalValues() values.Values {
+func (s *Store) GlobalValues() values.Values {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.globalDoc().Section(globalKey)
+	return s.globalDoc().Section(config.GlobalKey)
 }
 
-// dynamicEnabled returns the <key>Enabled flags set by global hooks.
-func (s *store) dynamicEnabled() map[string]bool {
+// DynamicEnabled returns the <key>Enabled flags set by global hooks.
+func (s *Store) DynamicEnabled() map[string]bool {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	flags := map[string]bool{}
@@ -167,40 +191,40 @@ func (s *store) dynamicEnabled() map[string]bool {
 }
 
 // ModuleValues returns the effective values of one module (its own section).
-func (s *store) ModuleValues(m *module.Module) values.Values {
+func (s *Store) ModuleValues(m *module.Module) values.Values {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return s.moduleValues(m)
 }
 
-func (s *store) moduleValues(m *module.Module) values.Values {
+func (s *Store) moduleValues(m *module.Module) values.Values {
 	base := values.Values{m.Key(): mergeLayers(s.moduleLayers(m))}
 	return applyLenient(s.modulePatch[m.Name()], base).Section(m.Key())
 }
 
-// configFor returns the config values a hook sees: global, plus the
+// ConfigFor returns the config values a hook sees: global, plus the
 // module's section for module hooks (m may be nil).
-func (s *store) configFor(m *module.Module) values.Values {
+func (s *Store) ConfigFor(m *module.Module) values.Values {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return s.configForLocked(m)
 }
 
-func (s *store) configForLocked(m *module.Module) values.Values {
-	out := values.Values{globalKey: values.Values{}}
+func (s *Store) configForLocked(m *module.Module) values.Values {
+	out := values.Values{config.GlobalKey: values.Values{}}
 	if s.config == nil {
 		return out
 	}
-	out[globalKey] = s.config.Global.DeepCopy()
+	out[config.GlobalKey] = s.config.Global.DeepCopy()
 	if m != nil {
 		out[m.Key()] = s.config.Modules[m.Key()].DeepCopy()
 	}
 	return out
 }
 
-// addGlobalPatch validates a global hook's patch against the current values
+// AddGlobalPatch validates a global hook's patch against the current values
 // and keeps it. On error nothing changes.
-func (s *store) addGlobalPatch(p values.Patch) error {
+func (s *Store) AddGlobalPatch(p values.Patch) error {
 	if len(p) == 0 {
 		return nil
 	}
@@ -213,15 +237,15 @@ func (s *store) addGlobalPatch(p values.Patch) error {
 	if err != nil {
 		return err
 	}
-	if err := s.globalSchemas.ValidateValues(globalKey, next.Section(globalKey)); err != nil {
+	if err := s.globalSchemas.ValidateValues(config.GlobalKey, next.Section(config.GlobalKey)); err != nil {
 		return err
 	}
 	s.globalPatch = values.Compact(append(s.globalPatch, p...))
 	return nil
 }
 
-// addModulePatch validates a module hook's patch and keeps it.
-func (s *store) addModulePatch(m *module.Module, p values.Patch) error {
+// AddModulePatch validates a module hook's patch and keeps it.
+func (s *Store) AddModulePatch(m *module.Module, p values.Patch) error {
 	if len(p) == 0 {
 		return nil
 	}
@@ -241,23 +265,23 @@ func (s *store) addModulePatch(m *module.Module, p values.Patch) error {
 	return nil
 }
 
-// resetModule forgets a disabled module's patches, so enabling it again
+// ResetModule forgets a disabled module's patches, so enabling it again
 // starts clean.
-func (s *store) resetModule(name string) {
+func (s *Store) ResetModule(name string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.modulePatch, name)
 }
 
-// setConfig replaces the ConfigMap content.
-func (s *store) setConfig(c *config.Config) {
+// SetConfig replaces the ConfigMap content.
+func (s *Store) SetConfig(c *config.Config) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.config = c
 }
 
-// currentConfig returns the ConfigMap content in force (nil before the first).
-func (s *store) currentConfig() *config.Config {
+// Config returns the ConfigMap content in force (nil before the first).
+func (s *Store) Config() *config.Config {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return s.config
@@ -278,9 +302,6 @@ func applyLenient(p values.Patch, base values.Values) values.Values {
 	}
 	return out
 }
-
-// errNoConfig is returned while no valid ConfigMap has been read.
-var errNoConfig = errors.New("no valid ConfigMap read yet")
 
 // patchConfig applies a hook's config-values patch to the config values it
 // saw and returns the ConfigMap edit that writes the result back.
@@ -308,7 +329,7 @@ func patchConfig(p values.Patch, current values.Values, policy values.RootPolicy
 		if present && values.Checksum(v) == values.Checksum(current[k]) {
 			continue
 		}
-		if flag, isFlag := strings.CutSuffix(k, "Enabled"); isFlag && k != globalKey {
+		if flag, isFlag := strings.CutSuffix(k, "Enabled"); isFlag && k != config.GlobalKey {
 			b, ok := v.(bool)
 			switch {
 			case !present:
@@ -336,7 +357,7 @@ func patchConfig(p values.Patch, current values.Values, policy values.RootPolicy
 // applyEditLocked puts a ConfigMap edit the operator writes into the
 // config in force, so the watch event that echoes the write changes
 // nothing. Called with mu held.
-func (s *store) applyEditLocked(e config.Edit) {
+func (s *Store) applyEditLocked(e config.Edit) {
 	next := &config.Config{Global: values.Values{}, Modules: map[string]values.Values{}, Enabled: map[string]bool{}}
 	if s.config != nil {
 		next.Global = s.config.Global
@@ -345,9 +366,9 @@ func (s *store) applyEditLocked(e config.Edit) {
 	}
 	for k, v := range e.Sections {
 		switch {
-		case k == globalKey && v == nil:
+		case k == config.GlobalKey && v == nil:
 			next.Global = values.Values{}
-		case k == globalKey:
+		case k == config.GlobalKey:
 			next.Global = v
 		case v == nil:
 			delete(next.Modules, k)
@@ -365,12 +386,12 @@ func (s *store) applyEditLocked(e config.Edit) {
 	s.config = next
 }
 
-// validateConfig checks a ConfigMap content against every config-values
+// ValidateConfig checks a ConfigMap content against every config-values
 // schema: the user's sections with config defaults, as the schemas say
 // users may set them. Modules whose section is checked are those that have
 // one or are switched on by the ConfigMap.
-func (s *store) validateConfig(c *config.Config) (moduleErrs map[string]error, globalErr error) {
-	globalErr = s.globalSchemas.ValidateConfig(globalKey, s.globalSchemas.ApplyDefaults(values.ConfigSchema, c.Global))
+func (s *Store) ValidateConfig(c *config.Config) (moduleErrs map[string]error, globalErr error) {
+	globalErr = s.globalSchemas.ValidateConfig(config.GlobalKey, s.globalSchemas.ApplyDefaults(values.ConfigSchema, c.Global))
 	moduleErrs = map[string]error{}
 	for _, m := range s.modules.Modules() {
 		section, has := c.Modules[m.Key()]
@@ -385,9 +406,9 @@ func (s *store) validateConfig(c *config.Config) (moduleErrs map[string]error, g
 	return moduleErrs, globalErr
 }
 
-// validateModule checks a module's effective values against its values
+// ValidateModule checks a module's effective values against its values
 // schema, or for Helm against the values schema with x-required-for-helm.
-func (s *store) validateModule(m *module.Module, forHelm bool) error {
+func (s *Store) ValidateModule(m *module.Module, forHelm bool) error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if err := s.schemaErrs[m.Name()]; err != nil {

@@ -1,4 +1,4 @@
-package operator
+package store
 
 import (
 	"github.com/addon-operator/addon-operator/pkg/config"
@@ -6,12 +6,12 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/values"
 )
 
-// applyConfigPatch applies a hook's config-values patch (m is nil for
+// ApplyConfigPatch applies a hook's config-values patch (m is nil for
 // global hooks) to the config in force, in one step under the lock, so that
 // no ConfigMap change applied meanwhile is computed over. It returns the
 // edit to write to the ConfigMap (empty when the patch changes nothing) and
 // the edit that undoes it in memory, for revertEdit when the write fails.
-func (s *store) applyConfigPatch(m *module.Module, p values.Patch, policy values.RootPolicy) (edit, undo config.Edit, err error) {
+func (s *Store) ApplyConfigPatch(m *module.Module, p values.Patch, policy values.RootPolicy) (edit, undo config.Edit, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	edit, err = patchConfig(p, s.configForLocked(m), policy)
@@ -25,7 +25,7 @@ func (s *store) applyConfigPatch(m *module.Module, p values.Patch, policy values
 
 // undoOfLocked returns the edit that puts back the current value of every
 // key e names. Called with mu held.
-func (s *store) undoOfLocked(e config.Edit) config.Edit {
+func (s *Store) undoOfLocked(e config.Edit) config.Edit {
 	undo := config.Edit{Sections: map[string]values.Values{}, Enabled: map[string]*bool{}}
 	for k := range e.Sections {
 		undo.Sections[k] = s.sectionLocked(k)
@@ -36,11 +36,11 @@ func (s *store) undoOfLocked(e config.Edit) config.Edit {
 	return undo
 }
 
-// revertEdit undoes, in memory, an edit whose write failed: each key that
+// RevertEdit undoes, in memory, an edit whose write failed: each key that
 // still holds the value written gets its value from undo. A key changed
 // since (a ConfigMap change applied while the write was in flight) keeps
 // the newer value: the user's change wins over a hook's failed one.
-func (s *store) revertEdit(written, undo config.Edit) {
+func (s *Store) RevertEdit(written, undo config.Edit) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	back := config.Edit{Sections: map[string]values.Values{}, Enabled: map[string]*bool{}}
@@ -57,13 +57,13 @@ func (s *store) revertEdit(written, undo config.Edit) {
 	s.applyEditLocked(back)
 }
 
-// sectionLocked returns the section under key (globalKey or a module key)
+// sectionLocked returns the section under key (config.GlobalKey or a module key)
 // of the config in force, nil when absent.
-func (s *store) sectionLocked(key string) values.Values {
+func (s *Store) sectionLocked(key string) values.Values {
 	switch {
 	case s.config == nil:
 		return nil
-	case key == globalKey:
+	case key == config.GlobalKey:
 		return s.config.Global
 	default:
 		return s.config.Modules[key]
@@ -72,7 +72,7 @@ func (s *store) sectionLocked(key string) values.Values {
 
 // enabledLocked returns a module key's Enabled flag in the config in
 // force, nil when absent.
-func (s *store) enabledLocked(key string) *bool {
+func (s *Store) enabledLocked(key string) *bool {
 	if s.config == nil {
 		return nil
 	}

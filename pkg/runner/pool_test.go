@@ -1,4 +1,4 @@
-package operator
+package runner
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/queue"
 )
 
-// scriptedRuns is a runFunc whose calls block until released, so tests
+// scriptedRuns is a RunFunc whose calls block until released, so tests
 // control when each attempt ends.
 type scriptedRuns struct {
 	mu       sync.Mutex
@@ -64,9 +64,9 @@ func (s *scriptedRuns) expectStart(t *testing.T, want string) {
 	}
 }
 
-func startRunner(t *testing.T, workers int, s *scriptedRuns) *moduleRunner {
+func startRunner(t *testing.T, workers int, s *scriptedRuns) *Pool {
 	t.Helper()
-	r := newModuleRunner(workers, s.run, queue.ExponentialBackoff(time.Millisecond, time.Millisecond), clock.RealClock{})
+	r := New(workers, s.run, queue.ExponentialBackoff(time.Millisecond, time.Millisecond), clock.RealClock{})
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan struct{})
 	go func() { _ = r.Run(ctx); close(done) }()
@@ -78,12 +78,12 @@ func TestRunnerCoalescesRequestsAndNeverOverlaps(t *testing.T) {
 	s := newScriptedRuns()
 	r := startRunner(t, 2, s)
 	results := make(chan error, 10)
-	r.request("a", func(err error) { results <- err })
+	r.Request("a", func(err error) { results <- err })
 	s.expectStart(t, "a")
 	// Three requests while a runs: they make one more run, which their
 	// waiters see, not the one in progress.
 	for range 3 {
-		r.request("a", func(err error) { results <- err })
+		r.Request("a", func(err error) { results <- err })
 	}
 	s.ch("a") <- errors.New("first")
 	if err := <-results; err == nil || err.Error() != "first" {
@@ -109,11 +109,11 @@ func TestRunnerCoalescesRequestsAndNeverOverlaps(t *testing.T) {
 func TestRunnerFailingModuleDoesNotBlockOthers(t *testing.T) {
 	s := newScriptedRuns()
 	r := startRunner(t, 1, s)
-	r.request("bad", nil)
+	r.Request("bad", nil)
 	s.expectStart(t, "bad")
 	s.ch("bad") <- errors.New("boom")
 	// With one worker, "good" still runs while "bad" backs off and retries.
-	r.request("good", nil)
+	r.Request("good", nil)
 	for seen := map[string]bool{}; !seen["good"]; {
 		select {
 		case name := <-s.started:
@@ -123,8 +123,8 @@ func TestRunnerFailingModuleDoesNotBlockOthers(t *testing.T) {
 			t.Fatal("good never ran while bad kept failing")
 		}
 	}
-	if r.failures("bad") < 1 {
-		t.Errorf("bad failures = %d, want at least 1", r.failures("bad"))
+	if r.Failures("bad") < 1 {
+		t.Errorf("bad failures = %d, want at least 1", r.Failures("bad"))
 	}
 }
 
@@ -132,14 +132,14 @@ func TestRunnerCancelStopsRunAndRetries(t *testing.T) {
 	s := newScriptedRuns()
 	r := startRunner(t, 1, s)
 	results := make(chan error, 2)
-	r.request("a", nil)
+	r.Request("a", nil)
 	s.expectStart(t, "a")
-	r.request("a", func(err error) { results <- err }) // pending behind the running one
-	r.cancel("a")
-	if err := <-results; !errors.Is(err, errCancelled) {
-		t.Errorf("pending waiter got %v, want errCancelled", err)
+	r.Request("a", func(err error) { results <- err }) // pending behind the running one
+	r.Cancel("a")
+	if err := <-results; !errors.Is(err, ErrCancelled) {
+		t.Errorf("pending waiter got %v, want ErrCancelled", err)
 	}
-	r.request("b", nil)
+	r.Request("b", nil)
 	s.expectStart(t, "b") // not a: its pending run and retry are gone
 	s.ch("b") <- nil
 }

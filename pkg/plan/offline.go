@@ -1,14 +1,14 @@
-package operator
+package plan
 
 import (
 	"context"
 	"fmt"
-	"log/slog"
 
 	"github.com/addon-operator/addon-operator/pkg/config"
 	"github.com/addon-operator/addon-operator/pkg/helm"
 	"github.com/addon-operator/addon-operator/pkg/module"
 	"github.com/addon-operator/addon-operator/pkg/status"
+	"github.com/addon-operator/addon-operator/pkg/store"
 	"github.com/addon-operator/addon-operator/pkg/values"
 )
 
@@ -17,8 +17,8 @@ import (
 // (enabled scripts do run: they decide enabled state).
 type Offline struct {
 	modules *module.Set
-	store   *store
-	runner  hookRunner
+	store   *store.Store
+	scripts ScriptRunner
 	ns      string
 }
 
@@ -33,39 +33,29 @@ type ModuleInfo struct {
 }
 
 // NewOffline discovers modules as the operator would and takes cfg as the
-// ConfigMap content (nil: no ConfigMap).
-func NewOffline(opts Options, cfg *config.Config, runner hookRunner, log *slog.Logger) (*Offline, error) {
-	mods, err := module.Discover(module.Options{
-		ModulesDirs:     module.SplitDirs(opts.ModulesDirs),
-		GlobalHooksDir:  opts.GlobalHooksDir,
-		UnnumberedOrder: opts.UnnumberedModulesOrder,
-		Logger:          log,
-	})
+// ConfigMap content (nil: no ConfigMap) of namespace ns ("" is "default").
+func NewOffline(discover module.Options, ns string, cfg *config.Config, scripts ScriptRunner) (*Offline, error) {
+	mods, err := module.Discover(discover)
 	if err != nil {
 		return nil, fmt.Errorf("discover modules: %w", err)
 	}
 	if cfg == nil {
 		cfg = &config.Config{}
 	}
-	st, err := newStore(mods)
+	st, err := store.New(mods)
 	if err != nil {
 		return nil, err
 	}
-	st.setConfig(cfg)
-	ns := opts.Namespace
+	st.SetConfig(cfg)
 	if ns == "" {
 		ns = "default"
 	}
-	return &Offline{modules: mods, store: st, runner: runner, ns: ns}, nil
+	return &Offline{modules: mods, store: st, scripts: scripts, ns: ns}, nil
 }
 
 // List decides every module's enabled state, running enabled scripts.
 func (x *Offline) List(ctx context.Context) ([]ModuleInfo, error) {
-	o := &Operator{modules: x.modules, store: x.store, runner: x.runner, state: newStates(nil)}
-	decisions, err := decideEnabled(o.enabledInputs(), func(name string, soFar []string) (bool, error) {
-		m, _ := x.modules.Module(name)
-		return o.runEnabledScript(ctx, m, soFar)
-	})
+	decisions, err := Enabled(ctx, x.modules, x.store, x.scripts)
 	if err != nil {
 		return nil, err
 	}
@@ -89,30 +79,30 @@ func (x *Offline) module(name string) (*module.Module, error) {
 // patches: {global: ..., <moduleKey>: ...}. Name "global" returns global
 // values alone.
 func (x *Offline) Values(name string) (values.Values, error) {
-	if name == globalKey {
-		return values.Values{globalKey: x.store.GlobalValues()}, nil
+	if name == config.GlobalKey {
+		return values.Values{config.GlobalKey: x.store.GlobalValues()}, nil
 	}
 	m, err := x.module(name)
 	if err != nil {
 		return nil, err
 	}
-	return values.Values{globalKey: x.store.GlobalValues(), m.Key(): x.store.ModuleValues(m)}, nil
+	return values.Values{config.GlobalKey: x.store.GlobalValues(), m.Key(): x.store.ModuleValues(m)}, nil
 }
 
 // Explain attributes every leaf of a module's values (or of global values,
 // for name "global") to the layer that set it.
-func (x *Offline) Explain(name string) ([]Leaf, error) {
-	if name == globalKey {
-		return prefixLeaves(globalKey, explain(x.store.globalLayers())), nil
+func (x *Offline) Explain(name string) ([]store.Leaf, error) {
+	if name == config.GlobalKey {
+		return prefixLeaves(config.GlobalKey, store.Explain(x.store.GlobalLayers())), nil
 	}
 	m, err := x.module(name)
 	if err != nil {
 		return nil, err
 	}
-	return prefixLeaves(m.Key(), explain(x.store.moduleLayers(m))), nil
+	return prefixLeaves(m.Key(), store.Explain(x.store.ModuleLayers(m))), nil
 }
 
-func prefixLeaves(key string, leaves []Leaf) []Leaf {
+func prefixLeaves(key string, leaves []store.Leaf) []store.Leaf {
 	for i := range leaves {
 		if leaves[i].Path == "" {
 			leaves[i].Path = key

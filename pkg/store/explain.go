@@ -1,4 +1,4 @@
-package operator
+package store
 
 import (
 	"fmt"
@@ -26,10 +26,10 @@ type Leaf struct {
 	Source string `json:"source"`
 }
 
-// explain merges layers and attributes every leaf of the result to the
+// Explain merges layers and attributes every leaf of the result to the
 // highest layer that holds that leaf with the same value. A list counts as
 // one leaf, since layers replace lists whole.
-func explain(layers []Layer) []Leaf {
+func Explain(layers []Layer) []Leaf {
 	merged := mergeLayers(layers)
 	var leaves []Leaf
 	walkLeaves(nil, map[string]any(merged), func(path []string, v any) {

@@ -1,4 +1,4 @@
-package operator
+package store
 
 import (
 	"testing"
@@ -22,7 +22,7 @@ func TestExplain(t *testing.T) {
 		{Path: "empty", Value: map[string]any{}, Source: "schema default"},
 		{Path: "list", Value: []any{3.0, 4.0}, Source: "ConfigMap key mod"},
 	}
-	if diff := cmp.Diff(want, explain(layers)); diff != "" {
+	if diff := cmp.Diff(want, Explain(layers)); diff != "" {
 		t.Errorf("explain (-want +got):\n%s", diff)
 	}
 }

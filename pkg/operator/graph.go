@@ -1,0 +1,274 @@
+package operator
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/addon-operator/addon-operator/pkg/binding"
+	"github.com/addon-operator/addon-operator/pkg/config"
+	"github.com/addon-operator/addon-operator/pkg/hook"
+	"github.com/addon-operator/addon-operator/pkg/values"
+)
+
+// The task graph. Every kind of task is one type below, and dispatch is the
+// one place that maps a kind to its handler. An arrow "->" is a task a
+// handler returns: the queue runs the returned tasks next, in order, ahead
+// of what was already queued. "=>" is work that leaves the main queue or
+// is queued from elsewhere.
+//
+//	first ConfigMap event  => Startup
+//	every ConfigMap event  => ApplyConfig (at the head, replacing one still waiting)
+//
+//	Startup          -> GlobalHookRun onStartup ... (global hooks by ORDER)
+//	                 -> GlobalBindings -> Converge
+//	GlobalBindings   => Synchronization of global kubernetes bindings: run
+//	                    in place, or HookRun Synchronization on the
+//	                    binding's own queue
+//	Converge         -> GlobalHookRun beforeAll ... -> ConvergePlan
+//	ConvergePlan     -> ModuleDelete ... (disabled modules, reverse order)
+//	                 -> ModulePurge ... (releases without a module)
+//	                 -> RunOrderGroup 0
+//	RunOrderGroup n  => module runs of group n on the module pool; the
+//	                    group's barrier queues OrderGroupDone n at the head
+//	                    of main once each of them finished its first
+//	                    attempt (failed ones retry on their own)
+//	                 -> AfterAll, past the last group
+//	OrderGroupDone n -> RunOrderGroup n+1
+//	AfterAll         -> GlobalHookRun afterAll ... -> ConvergeDone
+//	ConvergeDone     -> Converge, when afterAll hooks changed global values
+//
+//	ApplyConfig      => Converge (global section or enabled flags changed),
+//	                    module run (a module's section changed)
+//	kubernetes event, schedule tick => HookRun on the binding's queue
+//	HookRun          => Converge (global values changed),
+//	                    module run (module values changed)
+//	deleted release object => module run
+//	module run       onStartup (first run after enabling) ->
+//	                 Synchronization of its kubernetes bindings ->
+//	                 beforeHelm -> CRDs -> Helm -> afterHelm (values
+//	                 changed: run again, within a bound)
+//
+// A module run is not a task: the module pool (runner.Pool) runs it with
+// per-module backoff, so a failing module never holds up the main queue.
+// A newer ConvergePlan makes the older plan's group tasks stale: they do
+// nothing.
+//
+//sumtype:decl
+type task interface {
+	fmt.Stringer
+	// isTask seals the set of task kinds to this file.
+	isTask()
+}
+
+// startupTask loads global hooks and queues their onStartup runs and the
+// first converge.
+type startupTask struct{}
+
+// globalHookTask runs one global hook for a lifecycle binding.
+type globalHookTask struct {
+	hook    *binding.Hook
+	binding hook.Binding
+}
+
+// convergeTask starts a converge: beforeAll hooks, then convergePlanTask.
+type convergeTask struct{}
+
+// convergePlanTask decides enabled modules and queues deletes, purges and
+// the first order group.
+type convergePlanTask struct{}
+
+// runGroupTask starts one order group of a converge's plan on the module
+// pool.
+type runGroupTask struct{ gen, group int }
+
+// groupDoneTask is the order-group barrier: every module of the group
+// finished its first attempt, so the next group may start.
+type groupDoneTask struct{ gen, group int }
+
+// afterAllTask runs afterAll hooks, then convergeDoneTask.
+type afterAllTask struct{}
+
+// convergeDoneTask closes a converge. checksum is the global values'
+// checksum before the afterAll hooks.
+type convergeDoneTask struct{ checksum string }
+
+// moduleDeleteTask uninstalls a disabled module's release around its
+// delete hooks.
+type moduleDeleteTask struct{ module string }
+
+// purgeTask uninstalls a release of ours whose module is gone.
+type purgeTask struct{ release string }
+
+// applyConfigTask takes a new ConfigMap content into use.
+type applyConfigTask struct{ config *config.Config }
+
+// globalBindingsTask starts global hooks' kubernetes and schedule bindings
+// and runs their Synchronization.
+type globalBindingsTask struct{}
+
+// hookRunTask runs a hook for kubernetes or schedule binding contexts, on
+// main or the binding's queue. Consecutive runs of one hook merge.
+type hookRunTask struct {
+	module    string // "" for global hooks
+	hook      *binding.Hook
+	bindingID string
+	contexts  []hook.BindingContext
+}
+
+// syncTask is the Synchronization run of a kubernetes binding; its objects
+// are read when it runs.
+type syncTask struct {
+	module    string // "" for global hooks
+	hook      *binding.Hook
+	bindingID string
+}
+
+func (startupTask) isTask()        {}
+func (globalHookTask) isTask()     {}
+func (convergeTask) isTask()       {}
+func (convergePlanTask) isTask()   {}
+func (runGroupTask) isTask()       {}
+func (groupDoneTask) isTask()      {}
+func (afterAllTask) isTask()       {}
+func (convergeDoneTask) isTask()   {}
+func (moduleDeleteTask) isTask()   {}
+func (purgeTask) isTask()          {}
+func (applyConfigTask) isTask()    {}
+func (globalBindingsTask) isTask() {}
+func (hookRunTask) isTask()        {}
+func (syncTask) isTask()           {}
+
+// dispatch runs a task's handler and returns the tasks it queues next.
+func (o *Operator) dispatch(ctx context.Context, t task) ([]task, error) {
+	switch t := t.(type) {
+	case startupTask:
+		return o.startup(ctx)
+	case globalHookTask:
+		_, err := o.runLifecycleHook(ctx, nil, t.hook, t.binding)
+		return nil, err
+	case convergeTask:
+		o.converge.began = o.clock.Now()
+		return append(globalHookTasks(o.global, hook.BeforeAll), convergePlanTask{}), nil
+	case convergePlanTask:
+		return o.planConverge(ctx)
+	case runGroupTask:
+		return o.runGroup(t), nil
+	case groupDoneTask:
+		if t.gen != o.converge.gen {
+			return nil, nil // a newer plan replaced this converge's groups
+		}
+		return []task{runGroupTask{gen: t.gen, group: t.group + 1}}, nil
+	case afterAllTask:
+		return append(globalHookTasks(o.global, hook.AfterAll),
+			convergeDoneTask{checksum: values.Checksum(o.store.GlobalDoc())}), nil
+	case convergeDoneTask:
+		return o.convergeDone(t), nil
+	case moduleDeleteTask:
+		return nil, o.moduleDelete(ctx, t.module)
+	case purgeTask:
+		o.releases.Purge(ctx, t.release)
+		return nil, nil
+	case applyConfigTask:
+		o.applyConfig(t.config)
+		return nil, nil
+	case globalBindingsTask:
+		ids, err := o.startBindings(ctx, binding.GlobalOwner, o.global)
+		if err != nil {
+			return nil, err
+		}
+		return nil, o.synchronize(ctx, ids)
+	case hookRunTask:
+		return nil, o.hookRun(ctx, t.bindingID, t.module, t.contexts, false)
+	case syncTask:
+		return nil, o.hookRun(ctx, t.bindingID, t.module, nil, true)
+	}
+	return nil, fmt.Errorf("unknown task %T", t)
+}
+
+// convergeState is what the converge in progress is doing. The main queue
+// worker owns it: only main-queue handlers read or write it.
+type convergeState struct {
+	// started is set once Startup ran: from then on ConfigMap changes
+	// queue converges and module runs.
+	started bool
+	// gen counts plans; group tasks of an older plan are stale.
+	gen int
+	// began is when the converge started, for its duration metric.
+	began time.Time
+	// groups are the plan's modules to run, in order groups.
+	groups [][]string
+}
+
+func (startupTask) String() string      { return "Startup" }
+func (convergeTask) String() string     { return "Converge" }
+func (convergePlanTask) String() string { return "ConvergePlan" }
+func (afterAllTask) String() string     { return "AfterAll" }
+func (convergeDoneTask) String() string { return "ConvergeDone" }
+func (applyConfigTask) String() string  { return "ApplyConfig" }
+
+func (globalBindingsTask) String() string { return "GlobalBindings" }
+
+func (t globalHookTask) String() string {
+	return fmt.Sprintf("GlobalHookRun %s:%s", t.binding, t.hook.Name)
+}
+
+func (t runGroupTask) String() string {
+	return fmt.Sprintf("RunOrderGroup %d (converge %d)", t.group, t.gen)
+}
+
+func (t groupDoneTask) String() string {
+	return fmt.Sprintf("OrderGroupDone %d (converge %d)", t.group, t.gen)
+}
+
+func (t moduleDeleteTask) String() string { return "ModuleDelete " + t.module }
+func (t purgeTask) String() string        { return "ModulePurge " + t.release }
+
+func (t hookRunTask) String() string {
+	return fmt.Sprintf("HookRun %s/%s (%d contexts)", ownerName(t.module), t.hook.Name, len(t.contexts))
+}
+
+func (t syncTask) String() string {
+	return fmt.Sprintf("HookRun %s/%s Synchronization", ownerName(t.module), t.hook.Name)
+}
+
+// mainQueue is the queue of lifecycle work and of bindings without a queue.
+const mainQueue = "main"
+
+// ownerName names a hook's owner: its module, or binding.GlobalOwner.
+func ownerName(module string) string {
+	if module == "" {
+		return binding.GlobalOwner
+	}
+	return module
+}
+
+// is matches queued tasks of kind T, for deduplication.
+func is[T task](t task) bool {
+	_, ok := t.(T)
+	return ok
+}
+
+// globalHookTasks returns one task per global hook with binding b, in order.
+func globalHookTasks(hooks []*binding.Hook, b hook.Binding) []task {
+	sorted := binding.ByOrder(hooks, b)
+	out := make([]task, 0, len(sorted))
+	for _, h := range sorted {
+		out = append(out, globalHookTask{hook: h, binding: b})
+	}
+	return out
+}
+
+// mergeTasks combines consecutive runs of one hook into one run with all
+// their binding contexts; other tasks never merge.
+func mergeTasks(head, next task) (task, bool) {
+	h, ok1 := head.(hookRunTask)
+	n, ok2 := next.(hookRunTask)
+	if !ok1 || !ok2 || h.hook != n.hook || h.module != n.module {
+		return head, false
+	}
+	h.contexts = append(append([]hook.BindingContext(nil), h.contexts...), n.contexts...)
+	// The binding id only selects the hook's settings; any of the merged
+	// bindings' ids names the same hook.
+	return h, true
+}

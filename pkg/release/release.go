@@ -1,0 +1,245 @@
+// Package release deploys and removes modules' Helm releases together with
+// what comes with them: a module's CRDs before its release, the heal watch
+// and the drift check after it, the ownership check before an uninstall,
+// and pausing heal events while a module's own work may delete its objects.
+package release
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"k8s.io/utils/clock"
+
+	"github.com/addon-operator/addon-operator/pkg/helm"
+	"github.com/addon-operator/addon-operator/pkg/kube"
+	"github.com/addon-operator/addon-operator/pkg/metrics"
+	"github.com/addon-operator/addon-operator/pkg/module"
+)
+
+// Releaser manages modules' Helm releases; *helm.Client is the real one.
+type Releaser interface {
+	Apply(ctx context.Context, r helm.Release) (helm.Outcome, error)
+	Uninstall(ctx context.Context, name string) (bool, error)
+	Status(ctx context.Context, name string) (helm.Status, error)
+	Owned(ctx context.Context) ([]string, error)
+}
+
+// Healer watches deployed release objects and reports deletions;
+// *kube.HealWatcher is the real one.
+type Healer interface {
+	Run(ctx context.Context) error
+	Watch(module string, objects []kube.ObjectRef)
+	Forget(module string)
+	Pause(module string)
+	Resume(module string)
+}
+
+// DriftChecker compares live objects with a release's manifest;
+// *kube.DriftChecker is the real one.
+type DriftChecker interface {
+	Check(ctx context.Context, manifest string) ([]kube.Drift, error)
+	Revert(ctx context.Context, manifest string, drifts []kube.Drift) error
+}
+
+// CRDApplier applies the CRDs of a module's crds/ directory.
+type CRDApplier interface {
+	ApplyCRDs(ctx context.Context, dir string) ([]string, error)
+}
+
+// DriftEvents records drifted objects as Kubernetes Events;
+// *kube.EventRecorder is the real one.
+type DriftEvents interface {
+	ObjectDrifted(module, object string, fields []string, reverted bool)
+}
+
+// Options are a Manager's seams; Healer, Drift, CRDs, Events and Recorder
+// may be nil.
+type Options struct {
+	Releases Releaser
+	Healer   Healer
+	Drift    DriftChecker
+	CRDs     CRDApplier
+	Events   DriftEvents
+	Recorder *metrics.Recorder
+	// HealDrift reverts drifted objects instead of only reporting them.
+	HealDrift bool
+	Clock     clock.PassiveClock
+	Logger    *slog.Logger
+}
+
+// Manager deploys and removes modules' releases. It keeps no state of its
+// own; its seams are safe for concurrent use, and so is it.
+type Manager struct{ opts Options }
+
+// New returns a Manager over the given seams.
+func New(o Options) *Manager { return &Manager{opts: o} }
+
+// Run runs the heal watch until ctx ends; without one it returns at once.
+func (r *Manager) Run(ctx context.Context) error {
+	if r.opts.Healer == nil {
+		return nil
+	}
+	return r.opts.Healer.Run(ctx)
+}
+
+// Pause stops heal events for a module while its own work (hooks, Helm)
+// may delete its objects; the returned func resumes them.
+func (r *Manager) Pause(name string) func() {
+	if r.opts.Healer == nil {
+		return func() {}
+	}
+	r.opts.Healer.Pause(name)
+	return func() { r.opts.Healer.Resume(name) }
+}
+
+// Owned lists the releases the operator made.
+func (r *Manager) Owned(ctx context.Context) ([]string, error) { return r.opts.Releases.Owned(ctx) }
+
+// Exists reports whether the module has a release that the operator owns.
+// A release of the module's name that someone else made is never
+// uninstalled.
+func (r *Manager) Exists(ctx context.Context, name string) (bool, error) {
+	st, err := r.opts.Releases.Status(ctx, name)
+	switch {
+	case err == nil && !st.Owned:
+		r.opts.Logger.Info("release not created by addon-operator left in place", slog.String("module", name), slog.String("release", name))
+		return false, nil
+	case err == nil:
+		return true, nil
+	case errors.Is(err, helm.ErrNotFound):
+		return false, nil
+	default:
+		return false, fmt.Errorf("module %s: release status: %w", name, err)
+	}
+}
+
+// Uninstall removes a module's release and stops watching its objects.
+func (r *Manager) Uninstall(ctx context.Context, name string) error {
+	if _, err := r.opts.Releases.Uninstall(ctx, name); err != nil {
+		return fmt.Errorf("module %s: uninstall release: %w", name, err)
+	}
+	r.opts.Logger.Info("release uninstalled", slog.String("module", name), slog.String("release", name))
+	return nil
+}
+
+// Forget stops watching a removed module's objects.
+func (r *Manager) Forget(name string) {
+	if r.opts.Healer != nil {
+		r.opts.Healer.Forget(name)
+	}
+}
+
+// Purge uninstalls a release of ours whose module no longer exists. A
+// failure is logged, not retried: nothing else depends on it.
+func (r *Manager) Purge(ctx context.Context, release string) {
+	if _, err := r.opts.Releases.Uninstall(ctx, release); err != nil {
+		r.opts.Logger.Warn("purge of release without module failed", slog.String("release", release), slog.String("error", err.Error()))
+		return
+	}
+	r.opts.Logger.Info("release without module purged", slog.String("release", release))
+}
+
+// Deploy installs or upgrades a module's release with values; the Helm
+// client skips it when nothing changed. It returns the release's revision,
+// 0 for a module without a chart.
+func (r *Manager) Deploy(ctx context.Context, m *module.Module, values map[string]any) (int, error) {
+	name := m.Name()
+	if !m.IsHelm() {
+		return 0, nil
+	}
+	start := r.opts.Clock.Now()
+	out, err := r.opts.Releases.Apply(ctx, helm.Release{Name: name, ChartDir: m.Path(), Values: values})
+	if r.opts.Recorder != nil {
+		op := "upgrade"
+		if err == nil && out.Skipped {
+			op = "skip"
+		}
+		r.opts.Recorder.HelmOperation(name, op, r.opts.Clock.Since(start))
+	}
+	if err != nil {
+		return 0, fmt.Errorf("module %s: helm: %w", name, err)
+	}
+	if err := r.afterDeploy(ctx, name, out.Manifest); err != nil {
+		return out.Revision, err
+	}
+	log := r.opts.Logger.With(slog.String("module", name), slog.String("release", name), slog.Int("revision", out.Revision))
+	if out.Skipped {
+		log.Debug("release up to date")
+	} else {
+		log.Info("release deployed", slog.String("reason", string(out.Reason)))
+	}
+	return out.Revision, nil
+}
+
+// Render renders a module's chart against the cluster, as the next Deploy
+// would, when the release client can.
+func (r *Manager) Render(ctx context.Context, rel helm.Release) (*helm.Rendered, error) {
+	type renderer interface {
+		Render(ctx context.Context, r helm.Release) (*helm.Rendered, error)
+	}
+	rr, ok := r.opts.Releases.(renderer)
+	if !ok {
+		return nil, errors.New("the release client cannot render")
+	}
+	return rr.Render(ctx, rel)
+}
+
+// afterDeploy arms healing for the objects the release now has and reports
+// (and with --heal-drift reverts) objects whose live state drifted from it.
+func (r *Manager) afterDeploy(ctx context.Context, name, manifest string) error {
+	if r.opts.Healer != nil {
+		objects, err := kube.ObjectsFromManifest(manifest)
+		if err != nil {
+			return fmt.Errorf("module %s: read release manifest: %w", name, err)
+		}
+		r.opts.Healer.Watch(name, objects)
+	}
+	if r.opts.Drift == nil {
+		return nil
+	}
+	drifts, err := r.opts.Drift.Check(ctx, manifest)
+	if err != nil {
+		return fmt.Errorf("module %s: check drift: %w", name, err)
+	}
+	if r.opts.Recorder != nil {
+		r.opts.Recorder.DriftedObjects(name, len(drifts))
+	}
+	for _, d := range drifts {
+		r.opts.Logger.Warn("release object drifted from its manifest", slog.String("module", name), slog.String("kind", d.Object.Kind),
+			slog.String("namespace", d.Object.Namespace), slog.String("name", d.Object.Name), slog.String("fields", strings.Join(d.Fields, ",")))
+		if r.opts.Events != nil {
+			r.opts.Events.ObjectDrifted(name, d.Object.String(), d.Fields, r.opts.HealDrift)
+		}
+	}
+	if len(drifts) == 0 || !r.opts.HealDrift {
+		return nil
+	}
+	if err := r.opts.Drift.Revert(ctx, manifest, drifts); err != nil {
+		return fmt.Errorf("module %s: revert drift: %w", name, err)
+	}
+	r.opts.Logger.Info("drift reverted", slog.String("module", name), slog.Int("objects", len(drifts)))
+	return nil
+}
+
+// ApplyCRDs applies a module's crds/ before its release, every run: they
+// are created and updated, never deleted.
+func (r *Manager) ApplyCRDs(ctx context.Context, m *module.Module) error {
+	dir := filepath.Join(m.Path(), "crds")
+	if r.opts.CRDs == nil {
+		return nil
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return nil //nolint:nilerr // no crds/ directory: nothing to apply
+	}
+	names, err := r.opts.CRDs.ApplyCRDs(ctx, dir)
+	if err != nil {
+		return fmt.Errorf("module %s: apply CRDs: %w", m.Name(), err)
+	}
+	r.opts.Logger.Debug("CRDs applied", slog.String("module", m.Name()), slog.Int("crds", len(names)))
+	return nil
+}
