@@ -33,6 +33,8 @@ func TestRetryFailedNowRunsFailedModulesAtOnce(t *testing.T) {
 	r.Request("ok", nil)
 	s.expectStart(t, "ok")
 	s.ch("ok") <- nil
+	// The pool records a result after the run returns it.
+	waitFor(t, "a and b backing off", func() bool { return r.Failures("a") == 1 && r.Failures("b") == 1 })
 	clk.Step(time.Minute) // well inside the backoff
 	if got := r.RetryFailedNow(); !cmp.Equal(got, []string{"a", "b"}) {
 		t.Errorf("retryFailedNow() = %v, want [a b]", got)
