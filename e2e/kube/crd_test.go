@@ -19,7 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 
-	"github.com/addon-operator/addon-operator/pkg/kube"
+	"github.com/addon-operator/addon-operator/pkg/kube/crd"
 )
 
 // crdFieldManager is the field manager the tests apply CRDs as.
@@ -92,7 +92,7 @@ func TestApplyCRDsCreatesAndUpdates(t *testing.T) {
 	crdWrite(t, dir, "_gadgets-old.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: no}\n")
 
 	start := time.Now()
-	names, err := kube.ApplyCRDs(t.Context(), ext, dir, crdFieldManager)
+	names, err := crd.Apply(t.Context(), ext, dir, crdFieldManager)
 	if err != nil {
 		t.Fatalf("first apply: %v", err)
 	}
@@ -107,7 +107,7 @@ func TestApplyCRDsCreatesAndUpdates(t *testing.T) {
 
 	crdWrite(t, dir, "gadgets.yaml", crdGadget("crd.example.com", "color: string", "size: integer"))
 	start = time.Now()
-	if _, err := kube.ApplyCRDs(t.Context(), ext, dir, crdFieldManager); err != nil {
+	if _, err := crd.Apply(t.Context(), ext, dir, crdFieldManager); err != nil {
 		t.Fatalf("second apply: %v", err)
 	}
 	t.Logf("updated in %v", time.Since(start))
@@ -166,7 +166,7 @@ func TestApplyCRDsRejectsOtherKindsBeforeApplying(t *testing.T) {
 	crdWrite(t, dir, "a.yaml", crdGadget("rejected.example.com", "color: string"))
 	crdWrite(t, dir, "b.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\n")
 
-	_, err := kube.ApplyCRDs(t.Context(), ext, dir, crdFieldManager)
+	_, err := crd.Apply(t.Context(), ext, dir, crdFieldManager)
 	if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "b.yaml")) {
 		t.Fatalf("error = %v, want one naming b.yaml", err)
 	}

@@ -49,12 +49,6 @@ func NewDiscovery(d discovery.DiscoveryInterface, freshFor time.Duration, clk cl
 	return &Discovery{cache: cache, mapper: mapper, expand: restmapper.NewShortcutExpander(mapper, cache, nil)}
 }
 
-// NewRESTMapper returns the REST mapper of a new Discovery over d, with
-// the default fresh window.
-func NewRESTMapper(d discovery.DiscoveryInterface) meta.ResettableRESTMapper {
-	return NewDiscovery(d, 0, nil).RESTMapper()
-}
-
 // RESTMapper returns the mapper over the cache. It expands short names
 // (ds, cm) and accepts singular resource names, so every spelling a
 // binding's kind may use resolves. Its Reset is Refresh.

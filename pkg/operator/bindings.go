@@ -10,10 +10,9 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/addon-operator/addon-operator/pkg/hook"
-	"github.com/addon-operator/addon-operator/pkg/kube"
 )
 
-// monitors runs informers for kubernetes bindings; *kube.Monitors is the
+// monitors runs informers for kubernetes bindings; *monitor.Monitors is the
 // real one.
 type monitors interface {
 	Run(ctx context.Context) error
@@ -33,10 +32,10 @@ type scheduler interface {
 	Remove(id string)
 }
 
-// objectPatcher applies hooks' object operations; *kube.Patcher is the
+// objectPatcher applies hooks' object operations; *patch.Patcher is the
 // real one.
 type objectPatcher interface {
-	Apply(ctx context.Context, ops []kube.Operation) error
+	Apply(ctx context.Context, ops []hook.Operation) error
 }
 
 // globalOwner names global hooks in binding ids.

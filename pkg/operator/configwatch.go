@@ -15,7 +15,7 @@ import (
 )
 
 // configMapEvents records Kubernetes Events about the ConfigMap itself;
-// *kube.EventRecorder is the real one.
+// *event.Recorder is the real one.
 type configMapEvents interface {
 	ConfigMapDeleted(kept bool)
 	ConfigMapRecreated()

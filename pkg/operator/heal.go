@@ -9,25 +9,26 @@ import (
 	"strings"
 
 	"github.com/addon-operator/addon-operator/pkg/helm"
-	"github.com/addon-operator/addon-operator/pkg/kube"
+	"github.com/addon-operator/addon-operator/pkg/kube/drift"
+	"github.com/addon-operator/addon-operator/pkg/kube/heal"
 	"github.com/addon-operator/addon-operator/pkg/module"
 )
 
 // healer watches deployed release objects and reports deletions;
-// *kube.HealWatcher is the real one.
+// *heal.Watcher is the real one.
 type healer interface {
 	Run(ctx context.Context) error
-	Watch(module string, objects []kube.ObjectRef)
+	Watch(module string, objects []heal.ObjectRef)
 	Forget(module string)
 	Pause(module string)
 	Resume(module string)
 }
 
 // driftChecker compares live objects with a release's manifest;
-// *kube.DriftChecker is the real one.
+// *drift.Checker is the real one.
 type driftChecker interface {
-	Check(ctx context.Context, manifest string) ([]kube.Drift, error)
-	Revert(ctx context.Context, manifest string, drifts []kube.Drift) error
+	Check(ctx context.Context, manifest string) ([]drift.Drift, error)
+	Revert(ctx context.Context, manifest string, drifts []drift.Drift) error
 }
 
 // crdApplier applies the CRDs of a module's crds/ directory.
@@ -47,7 +48,7 @@ func (o *Operator) pause(name string) func() {
 
 // routeHeal reacts to a deleted release object: the module runs again, and
 // its Helm step puts the object back.
-func (o *Operator) routeHeal(ev kube.HealEvent) {
+func (o *Operator) routeHeal(ev heal.Event) {
 	if !o.state.get(ev.Module).Enabled {
 		return
 	}
@@ -72,7 +73,7 @@ func (o *Operator) routeHeal(ev kube.HealEvent) {
 // (and with --heal-drift reverts) objects whose live state drifted from it.
 func (o *Operator) afterDeploy(ctx context.Context, name, manifest string) error {
 	if o.healer != nil {
-		objects, err := kube.ObjectsFromManifest(manifest)
+		objects, err := heal.ObjectsFromManifest(manifest)
 		if err != nil {
 			return fmt.Errorf("module %s: read release manifest: %w", name, err)
 		}

@@ -18,7 +18,8 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/config"
 	"github.com/addon-operator/addon-operator/pkg/helm"
 	"github.com/addon-operator/addon-operator/pkg/hook"
-	"github.com/addon-operator/addon-operator/pkg/kube"
+	"github.com/addon-operator/addon-operator/pkg/kube/heal"
+	"github.com/addon-operator/addon-operator/pkg/kube/monitor"
 	"github.com/addon-operator/addon-operator/pkg/metrics"
 	"github.com/addon-operator/addon-operator/pkg/module"
 	"github.com/addon-operator/addon-operator/pkg/queue"
@@ -50,7 +51,7 @@ type Deps struct {
 	ConfigEvents <-chan config.Event
 	// Monitors and MonitorEvents serve kubernetes bindings.
 	Monitors      monitors
-	MonitorEvents <-chan kube.MonitorEvent
+	MonitorEvents <-chan monitor.Event
 	// Scheduler and Ticks serve schedule bindings.
 	Scheduler scheduler
 	Ticks     <-chan schedule.Tick
@@ -60,7 +61,7 @@ type Deps struct {
 	// (and with Options.HealDrift reverts) changed ones; CRDs applies
 	// modules' crds/. Each may be nil.
 	Healer     healer
-	HealEvents <-chan kube.HealEvent
+	HealEvents <-chan heal.Event
 	Drift      driftChecker
 	CRDs       crdApplier
 	// Events records Kubernetes Events about module failures and
@@ -87,7 +88,7 @@ type Operator struct {
 	events   <-chan config.Event
 
 	monitors      monitors
-	monitorEvents <-chan kube.MonitorEvent
+	monitorEvents <-chan monitor.Event
 	scheduler     scheduler
 	ticks         <-chan schedule.Tick
 	patcher       objectPatcher
@@ -95,7 +96,7 @@ type Operator struct {
 	recorder      *metrics.Recorder
 	moduleEvents  moduleEvents
 	healer        healer
-	healEvents    <-chan kube.HealEvent
+	healEvents    <-chan heal.Event
 	drift         driftChecker
 	crds          crdApplier
 	bindings      *registry
@@ -233,7 +234,7 @@ func (o *Operator) routeBindingEvents(ctx context.Context) error {
 	}
 }
 
-func (o *Operator) routeMonitorEvent(ev kube.MonitorEvent) {
+func (o *Operator) routeMonitorEvent(ev monitor.Event) {
 	ref, ok := o.bindings.get(ev.ID)
 	if !ok || ref.Kube == nil {
 		return
