@@ -278,12 +278,16 @@ func healObjectKey(obj any) (namespace, name string, ok bool) {
 // healSlim keeps only what the informer needs of an object's metadata:
 // its identity and resource version, no labels, annotations or managed
 // fields.
-func healSlim(obj any) (any, error) {
+func healSlim(obj any) (any, error) { return slimMetadata(obj) }
+
+// slimMetadata keeps of an object's metadata its identity, its resource
+// version and the labels named by keep; anything but metadata passes.
+func slimMetadata(obj any, keep ...string) (any, error) {
 	m, ok := obj.(*metav1.PartialObjectMetadata)
 	if !ok {
 		return obj, nil
 	}
-	return &metav1.PartialObjectMetadata{
+	slim := &metav1.PartialObjectMetadata{
 		TypeMeta: m.TypeMeta,
 		ObjectMeta: metav1.ObjectMeta{
 			Name:            m.Name,
@@ -291,5 +295,12 @@ func healSlim(obj any) (any, error) {
 			UID:             m.UID,
 			ResourceVersion: m.ResourceVersion,
 		},
-	}, nil
+	}
+	if len(keep) > 0 {
+		slim.Labels = make(map[string]string, len(keep))
+		for _, key := range keep {
+			slim.Labels[key] = m.Labels[key]
+		}
+	}
+	return slim, nil
 }

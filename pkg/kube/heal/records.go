@@ -210,18 +210,5 @@ func recordOf(obj any) (rel string, version int, ok bool) {
 // recordSlim keeps the identity and the name and version labels of a
 // record's metadata.
 func recordSlim(obj any) (any, error) {
-	m, ok := obj.(*metav1.PartialObjectMetadata)
-	if !ok {
-		return obj, nil
-	}
-	return &metav1.PartialObjectMetadata{
-		TypeMeta: m.TypeMeta,
-		ObjectMeta: metav1.ObjectMeta{
-			Name:            m.Name,
-			Namespace:       m.Namespace,
-			UID:             m.UID,
-			ResourceVersion: m.ResourceVersion,
-			Labels:          map[string]string{recordNameLabel: m.Labels[recordNameLabel], recordVersionLabel: m.Labels[recordVersionLabel]},
-		},
-	}, nil
+	return slimMetadata(obj, recordNameLabel, recordVersionLabel)
 }

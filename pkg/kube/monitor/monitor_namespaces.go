@@ -57,8 +57,8 @@ func (mon *monitor) startNamespaceInformer(ctx context.Context, r *monitorRun, d
 		DeleteFunc: func(any) { signal() },
 	}
 	gvr := schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
-	lw := monListWatch(mon.dynamic, gvr, "", metav1.ListOptions{LabelSelector: mon.spec.namespaceLabels})
-	inf, synced := mon.startInformer(ctx, &r.namespaces.wg, lw, monIdentity, handler, r.errs)
+	inf := newInformer(mon.dynamic, gvr, "", metav1.ListOptions{LabelSelector: mon.spec.namespaceLabels})
+	synced := mon.startInformer(ctx, &r.namespaces.wg, inf, monIdentity, handler, r.errs)
 	r.namespaces.synced = []<-chan struct{}{synced}
 	return inf.GetStore()
 }

@@ -9,11 +9,9 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/addon-operator/addon-operator/pkg/hook"
@@ -179,19 +177,17 @@ func (mon *monitor) startGroup(ctx context.Context, ns string, emitInitial bool,
 	}
 	transform := func(obj any) (any, error) { return mon.spec.filter.transform(ctx, obj), nil }
 	for _, name := range mon.spec.names {
-		lw := monListWatch(mon.dynamic, mon.spec.resource.GVR, ns, mon.spec.listOptions(name))
-		_, synced := mon.startInformer(ctx, &g.wg, lw, transform, handler, errs)
-		g.synced = append(g.synced, synced)
+		inf := newInformer(mon.dynamic, mon.spec.resource.GVR, ns, mon.spec.listOptions(name))
+		g.synced = append(g.synced, mon.startInformer(ctx, &g.wg, inf, transform, handler, errs))
 	}
 	return g
 }
 
-// startInformer runs one informer in wg until ctx is done. It returns the
-// informer and a channel closed when handler has seen its initial list.
-func (mon *monitor) startInformer(ctx context.Context, wg *sync.WaitGroup, lw cache.ListerWatcher,
+// startInformer runs inf in wg until ctx is done. It returns a channel
+// closed when handler has seen the informer's initial list.
+func (mon *monitor) startInformer(ctx context.Context, wg *sync.WaitGroup, inf cache.SharedIndexInformer,
 	transform cache.TransformFunc, handler cache.ResourceEventHandler, errs chan<- error,
-) (cache.SharedIndexInformer, <-chan struct{}) {
-	inf := cache.NewSharedIndexInformerWithOptions(lw, &unstructured.Unstructured{}, cache.SharedIndexInformerOptions{})
+) <-chan struct{} {
 	var reg cache.ResourceEventHandlerRegistration
 	// Neither setter fails on an informer that has not started.
 	_ = inf.SetTransform(transform)
@@ -200,7 +196,7 @@ func (mon *monitor) startInformer(ctx context.Context, wg *sync.WaitGroup, lw ca
 	})
 	reg, _ = inf.AddEventHandler(handler)
 	wg.Go(func() { inf.RunWithContext(ctx) })
-	return inf, reg.HasSyncedChecker().Done()
+	return reg.HasSyncedChecker().Done()
 }
 
 // watchFailed reports a failed list or watch: before the informer synced to
@@ -221,20 +217,12 @@ func (mon *monitor) watchFailed(reg cache.ResourceEventHandlerRegistration, errs
 	mon.log.Warn("watch failed", "kind", mon.spec.resource.Kind, "error", err)
 }
 
-// monListWatch lists and watches resource gvr in namespace ns ("" for all)
-// with opts' selectors, cancelled with the informer's context.
-func monListWatch(dyn dynamic.Interface, gvr schema.GroupVersionResource, ns string, opts metav1.ListOptions) cache.ListerWatcher {
-	res := dyn.Resource(gvr).Namespace(ns)
-	tweak := func(o metav1.ListOptions) metav1.ListOptions {
+// newInformer returns an informer of resource gvr in namespace ns ("" for all)
+// with opts' selectors. client-go's filtered dynamic informer lists and
+// watches with WatchList semantics, like the shared informer factories.
+func newInformer(dyn dynamic.Interface, gvr schema.GroupVersionResource, ns string, opts metav1.ListOptions) cache.SharedIndexInformer {
+	selectors := func(o *metav1.ListOptions) {
 		o.LabelSelector, o.FieldSelector = opts.LabelSelector, opts.FieldSelector
-		return o
 	}
-	return cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			return res.List(ctx, tweak(o))
-		},
-		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			return res.Watch(ctx, tweak(o))
-		},
-	}, dyn)
+	return dynamicinformer.NewFilteredDynamicInformer(dyn, gvr, ns, 0, cache.Indexers{}, selectors).Informer()
 }
