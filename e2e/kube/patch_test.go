@@ -37,7 +37,10 @@ func patchSetup(t *testing.T) patchEnv {
 	if err != nil {
 		t.Fatalf("dynamic client: %v", err)
 	}
-	kinds := kube.NewDiscovery(cp.Clientset(t).Discovery(), 0, nil).Resolver()
+	// Tests install CRDs and use their kinds at once: a short fresh window
+	// makes the first miss after the install read discovery again, as the
+	// operator's explicit refresh after applying CRDs does.
+	kinds := kube.NewDiscovery(cp.Clientset(t).Discovery(), 10*time.Millisecond, nil).Resolver()
 	log := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug}))
 	return patchEnv{patcher: patch.NewPatcher(dyn, kinds, log), dyn: dyn, ns: cp.Namespace(t)}
 }
