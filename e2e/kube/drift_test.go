@@ -20,7 +20,7 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/kube/drift"
 )
 
-// driftEnv is a DriftChecker on the local control plane, looking for
+// driftEnv is a drift.Checker on the local control plane, looking for
 // objects without a namespace in a namespace of the test's own.
 type driftEnv struct {
 	checker *drift.Checker

@@ -27,7 +27,7 @@ const (
 	healModuleLabel = "addon-operator.io/module"
 )
 
-// healEnv is a HealWatcher running on the local control plane until the
+// healEnv is a heal.Watcher running on the local control plane until the
 // test ends, with the release namespace of its own.
 type healEnv struct {
 	watcher *heal.Watcher

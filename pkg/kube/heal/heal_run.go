@@ -18,7 +18,7 @@ import (
 
 const (
 	// healRetryMin and healRetryMax bound the backoff between attempts to
-	// resolve kinds the mapper did not know.
+	// resolve kinds the resolver did not know.
 	healRetryMin = time.Second
 	healRetryMax = 5 * time.Minute
 )
@@ -26,7 +26,7 @@ const (
 // healRun is what Run has started; Run's goroutine owns it.
 type healRun struct {
 	informers map[healInformerKey]*healInformer
-	// unresolved are the watched kinds the mapper did not know at the last
+	// unresolved are the watched kinds the resolver did not know at the last
 	// reconciliation. Each is logged when it starts failing.
 	unresolved map[schema.GroupKind]bool
 	// retry fires the next attempt to resolve them, after backoff; nil
@@ -132,7 +132,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 
 // WaitSynced waits until the informers for every object given to Watch
 // before the call have listed them, so that a deletion from then on is
-// seen. Kinds the mapper cannot resolve are not waited for. It blocks until
+// seen. Kinds the resolver cannot resolve are not waited for. It blocks until
 // Run runs, and fails with ctx's error or ErrStopped.
 func (w *Watcher) WaitSynced(ctx context.Context) error {
 	reply := make(chan []*healInformer, 1)
