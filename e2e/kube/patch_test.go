@@ -18,7 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 
-	"github.com/addon-operator/addon-operator/pkg/hook"
+	"github.com/addon-operator/addon-operator/pkg/hook/operation"
 	"github.com/addon-operator/addon-operator/pkg/kube"
 	"github.com/addon-operator/addon-operator/pkg/kube/patch"
 )
@@ -49,7 +49,7 @@ func patchSetup(t *testing.T) patchEnv {
 // applies them.
 func (e patchEnv) apply(ctx context.Context, t *testing.T, ops string) error {
 	t.Helper()
-	parsed, err := hook.ParseOperations([]byte(strings.ReplaceAll(ops, "NS", e.ns)))
+	parsed, err := operation.Parse([]byte(strings.ReplaceAll(ops, "NS", e.ns)))
 	if err != nil {
 		t.Fatalf("ParseOperations: %v", err)
 	}
@@ -202,7 +202,7 @@ func TestPatchDeleteWaitsForForegroundDeletion(t *testing.T) {
 		t.Fatalf("watch: %v", err)
 	}
 	defer w.Stop()
-	del, err := hook.ParseOperations([]byte("operation: Delete\nkind: ConfigMap\nnamespace: " + e.ns + "\nname: a\n"))
+	del, err := operation.Parse([]byte("operation: Delete\nkind: ConfigMap\nnamespace: " + e.ns + "\nname: a\n"))
 	if err != nil {
 		t.Fatalf("ParseOperations: %v", err)
 	}

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/addon-operator/addon-operator/pkg/hook"
+	"github.com/addon-operator/addon-operator/pkg/hook/operation"
 )
 
 // monitors runs informers for kubernetes bindings; *monitor.Monitors is the
@@ -35,7 +36,7 @@ type scheduler interface {
 // objectPatcher applies hooks' object operations; *patch.Patcher is the
 // real one.
 type objectPatcher interface {
-	Apply(ctx context.Context, ops []hook.Operation) error
+	Apply(ctx context.Context, ops []operation.Operation) error
 }
 
 // globalOwner names global hooks in binding ids.

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 
 	"github.com/addon-operator/addon-operator/pkg/hook"
+	"github.com/addon-operator/addon-operator/pkg/hook/operation"
 	"github.com/addon-operator/addon-operator/pkg/metrics"
 	"github.com/addon-operator/addon-operator/pkg/module"
 	"github.com/addon-operator/addon-operator/pkg/values"
@@ -169,7 +170,7 @@ func (o *Operator) runBindingHook(ctx context.Context, ref bindingRef, contexts 
 // applyOutputs applies a successful run's object operations and metrics.
 func (o *Operator) applyOutputs(ctx context.Context, m *module.Module, h *loadedHook, res *hook.Result) error {
 	if len(res.KubernetesPatch) > 0 {
-		ops, err := hook.ParseOperations(res.KubernetesPatch)
+		ops, err := operation.Parse(res.KubernetesPatch)
 		if err != nil {
 			return fmt.Errorf("KUBERNETES_PATCH_PATH: %w", err)
 		}

@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
-	"github.com/addon-operator/addon-operator/pkg/hook"
+	"github.com/addon-operator/addon-operator/pkg/hook/operation"
 	"github.com/addon-operator/addon-operator/pkg/kube"
 )
 
@@ -46,7 +46,7 @@ func NewPatcher(client dynamic.Interface, kinds *kube.Resolver, log *slog.Logger
 // runs the filter and updates it when the result differs, retrying on
 // conflicts. Patches of a missing object fail unless IgnoreMissingObject is
 // set.
-func (p *Patcher) Apply(ctx context.Context, ops []hook.Operation) error {
+func (p *Patcher) Apply(ctx context.Context, ops []operation.Operation) error {
 	for i := range ops {
 		if err := p.apply(ctx, ops[i]); err != nil {
 			return fmt.Errorf("operation %d (%s): %w", i, ops[i], err)
@@ -55,15 +55,15 @@ func (p *Patcher) Apply(ctx context.Context, ops []hook.Operation) error {
 	return nil
 }
 
-func (p *Patcher) apply(ctx context.Context, op hook.Operation) error {
+func (p *Patcher) apply(ctx context.Context, op operation.Operation) error {
 	switch {
 	case op.Type.IsCreate():
 		return p.create(ctx, op)
 	case op.Type.IsDelete():
 		return p.delete(ctx, op)
-	case op.Type == hook.OpMergePatch || op.Type == hook.OpJSONPatch:
+	case op.Type == operation.MergePatch || op.Type == operation.JSONPatch:
 		return p.patch(ctx, op)
-	case op.Type == hook.OpJQPatch:
+	case op.Type == operation.JQPatch:
 		return p.jqPatch(ctx, op)
 	default:
 		return fmt.Errorf("unknown operation %q", op.Type)

@@ -18,7 +18,7 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 	clocktesting "k8s.io/utils/clock/testing"
 
-	"github.com/addon-operator/addon-operator/pkg/hook"
+	"github.com/addon-operator/addon-operator/pkg/hook/operation"
 	"github.com/addon-operator/addon-operator/pkg/kube"
 )
 
@@ -54,9 +54,9 @@ func patchTestMapper() meta.RESTMapper {
 	return mapper
 }
 
-func patchMustParse(t *testing.T, input string) []hook.Operation {
+func patchMustParse(t *testing.T, input string) []operation.Operation {
 	t.Helper()
-	ops, err := hook.ParseOperations([]byte(input))
+	ops, err := operation.Parse([]byte(input))
 	if err != nil {
 		t.Fatalf("ParseOperations: %v", err)
 	}
@@ -210,17 +210,17 @@ func TestPatcherFindsKindsOfNewCRDs(t *testing.T) {
 
 func TestPatcherDeletePropagation(t *testing.T) {
 	tests := []struct {
-		op   hook.OperationType
+		op   operation.Type
 		want metav1.DeletionPropagation
 	}{
-		{hook.OpDelete, metav1.DeletePropagationForeground},
-		{hook.OpDeleteInBackground, metav1.DeletePropagationBackground},
-		{hook.OpDeleteNonCascading, metav1.DeletePropagationOrphan},
+		{operation.Delete, metav1.DeletePropagationForeground},
+		{operation.DeleteInBackground, metav1.DeletePropagationBackground},
+		{operation.DeleteNonCascading, metav1.DeletePropagationOrphan},
 	}
 	for _, tc := range tests {
 		t.Run(string(tc.op), func(t *testing.T) {
 			p, client := patchFake(t, patchConfigMap(nil))
-			ops := []hook.Operation{{Type: tc.op, Kind: "ConfigMap", Namespace: "ns", Name: "a"}}
+			ops := []operation.Operation{{Type: tc.op, Kind: "ConfigMap", Namespace: "ns", Name: "a"}}
 			if err := p.Apply(t.Context(), ops); err != nil {
 				t.Fatalf("Apply: %v", err)
 			}

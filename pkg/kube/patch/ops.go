@@ -17,7 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 
-	"github.com/addon-operator/addon-operator/pkg/hook"
+	"github.com/addon-operator/addon-operator/pkg/hook/operation"
 	"github.com/addon-operator/addon-operator/pkg/jq"
 	"github.com/addon-operator/addon-operator/pkg/kube"
 	"github.com/addon-operator/addon-operator/pkg/values"
@@ -28,7 +28,7 @@ import (
 // implementation.
 const patchDeleteWait = 20 * time.Second
 
-func (p *Patcher) create(ctx context.Context, op hook.Operation) error {
+func (p *Patcher) create(ctx context.Context, op operation.Operation) error {
 	if op.Object == nil {
 		return errors.New("object is required")
 	}
@@ -46,9 +46,9 @@ func (p *Patcher) create(ctx context.Context, op hook.Operation) error {
 	case err == nil:
 		name = created.GetName() // set by the server from generateName
 		p.log.DebugContext(ctx, "object created", "kind", op.Kind, "namespace", op.Namespace, "name", name)
-	case !apierrors.IsAlreadyExists(err) || op.Type == hook.OpCreate:
+	case !apierrors.IsAlreadyExists(err) || op.Type == operation.Create:
 		return err
-	case op.Type == hook.OpCreateIfNotExists:
+	case op.Type == operation.CreateIfNotExists:
 		return nil
 	default: // CreateOrUpdate
 		if err := p.replace(ctx, res, op.Object, ""); err != nil {
@@ -82,16 +82,16 @@ func (p *Patcher) replace(ctx context.Context, res dynamic.ResourceInterface, de
 	})
 }
 
-func (p *Patcher) delete(ctx context.Context, op hook.Operation) error {
+func (p *Patcher) delete(ctx context.Context, op operation.Operation) error {
 	res, err := p.resource(ctx, op.APIVersion, op.Kind, op.Namespace)
 	if err != nil {
 		return err
 	}
 	policy := metav1.DeletePropagationForeground
 	switch op.Type {
-	case hook.OpDeleteInBackground:
+	case operation.DeleteInBackground:
 		policy = metav1.DeletePropagationBackground
-	case hook.OpDeleteNonCascading:
+	case operation.DeleteNonCascading:
 		policy = metav1.DeletePropagationOrphan
 	}
 	err = res.Delete(ctx, op.Name, metav1.DeleteOptions{PropagationPolicy: &policy})
@@ -159,13 +159,13 @@ func patchWatchDeleted(ctx context.Context, res dynamic.ResourceInterface, live 
 	}
 }
 
-func (p *Patcher) patch(ctx context.Context, op hook.Operation) error {
+func (p *Patcher) patch(ctx context.Context, op operation.Operation) error {
 	res, err := p.resource(ctx, op.APIVersion, op.Kind, op.Namespace)
 	if err != nil {
 		return err
 	}
 	patchType, data := types.MergePatchType, op.MergePatch
-	if op.Type == hook.OpJSONPatch {
+	if op.Type == operation.JSONPatch {
 		patchType, data = types.JSONPatchType, op.JSONPatch
 	}
 	_, err = res.Patch(ctx, op.Name, patchType, data, metav1.PatchOptions{}, patchSubresources(op.Subresource)...)
@@ -180,7 +180,7 @@ func (p *Patcher) patch(ctx context.Context, op hook.Operation) error {
 	return nil
 }
 
-func (p *Patcher) jqPatch(ctx context.Context, op hook.Operation) error {
+func (p *Patcher) jqPatch(ctx context.Context, op operation.Operation) error {
 	code, err := jq.Compile(op.JQFilter)
 	if err != nil {
 		return fmt.Errorf("jqFilter: %w", err)

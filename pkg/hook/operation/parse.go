@@ -1,4 +1,4 @@
-package hook
+package operation
 
 import (
 	"bytes"
@@ -17,7 +17,7 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/values"
 )
 
-// ParseOperations reads a hook's KUBERNETES_PATCH_PATH file.
+// Parse reads a hook's KUBERNETES_PATCH_PATH file.
 //
 // The file holds JSON or YAML: a JSON stream of operation objects and arrays
 // of them (as appending with ">>" produces), or YAML documents separated by
@@ -32,7 +32,7 @@ import (
 // names the operation by its 0-based index across the whole file, its type
 // and the field, e.g. "operation 2 (MergePatch): name is required". A
 // successful result is never nil.
-func ParseOperations(data []byte) ([]Operation, error) {
+func Parse(data []byte) ([]Operation, error) {
 	docs, err := opDocuments(data)
 	if err != nil {
 		return nil, fmt.Errorf("parse object operations: %w", err)
@@ -141,7 +141,7 @@ func opParseOperation(raw json.RawMessage) (Operation, error) {
 	if typ == "" {
 		return Operation{}, errors.New("operation is required")
 	}
-	op := Operation{Type: OperationType(typ)}
+	op := Operation{Type: Type(typ)}
 	if !slices.Contains(operationTypes(), op.Type) {
 		return Operation{}, fmt.Errorf("unknown operation %q, want one of %v", typ, operationTypes())
 	}
@@ -156,11 +156,11 @@ func opParseOperation(raw json.RawMessage) (Operation, error) {
 		return op, err
 	}
 	switch op.Type {
-	case OpMergePatch:
+	case MergePatch:
 		op.MergePatch, err = opMergePatch(f)
-	case OpJSONPatch:
+	case JSONPatch:
 		op.JSONPatch, err = opJSONPatch(f)
-	case OpJQPatch:
+	case JQPatch:
 		op.JQFilter, err = opJQFilter(f)
 	default: // deletes
 		if op.Subresource != "" {
@@ -257,7 +257,7 @@ func (o *Operation) parseObject(f opFields) error {
 		return errors.New("object.apiVersion is required")
 	case o.Kind == "":
 		return errors.New("object.kind is required")
-	case o.Name == "" && (o.Type != OpCreate || generateName == ""):
+	case o.Name == "" && (o.Type != Create || generateName == ""):
 		return errors.New("object.metadata.name is required")
 	}
 	if _, err := schema.ParseGroupVersion(o.APIVersion); err != nil {

@@ -1,4 +1,4 @@
-package hook
+package operation
 
 import (
 	"encoding/json"
@@ -22,7 +22,7 @@ func opConfigMap(data map[string]any) *unstructured.Unstructured {
 }
 
 // opCreateOp is a create operation of ConfigMap ns/a.
-func opCreateOp(typ OperationType, data map[string]any) Operation {
+func opCreateOp(typ Type, data map[string]any) Operation {
 	return Operation{Type: typ, APIVersion: "v1", Kind: "ConfigMap", Namespace: "ns", Name: "a", Object: opConfigMap(data)}
 }
 
@@ -32,23 +32,23 @@ func TestParseOperationsCreateOperations(t *testing.T) {
 		{
 			name:  "Create with a YAML object",
 			input: "operation: Create\nobject:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: a, namespace: ns}\n  data: {k: v}\n",
-			want:  []Operation{opCreateOp(OpCreate, map[string]any{"k": "v"})},
+			want:  []Operation{opCreateOp(Create, map[string]any{"k": "v"})},
 		},
 		{
 			name:  "Create with a JSON string object",
 			input: "operation: Create\nobject: |\n  {\"apiVersion\":\"v1\", \"kind\":\"ConfigMap\",\n   \"metadata\":{\"namespace\":\"ns\",\"name\":\"a\"}}\n",
-			want:  []Operation{opCreateOp(OpCreate, nil)},
+			want:  []Operation{opCreateOp(Create, nil)},
 		},
 		{
 			name:  "CreateIfNotExists in JSON",
 			input: `{"operation":"CreateIfNotExists","object":{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","namespace":"ns"}}}`,
-			want:  []Operation{opCreateOp(OpCreateIfNotExists, nil)},
+			want:  []Operation{opCreateOp(CreateIfNotExists, nil)},
 		},
 		{
 			name:  "CreateOrUpdate with a YAML string object, subresource and a number",
 			input: "operation: CreateOrUpdate\nsubresource: /status\nobject: |\n  apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: a, namespace: ns}\n  data: {count: 3}\n",
 			want: []Operation{func() Operation {
-				op := opCreateOp(OpCreateOrUpdate, map[string]any{"count": int64(3)})
+				op := opCreateOp(CreateOrUpdate, map[string]any{"count": int64(3)})
 				op.Subresource = "status"
 				return op
 			}()},
@@ -56,7 +56,7 @@ func TestParseOperationsCreateOperations(t *testing.T) {
 		{
 			name:  "Create with generateName",
 			input: `{"operation":"Create","object":{"apiVersion":"v1","kind":"ConfigMap","metadata":{"generateName":"a-","namespace":"ns"}}}`,
-			want: []Operation{{Type: OpCreate, APIVersion: "v1", Kind: "ConfigMap", Namespace: "ns", Object: &unstructured.Unstructured{Object: map[string]any{
+			want: []Operation{{Type: Create, APIVersion: "v1", Kind: "ConfigMap", Namespace: "ns", Object: &unstructured.Unstructured{Object: map[string]any{
 				"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"generateName": "a-", "namespace": "ns"},
 			}}}},
 		},
@@ -70,32 +70,32 @@ func TestParseOperationsObjectOperations(t *testing.T) {
 			name:  "deletes with and without apiVersion and namespace",
 			input: "operation: Delete\nkind: Pod\nnamespace: ns\nname: p\n---\noperation: DeleteInBackground\napiVersion: apps/v1\nkind: Deployment\nnamespace: ns\nname: d\n---\noperation: DeleteNonCascading\nkind: Namespace\nname: ns\nignoreMissingObject: true\n",
 			want: []Operation{
-				{Type: OpDelete, Kind: "Pod", Namespace: "ns", Name: "p"},
-				{Type: OpDeleteInBackground, APIVersion: "apps/v1", Kind: "Deployment", Namespace: "ns", Name: "d"},
-				{Type: OpDeleteNonCascading, Kind: "Namespace", Name: "ns", IgnoreMissingObject: true},
+				{Type: Delete, Kind: "Pod", Namespace: "ns", Name: "p"},
+				{Type: DeleteInBackground, APIVersion: "apps/v1", Kind: "Deployment", Namespace: "ns", Name: "d"},
+				{Type: DeleteNonCascading, Kind: "Namespace", Name: "ns", IgnoreMissingObject: true},
 			},
 		},
 		{
 			name:  "MergePatch as an object and as a YAML string",
 			input: "- operation: MergePatch\n  kind: Deployment\n  namespace: ns\n  name: d\n  mergePatch: {spec: {replicas: 1}}\n- operation: MergePatch\n  kind: Deployment\n  namespace: ns\n  name: d\n  ignoreMissingObject: true\n  mergePatch: |\n    spec:\n      replicas: 2\n",
 			want: []Operation{
-				{Type: OpMergePatch, Kind: "Deployment", Namespace: "ns", Name: "d", MergePatch: json.RawMessage(`{"spec":{"replicas":1}}`)},
-				{Type: OpMergePatch, Kind: "Deployment", Namespace: "ns", Name: "d", MergePatch: json.RawMessage(`{"spec":{"replicas":2}}`), IgnoreMissingObject: true},
+				{Type: MergePatch, Kind: "Deployment", Namespace: "ns", Name: "d", MergePatch: json.RawMessage(`{"spec":{"replicas":1}}`)},
+				{Type: MergePatch, Kind: "Deployment", Namespace: "ns", Name: "d", MergePatch: json.RawMessage(`{"spec":{"replicas":2}}`), IgnoreMissingObject: true},
 			},
 		},
 		{
 			name:  "JSONPatch as a list and as a JSON string",
 			input: `{"operation":"JSONPatch","kind":"Deployment","namespace":"ns","name":"d","jsonPatch":[{"op":"replace","path":"/spec/replicas","value":1}]}` + "\n" + `{"operation":"JSONPatch","kind":"Deployment","namespace":"ns","name":"d","jsonPatch":"[\n {\"op\": \"remove\", \"path\": \"/spec/paused\"}\n]"}`,
 			want: []Operation{
-				{Type: OpJSONPatch, Kind: "Deployment", Namespace: "ns", Name: "d", JSONPatch: json.RawMessage(`[{"op":"replace","path":"/spec/replicas","value":1}]`)},
-				{Type: OpJSONPatch, Kind: "Deployment", Namespace: "ns", Name: "d", JSONPatch: json.RawMessage(`[{"op":"remove","path":"/spec/paused"}]`)},
+				{Type: JSONPatch, Kind: "Deployment", Namespace: "ns", Name: "d", JSONPatch: json.RawMessage(`[{"op":"replace","path":"/spec/replicas","value":1}]`)},
+				{Type: JSONPatch, Kind: "Deployment", Namespace: "ns", Name: "d", JSONPatch: json.RawMessage(`[{"op":"remove","path":"/spec/paused"}]`)},
 			},
 		},
 		{
 			name:  "JQPatch with status subresource and ignoreHookError",
 			input: "operation: JQPatch\napiVersion: example.com/v1\nkind: Widget\nname: w\njqFilter: .status.ready = true\nsubresource: status\nignoreHookError: true\n",
 			want: []Operation{{
-				Type: OpJQPatch, APIVersion: "example.com/v1", Kind: "Widget", Name: "w",
+				Type: JQPatch, APIVersion: "example.com/v1", Kind: "Widget", Name: "w",
 				JQFilter: ".status.ready = true", Subresource: "status", IgnoreHookError: true,
 			}},
 		},
@@ -111,18 +111,18 @@ func TestParseOperationsStreams(t *testing.T) {
 			name:  "JSON stream of objects and arrays, as appended with >>",
 			input: `{"operation":"Delete","kind":"Pod","namespace":"ns","name":"a"}` + "\n" + `[{"operation":"Delete","kind":"Pod","namespace":"ns","name":"b"},{"operation":"Delete","kind":"Pod","namespace":"ns","name":"c"}]{"operation":"Delete","kind":"Pod","namespace":"ns","name":"d"}`,
 			want: []Operation{
-				{Type: OpDelete, Kind: "Pod", Namespace: "ns", Name: "a"},
-				{Type: OpDelete, Kind: "Pod", Namespace: "ns", Name: "b"},
-				{Type: OpDelete, Kind: "Pod", Namespace: "ns", Name: "c"},
-				{Type: OpDelete, Kind: "Pod", Namespace: "ns", Name: "d"},
+				{Type: Delete, Kind: "Pod", Namespace: "ns", Name: "a"},
+				{Type: Delete, Kind: "Pod", Namespace: "ns", Name: "b"},
+				{Type: Delete, Kind: "Pod", Namespace: "ns", Name: "c"},
+				{Type: Delete, Kind: "Pod", Namespace: "ns", Name: "d"},
 			},
 		},
 		{
 			name:  "JSON documents separated by YAML separators",
 			input: "---\n{\"operation\":\"Delete\",\"kind\":\"Pod\",\"namespace\":\"ns\",\"name\":\"a\"}\n---\n[{\"operation\":\"Delete\",\"kind\":\"Pod\",\"namespace\":\"ns\",\"name\":\"b\"}]\n",
 			want: []Operation{
-				{Type: OpDelete, Kind: "Pod", Namespace: "ns", Name: "a"},
-				{Type: OpDelete, Kind: "Pod", Namespace: "ns", Name: "b"},
+				{Type: Delete, Kind: "Pod", Namespace: "ns", Name: "a"},
+				{Type: Delete, Kind: "Pod", Namespace: "ns", Name: "b"},
 			},
 		},
 	})
@@ -138,9 +138,9 @@ func opRunParseCases(t *testing.T, tests []opParseCase) {
 	t.Helper()
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := ParseOperations([]byte(tc.input))
+			got, err := Parse([]byte(tc.input))
 			if err != nil {
-				t.Fatalf("ParseOperations: %v", err)
+				t.Fatalf("Parse: %v", err)
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("operations (-want +got):\n%s", diff)
@@ -204,9 +204,9 @@ func TestParseOperationsRejectsInvalidOperations(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			ops, err := ParseOperations([]byte(tc.input))
+			ops, err := Parse([]byte(tc.input))
 			if err == nil {
-				t.Fatalf("ParseOperations = %+v, want error %q", ops, tc.want)
+				t.Fatalf("Parse = %+v, want error %q", ops, tc.want)
 			}
 			if prefix, ok := strings.CutSuffix(tc.want, ": "); ok {
 				if !strings.HasPrefix(err.Error(), prefix+": ") || err.Error() == prefix+": " {
@@ -227,10 +227,10 @@ func TestOperationString(t *testing.T) {
 		op   Operation
 		want string
 	}{
-		{"namespaced with version", Operation{Type: OpMergePatch, APIVersion: "apps/v1", Kind: "Deployment", Namespace: "ns", Name: "d"}, "MergePatch apps/v1 Deployment ns/d"},
-		{"cluster-scoped without version", Operation{Type: OpDelete, Kind: "Namespace", Name: "ns"}, "Delete Namespace ns"},
-		{"subresource", Operation{Type: OpJQPatch, Kind: "Widget", Namespace: "ns", Name: "w", Subresource: "status"}, "JQPatch Widget ns/w (status)"},
-		{"generateName", Operation{Type: OpCreate, APIVersion: "v1", Kind: "ConfigMap", Namespace: "ns", Object: &unstructured.Unstructured{Object: map[string]any{
+		{"namespaced with version", Operation{Type: MergePatch, APIVersion: "apps/v1", Kind: "Deployment", Namespace: "ns", Name: "d"}, "MergePatch apps/v1 Deployment ns/d"},
+		{"cluster-scoped without version", Operation{Type: Delete, Kind: "Namespace", Name: "ns"}, "Delete Namespace ns"},
+		{"subresource", Operation{Type: JQPatch, Kind: "Widget", Namespace: "ns", Name: "w", Subresource: "status"}, "JQPatch Widget ns/w (status)"},
+		{"generateName", Operation{Type: Create, APIVersion: "v1", Kind: "ConfigMap", Namespace: "ns", Object: &unstructured.Unstructured{Object: map[string]any{
 			"metadata": map[string]any{"generateName": "a-"},
 		}}}, "Create v1 ConfigMap ns/a-*"},
 	}
@@ -249,9 +249,9 @@ func TestOperationAppliesOnHookError(t *testing.T) {
 		op   Operation
 		want bool
 	}{
-		{"status with ignoreHookError", Operation{Type: OpMergePatch, Subresource: "status", IgnoreHookError: true}, true},
-		{"status without ignoreHookError", Operation{Type: OpMergePatch, Subresource: "status"}, false},
-		{"object with ignoreHookError", Operation{Type: OpMergePatch, IgnoreHookError: true}, false},
+		{"status with ignoreHookError", Operation{Type: MergePatch, Subresource: "status", IgnoreHookError: true}, true},
+		{"status without ignoreHookError", Operation{Type: MergePatch, Subresource: "status"}, false},
+		{"object with ignoreHookError", Operation{Type: MergePatch, IgnoreHookError: true}, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,4 +1,4 @@
-package hook
+package operation
 
 import (
 	"encoding/json"

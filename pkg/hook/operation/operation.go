@@ -1,4 +1,7 @@
-package hook
+// Package operation is the wire format of the object operations a hook
+// writes to KUBERNETES_PATCH_PATH, part of the hook protocol: Parse reads
+// and validates the file into Operations, which kube/patch applies.
+package operation
 
 import (
 	"encoding/json"
@@ -7,51 +10,51 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-// OperationType names what an Operation does, spelled as hooks write it in
+// Type names what an Operation does, spelled as hooks write it in
 // the "operation" field.
-type OperationType string
+type Type string
 
 // The operations a hook may request.
 const (
-	// OpCreate creates Object and fails if it already exists.
-	OpCreate OperationType = "Create"
-	// OpCreateIfNotExists creates Object unless an object of that name exists.
-	OpCreateIfNotExists OperationType = "CreateIfNotExists"
-	// OpCreateOrUpdate creates Object or replaces the existing object with it.
-	OpCreateOrUpdate OperationType = "CreateOrUpdate"
-	// OpDelete deletes with foreground propagation and waits until the object
+	// Create creates Object and fails if it already exists.
+	Create Type = "Create"
+	// CreateIfNotExists creates Object unless an object of that name exists.
+	CreateIfNotExists Type = "CreateIfNotExists"
+	// CreateOrUpdate creates Object or replaces the existing object with it.
+	CreateOrUpdate Type = "CreateOrUpdate"
+	// Delete deletes with foreground propagation and waits until the object
 	// is gone.
-	OpDelete OperationType = "Delete"
-	// OpDeleteInBackground deletes with background propagation.
-	OpDeleteInBackground OperationType = "DeleteInBackground"
-	// OpDeleteNonCascading deletes and orphans the dependents.
-	OpDeleteNonCascading OperationType = "DeleteNonCascading"
-	// OpMergePatch sends MergePatch as an RFC 7386 JSON merge patch.
-	OpMergePatch OperationType = "MergePatch"
-	// OpJSONPatch sends JSONPatch as an RFC 6902 JSON patch.
-	OpJSONPatch OperationType = "JSONPatch"
-	// OpJQPatch reads the object, runs JQFilter on it and writes the result
+	Delete Type = "Delete"
+	// DeleteInBackground deletes with background propagation.
+	DeleteInBackground Type = "DeleteInBackground"
+	// DeleteNonCascading deletes and orphans the dependents.
+	DeleteNonCascading Type = "DeleteNonCascading"
+	// MergePatch sends MergePatch as an RFC 7386 JSON merge patch.
+	MergePatch Type = "MergePatch"
+	// JSONPatch sends JSONPatch as an RFC 6902 JSON patch.
+	JSONPatch Type = "JSONPatch"
+	// JQPatch reads the object, runs JQFilter on it and writes the result
 	// back when it differs.
-	OpJQPatch OperationType = "JQPatch"
+	JQPatch Type = "JQPatch"
 )
 
-// operationTypes lists every OperationType in documentation order.
-func operationTypes() []OperationType {
-	return []OperationType{
-		OpCreate, OpCreateIfNotExists, OpCreateOrUpdate,
-		OpDelete, OpDeleteInBackground, OpDeleteNonCascading,
-		OpMergePatch, OpJSONPatch, OpJQPatch,
+// operationTypes lists every Type in documentation order.
+func operationTypes() []Type {
+	return []Type{
+		Create, CreateIfNotExists, CreateOrUpdate,
+		Delete, DeleteInBackground, DeleteNonCascading,
+		MergePatch, JSONPatch, JQPatch,
 	}
 }
 
 // IsCreate reports whether the operation carries a whole Object.
-func (t OperationType) IsCreate() bool {
-	return t == OpCreate || t == OpCreateIfNotExists || t == OpCreateOrUpdate
+func (t Type) IsCreate() bool {
+	return t == Create || t == CreateIfNotExists || t == CreateOrUpdate
 }
 
 // IsDelete reports whether the operation deletes an object.
-func (t OperationType) IsDelete() bool {
-	return t == OpDelete || t == OpDeleteInBackground || t == OpDeleteNonCascading
+func (t Type) IsDelete() bool {
+	return t == Delete || t == DeleteInBackground || t == DeleteNonCascading
 }
 
 // Operation is one validated object operation from a hook's
@@ -64,7 +67,7 @@ func (t OperationType) IsDelete() bool {
 // (the server's preferred version of Kind is used) and Namespace is ignored
 // for cluster-scoped kinds.
 type Operation struct {
-	Type       OperationType
+	Type       Type
 	APIVersion string
 	Kind       string
 	Namespace  string
@@ -72,11 +75,11 @@ type Operation struct {
 
 	// Object is the full object of create operations; nil otherwise.
 	Object *unstructured.Unstructured
-	// MergePatch is the compact JSON object of OpMergePatch.
+	// MergePatch is the compact JSON object of MergePatch.
 	MergePatch json.RawMessage
-	// JSONPatch is the compact JSON array of OpJSONPatch.
+	// JSONPatch is the compact JSON array of JSONPatch.
 	JSONPatch json.RawMessage
-	// JQFilter is the filter of OpJQPatch; it compiles with gojq.
+	// JQFilter is the filter of JQPatch; it compiles with gojq.
 	JQFilter string
 
 	// Subresource, for example "status", is written instead of the object

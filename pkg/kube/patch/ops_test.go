@@ -13,7 +13,7 @@ import (
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	clienttesting "k8s.io/client-go/testing"
 
-	"github.com/addon-operator/addon-operator/pkg/hook"
+	"github.com/addon-operator/addon-operator/pkg/hook/operation"
 )
 
 // patchConflicts makes the first n updates of ConfigMaps fail with a
@@ -128,7 +128,7 @@ func TestPatcherIgnoresNamespaceOfClusterScopedKinds(t *testing.T) {
 		"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": "x"},
 	}}
 	p, client := patchFake(t, ns)
-	ops := []hook.Operation{{Type: hook.OpMergePatch, Kind: "Namespace", Namespace: "ns", Name: "x", MergePatch: []byte(`{"metadata":{"labels":{"a":"b"}}}`)}}
+	ops := []operation.Operation{{Type: operation.MergePatch, Kind: "Namespace", Namespace: "ns", Name: "x", MergePatch: []byte(`{"metadata":{"labels":{"a":"b"}}}`)}}
 	if err := p.Apply(t.Context(), ops); err != nil {
 		t.Fatalf("Apply: %v", err)
 	}
