@@ -17,11 +17,11 @@ import (
 )
 
 const (
-	// crdEstablishTimeout bounds the wait for each applied CRD to become
+	// establishTimeout bounds the wait for each applied CRD to become
 	// established.
-	crdEstablishTimeout = time.Minute
-	// crdPollInterval is how often an applied CRD's conditions are read.
-	crdPollInterval = 100 * time.Millisecond
+	establishTimeout = time.Minute
+	// pollInterval is how often an applied CRD's conditions are read.
+	pollInterval = 100 * time.Millisecond
 )
 
 // ErrNamesRejected marks a CRD whose names the API server did not accept
@@ -67,18 +67,18 @@ func Apply(ctx context.Context, client apiextensionsclient.Interface, dir, field
 		}
 	}
 	for _, name := range names {
-		if err := crdWaitEstablished(ctx, client, name); err != nil {
+		if err := waitEstablished(ctx, client, name); err != nil {
 			return nil, err
 		}
 	}
 	return names, nil
 }
 
-// crdWaitEstablished polls the CRD name until it is established.
-func crdWaitEstablished(ctx context.Context, client apiextensionsclient.Interface, name string) error {
+// waitEstablished polls the CRD name until it is established.
+func waitEstablished(ctx context.Context, client apiextensionsclient.Interface, name string) error {
 	var last error
-	err := wait.PollUntilContextTimeout(ctx, crdPollInterval, crdEstablishTimeout, true, func(ctx context.Context) (bool, error) {
-		done, pending, err := crdCheck(ctx, client, name)
+	err := wait.PollUntilContextTimeout(ctx, pollInterval, establishTimeout, true, func(ctx context.Context) (bool, error) {
+		done, pending, err := check(ctx, client, name)
 		last = pending
 		return done, err
 	})
@@ -91,11 +91,11 @@ func crdWaitEstablished(ctx context.Context, client apiextensionsclient.Interfac
 	return nil
 }
 
-// crdCheck reads the CRD name once. It reports done when it is
+// check reads the CRD name once. It reports done when it is
 // established, a failure with ErrNamesRejected, and otherwise why it is
 // not done yet as pending: not yet established, or a failed read, which
 // the next poll retries since the API server may be briefly unavailable.
-func crdCheck(ctx context.Context, client apiextensionsclient.Interface, name string) (done bool, pending, err error) {
+func check(ctx context.Context, client apiextensionsclient.Interface, name string) (done bool, pending, err error) {
 	crd, getErr := client.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, name, metav1.GetOptions{})
 	if getErr != nil {
 		return false, getErr, nil

@@ -15,8 +15,8 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 )
 
-// crdTestYAML is a minimal CRD for <plural>.example.com.
-func crdTestYAML(plural string) string {
+// testYAML is a minimal CRD for <plural>.example.com.
+func testYAML(plural string) string {
 	const group = "example.com"
 	return `apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
@@ -39,9 +39,9 @@ status:
 `
 }
 
-// crdTestDir writes files (path relative to the directory: content) into a
+// testDir writes files (path relative to the directory: content) into a
 // new crds directory.
-func crdTestDir(t *testing.T, files map[string]string) string {
+func testDir(t *testing.T, files map[string]string) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "crds")
 	for name, content := range files {
@@ -66,9 +66,9 @@ func TestCRDLoad(t *testing.T) {
 	}, {
 		name: "multi-document files in path order, skipped prefixes and extensions",
 		files: map[string]string{
-			"b.yaml":            crdTestYAML("bs") + "---\n# nothing\n---\n" + crdTestYAML("cs"),
-			"a.yml":             "---\n" + crdTestYAML("as"),
-			"sub/d.yaml":        crdTestYAML("ds"),
+			"b.yaml":            testYAML("bs") + "---\n# nothing\n---\n" + testYAML("cs"),
+			"a.yml":             "---\n" + testYAML("as"),
+			"sub/d.yaml":        testYAML("ds"),
 			"doc-ru.yaml":       "not: a CRD",
 			"_disabled.yaml":    "not: a CRD",
 			"sub/_ignored.yaml": "not: a CRD",
@@ -81,7 +81,7 @@ func TestCRDLoad(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "crds")
 			if tt.files != nil {
-				dir = crdTestDir(t, tt.files)
+				dir = testDir(t, tt.files)
 			}
 			docs, err := crdLoad(dir)
 			if err != nil {
@@ -108,15 +108,15 @@ func TestCRDLoadErrors(t *testing.T) {
 		content string
 		want    string
 	}{
-		{"other kind", crdTestYAML("as") + "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n", "bad.yaml: document 2: v1 ConfigMap is not an apiextensions.k8s.io/v1 CustomResourceDefinition"},
-		{"old CRD version", strings.Replace(crdTestYAML("as"), "/v1\n", "/v1beta1\n", 1), "bad.yaml: document 1: apiextensions.k8s.io/v1beta1 CustomResourceDefinition is not"},
+		{"other kind", testYAML("as") + "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n", "bad.yaml: document 2: v1 ConfigMap is not an apiextensions.k8s.io/v1 CustomResourceDefinition"},
+		{"old CRD version", strings.Replace(testYAML("as"), "/v1\n", "/v1beta1\n", 1), "bad.yaml: document 1: apiextensions.k8s.io/v1beta1 CustomResourceDefinition is not"},
 		{"no name", "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\n", "bad.yaml: document 1: CustomResourceDefinition has no name"},
 		{"scalar", "just text", "bad.yaml: document 1: not an object"},
 		{"invalid YAML", "a: [b", "bad.yaml: document 1:"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			dir := crdTestDir(t, map[string]string{"a.yaml": crdTestYAML("as"), "bad.yaml": tt.content})
+			dir := testDir(t, map[string]string{"a.yaml": testYAML("as"), "bad.yaml": tt.content})
 			_, err := crdLoad(dir)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("error = %v, want one containing %q", err, tt.want)
@@ -175,9 +175,9 @@ func TestApplyCRDs(t *testing.T) {
 		crd.Status.Conditions = []apiextensionsv1.CustomResourceDefinitionCondition{{Type: apiextensionsv1.Established, Status: apiextensionsv1.ConditionTrue}}
 		return true, crd, nil
 	})
-	dir := crdTestDir(t, map[string]string{
-		"a.yaml": crdTestYAML("as") + "---\n" + crdTestYAML("bs"),
-		"b.yaml": crdTestYAML("as"), // applied twice, named once
+	dir := testDir(t, map[string]string{
+		"a.yaml": testYAML("as") + "---\n" + testYAML("bs"),
+		"b.yaml": testYAML("as"), // applied twice, named once
 	})
 	names, err := Apply(t.Context(), client, dir, "test-manager")
 	if err != nil {

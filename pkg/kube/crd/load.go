@@ -15,9 +15,9 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/kube"
 )
 
-// crdSkipPrefixes start the names of files in crds/ that are not CRDs
+// skipPrefixes start the names of files in crds/ that are not CRDs
 // (documentation, disabled files), as in the reference implementation.
-func crdSkipPrefixes() []string { return []string{"doc-", "_"} }
+func skipPrefixes() []string { return []string{"doc-", "_"} }
 
 // crdDocument is one CRD to apply.
 type crdDocument struct {
@@ -41,7 +41,7 @@ func crdLoad(dir string) ([]crdDocument, error) {
 		if err != nil {
 			return nil, err
 		}
-		found, err := crdParse(file, data)
+		found, err := parse(file, data)
 		if err != nil {
 			return nil, err
 		}
@@ -76,7 +76,7 @@ func crdFiles(dir string) ([]string, error) {
 }
 
 func crdSkipped(name string) bool {
-	for _, prefix := range crdSkipPrefixes() {
+	for _, prefix := range skipPrefixes() {
 		if strings.HasPrefix(name, prefix) {
 			return true
 		}
@@ -84,13 +84,13 @@ func crdSkipped(name string) bool {
 	return false
 }
 
-// crdParse returns the CRDs in the multi-document YAML data read from file.
+// parse returns the CRDs in the multi-document YAML data read from file.
 // Empty documents are skipped; any other document that is not an
 // apiextensions.k8s.io/v1 CustomResourceDefinition with a name is an error.
-func crdParse(file string, data []byte) ([]crdDocument, error) {
+func parse(file string, data []byte) ([]crdDocument, error) {
 	var docs []crdDocument
 	err := kube.EachDocument(bytes.NewReader(data), func(n int, raw []byte) error {
-		doc, ok, err := crdDecode(raw)
+		doc, ok, err := decode(raw)
 		if err != nil {
 			return fmt.Errorf("document %d: %w", n, err)
 		}
@@ -106,9 +106,9 @@ func crdParse(file string, data []byte) ([]crdDocument, error) {
 	return docs, nil
 }
 
-// crdDecode decodes one YAML document into a CRD; ok is false for an empty
+// decode decodes one YAML document into a CRD; ok is false for an empty
 // document.
-func crdDecode(raw []byte) (doc crdDocument, ok bool, err error) {
+func decode(raw []byte) (doc crdDocument, ok bool, err error) {
 	js, err := yaml.YAMLToJSON(raw)
 	if err != nil {
 		return crdDocument{}, false, err

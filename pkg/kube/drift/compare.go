@@ -36,7 +36,7 @@ func driftWith(path []driftStep, step driftStep) []driftStep {
 // and whose value in the live object differs, in the order of want's sorted
 // keys. Compared are all top-level fields except apiVersion, kind, status
 // and metadata, and of metadata only the labels and annotations want sets.
-// See driftWalk for what counts as set and as equal.
+// See walk for what counts as set and as equal.
 func driftDiffs(want, live map[string]any) [][]driftStep {
 	var out [][]driftStep
 	for _, key := range slices.Sorted(maps.Keys(want)) {
@@ -47,24 +47,24 @@ func driftDiffs(want, live map[string]any) [][]driftStep {
 			liveMeta, _ := live[key].(map[string]any)
 			for _, sub := range []string{"annotations", "labels"} {
 				lv, ok := liveMeta[sub]
-				driftWalk(&out, []driftStep{driftField(key), driftField(sub)}, wantMeta[sub], lv, ok)
+				walk(&out, []driftStep{driftField(key), driftField(sub)}, wantMeta[sub], lv, ok)
 			}
 		default:
 			lv, ok := live[key]
-			driftWalk(&out, []driftStep{driftField(key)}, want[key], lv, ok)
+			walk(&out, []driftStep{driftField(key)}, want[key], lv, ok)
 		}
 	}
 	return out
 }
 
-// driftWalk appends to out the paths below path where want differs from
+// walk appends to out the paths below path where want differs from
 // live (present says whether live exists at all). A null in want sets
 // nothing, nor does an empty map; an empty list says the live list is
 // empty or absent. Maps are compared key by key and lists item by item (see
-// driftMatch); items the live list has beyond want's are not compared, so
+// match); items the live list has beyond want's are not compared, so
 // items other parties add are no difference. Scalars compare by
-// driftScalarEqual.
-func driftWalk(out *[][]driftStep, path []driftStep, want, live any, present bool) {
+// scalarEqual.
+func walk(out *[][]driftStep, path []driftStep, want, live any, present bool) {
 	switch w := want.(type) {
 	case nil:
 	case map[string]any:
@@ -75,7 +75,7 @@ func driftWalk(out *[][]driftStep, path []driftStep, want, live any, present boo
 		}
 		for _, key := range slices.Sorted(maps.Keys(w)) {
 			lv, ok := liveMap[key]
-			driftWalk(out, driftWith(path, driftField(key)), w[key], lv, ok)
+			walk(out, driftWith(path, driftField(key)), w[key], lv, ok)
 		}
 	case []any:
 		liveList, ok := live.([]any)
@@ -84,27 +84,27 @@ func driftWalk(out *[][]driftStep, path []driftStep, want, live any, present boo
 			return
 		}
 		for i, item := range w {
-			step := driftStep{index: i, live: driftMatch(item, liveList, i)}
+			step := driftStep{index: i, live: match(item, liveList, i)}
 			var lv any
 			if step.live >= 0 {
 				lv = liveList[step.live]
 				step.item = lv
 			}
-			driftWalk(out, driftWith(path, step), item, lv, step.live >= 0)
+			walk(out, driftWith(path, step), item, lv, step.live >= 0)
 		}
 	default:
-		if !driftScalarEqual(path, w, live, present) {
+		if !scalarEqual(path, w, live, present) {
 			*out = append(*out, path)
 		}
 	}
 }
 
-// driftMatch returns the position in live of the item that manifest item
+// match returns the position in live of the item that manifest item
 // want (at position i of its list) is compared with, or -1. An item that
 // is a map with a string "name" matches the live item of that name
 // (containers, env, volumes, ports), so items others insert do not shift
 // the comparison; any other item matches by position.
-func driftMatch(want any, live []any, i int) int {
+func match(want any, live []any, i int) int {
 	if m, ok := want.(map[string]any); ok {
 		if name, ok := m["name"].(string); ok {
 			return slices.IndexFunc(live, func(item any) bool {
@@ -119,13 +119,13 @@ func driftMatch(want any, live []any, i int) int {
 	return -1
 }
 
-// driftScalarEqual reports whether manifest scalar want equals live. An
+// scalarEqual reports whether manifest scalar want equals live. An
 // absent or null live value equals a zero want ("", 0, false), which the
 // API server drops from typed objects. Numbers compare by value whatever
 // their Go type. Outside data, stringData, binaryData and metadata, two
 // values that parse as resource quantities compare as quantities, as the
 // server canonicalises them ("1024Mi" is stored as "1Gi", a number 1 as "1").
-func driftScalarEqual(path []driftStep, want, live any, present bool) bool {
+func scalarEqual(path []driftStep, want, live any, present bool) bool {
 	if !present || live == nil {
 		return driftZero(want)
 	}

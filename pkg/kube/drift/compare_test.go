@@ -59,8 +59,8 @@ func TestDriftDiffs(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var got []string
-			for _, path := range driftDiffs(driftTestObject(t, tt.want), driftTestObject(t, tt.live)) {
-				got = append(got, driftPathString(path))
+			for _, path := range driftDiffs(testObject(t, tt.want), testObject(t, tt.live)) {
+				got = append(got, pathString(path))
 			}
 			if d := cmp.Diff(tt.diff, got); d != "" {
 				t.Errorf("differing fields (-want +got):\n%s", d)
@@ -72,8 +72,8 @@ func TestDriftDiffs(t *testing.T) {
 // The steps of a list item carry the live item it was compared with, which
 // ownership lookups (k: and v: entries) need.
 func TestDriftDiffsCarryTheLiveItem(t *testing.T) {
-	want := driftTestObject(t, `{spec: {containers: [{name: app, image: a}]}}`)
-	live := driftTestObject(t, `{spec: {containers: [{name: sidecar}, {name: app, image: b}]}}`)
+	want := testObject(t, `{spec: {containers: [{name: app, image: a}]}}`)
+	live := testObject(t, `{spec: {containers: [{name: sidecar}, {name: app, image: b}]}}`)
 	diffs := driftDiffs(want, live)
 	if len(diffs) != 1 {
 		t.Fatalf("diffs = %d, want 1", len(diffs))
@@ -97,12 +97,12 @@ func TestDriftPathRoundTrip(t *testing.T) {
 		`[0]`,
 		`a_b.C-d[1][2].e`,
 	} {
-		path, err := driftParsePath(field)
+		path, err := parsePath(field)
 		if err != nil {
-			t.Errorf("driftParsePath(%s): %v", field, err)
+			t.Errorf("parsePath(%s): %v", field, err)
 			continue
 		}
-		if got := driftPathString(path); got != field {
+		if got := pathString(path); got != field {
 			t.Errorf("round trip of %s = %s", field, got)
 		}
 	}
@@ -110,8 +110,8 @@ func TestDriftPathRoundTrip(t *testing.T) {
 
 func TestDriftParsePathErrors(t *testing.T) {
 	for _, field := range []string{".a", "a..b", "a.", "a[", "a[x]", "a[-1]", `a["x"`, `a["x`, "a[1]b"} {
-		if path, err := driftParsePath(field); err == nil {
-			t.Errorf("driftParsePath(%s) = %v, want an error", field, path)
+		if path, err := parsePath(field); err == nil {
+			t.Errorf("parsePath(%s) = %v, want an error", field, path)
 		}
 	}
 }

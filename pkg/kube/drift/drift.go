@@ -147,14 +147,14 @@ func (c *Checker) check(ctx context.Context, obj map[string]any) (Drift, error) 
 	if err != nil {
 		return Drift{}, fmt.Errorf("get %s: %w", t.ref, err)
 	}
-	managed, err := driftDecodeManaged(live.GetManagedFields())
+	managed, err := decodeManaged(live.GetManagedFields())
 	if err != nil {
 		return Drift{}, fmt.Errorf("check %s: %w", t.ref, err)
 	}
 	d := Drift{Object: t.ref}
 	for _, path := range driftDiffs(kube.SecretData(obj), live.Object) {
-		if driftIsDrift(path, managed, c.controllers) {
-			d.Fields = append(d.Fields, driftPathString(path))
+		if isDrift(path, managed, c.controllers) {
+			d.Fields = append(d.Fields, pathString(path))
 		}
 	}
 	return d, nil
@@ -186,7 +186,7 @@ func (c *Checker) Revert(ctx context.Context, manifest string, drifts []Drift) e
 	}
 	var errs []error
 	for _, obj := range objs {
-		if !driftMayBeOneOf(obj, pending) {
+		if !mayBeOneOf(obj, pending) {
 			continue
 		}
 		t, ok, err := c.target(ctx, obj)
@@ -272,9 +272,9 @@ func (c *Checker) target(ctx context.Context, obj map[string]any) (t driftTarget
 	return t, true, nil
 }
 
-// driftMayBeOneOf reports whether obj has the apiVersion, kind and name of
+// mayBeOneOf reports whether obj has the apiVersion, kind and name of
 // an object in refs, before its namespace is resolved.
-func driftMayBeOneOf(obj map[string]any, refs map[Object][]string) bool {
+func mayBeOneOf(obj map[string]any, refs map[Object][]string) bool {
 	u := unstructured.Unstructured{Object: obj}
 	for ref := range refs {
 		if ref.APIVersion == u.GetAPIVersion() && ref.Kind == u.GetKind() && ref.Name == u.GetName() {

@@ -24,7 +24,7 @@ func driftFake(t *testing.T, live ...string) (*Checker, *dynamicfake.FakeDynamic
 	t.Helper()
 	objs := make([]runtime.Object, 0, len(live))
 	for _, doc := range live {
-		objs = append(objs, &unstructured.Unstructured{Object: driftTestObject(t, doc)})
+		objs = append(objs, &unstructured.Unstructured{Object: testObject(t, doc)})
 	}
 	client := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
 		{Version: "v1", Resource: "configmaps"}:                 "ConfigMapList",
@@ -37,7 +37,7 @@ func driftFake(t *testing.T, live ...string) (*Checker, *dynamicfake.FakeDynamic
 	return NewChecker(client, kube.NewResolver(mapper), slog.New(slog.DiscardHandler)).WithNamespace("ns"), client
 }
 
-const driftTestManifest = `
+const testManifest = `
 apiVersion: v1
 kind: ConfigMap
 metadata: {name: edited}
@@ -68,7 +68,7 @@ kind: Namespace
 metadata: {name: cluster, labels: {team: a}}
 `
 
-func driftTestLive() []string {
+func testLive() []string {
 	return []string{
 		`{apiVersion: v1, kind: ConfigMap, metadata: {name: edited, namespace: ns, uid: u-1, resourceVersion: "7", managedFields: [
 			{manager: helm, operation: Update, fieldsType: FieldsV1, fieldsV1: {"f:data": {"f:other": {}}}},
@@ -84,8 +84,8 @@ func driftTestLive() []string {
 }
 
 func TestDriftCheck(t *testing.T) {
-	checker, _ := driftFake(t, driftTestLive()...)
-	got, err := checker.Check(t.Context(), driftTestManifest)
+	checker, _ := driftFake(t, testLive()...)
+	got, err := checker.Check(t.Context(), testManifest)
 	if err != nil {
 		t.Fatalf("Check: %v", err)
 	}
@@ -99,8 +99,8 @@ func TestDriftCheck(t *testing.T) {
 }
 
 func TestDriftCheckWithControllers(t *testing.T) {
-	checker, _ := driftFake(t, driftTestLive()...)
-	got, err := checker.WithControllers("kubectl-edit").Check(t.Context(), driftTestManifest)
+	checker, _ := driftFake(t, testLive()...)
+	got, err := checker.WithControllers("kubectl-edit").Check(t.Context(), testManifest)
 	if err != nil {
 		t.Fatalf("Check: %v", err)
 	}
@@ -110,7 +110,7 @@ func TestDriftCheckWithControllers(t *testing.T) {
 }
 
 func TestDriftCheckErrors(t *testing.T) {
-	checker, client := driftFake(t, driftTestLive()...)
+	checker, client := driftFake(t, testLive()...)
 	if _, err := checker.Check(t.Context(), "apiVersion: v1\nkind: ConfigMap\n"); err == nil {
 		t.Error("a manifest object without a name is no error")
 	}
@@ -121,7 +121,7 @@ func TestDriftCheckErrors(t *testing.T) {
 	client.PrependReactor("get", "configmaps", func(clienttesting.Action) (bool, runtime.Object, error) {
 		return true, nil, boom
 	})
-	_, err := checker.Check(t.Context(), driftTestManifest)
+	_, err := checker.Check(t.Context(), testManifest)
 	if !errors.Is(err, boom) || !strings.Contains(err.Error(), "ConfigMap ns/edited") {
 		t.Errorf("Check error = %v, want the API error naming the object", err)
 	}
@@ -143,14 +143,14 @@ func driftApplies(client *dynamicfake.FakeDynamicClient) *[]clienttesting.PatchA
 }
 
 func TestDriftRevert(t *testing.T) {
-	checker, client := driftFake(t, driftTestLive()...)
+	checker, client := driftFake(t, testLive()...)
 	applies := driftApplies(client)
 	drifts := []Drift{
 		{Object: Object{APIVersion: "v1", Kind: "ConfigMap", Namespace: "ns", Name: "edited"}, Fields: []string{"data.key"}},
 		{Object: Object{APIVersion: "v1", Kind: "ConfigMap", Namespace: "ns", Name: "missing"}, Fields: []string{"data.key"}},
 		{Object: Object{APIVersion: "v1", Kind: "ConfigMap", Namespace: "ns", Name: "same"}},
 	}
-	if err := checker.Revert(t.Context(), driftTestManifest, drifts); err != nil {
+	if err := checker.Revert(t.Context(), testManifest, drifts); err != nil {
 		t.Fatalf("Revert: %v", err)
 	}
 	if len(*applies) != 1 {
@@ -162,8 +162,8 @@ func TestDriftRevert(t *testing.T) {
 		opts.Force == nil || !*opts.Force {
 		t.Errorf("apply of %s/%s with %+v, want ns/edited by %s with force", apply.GetNamespace(), apply.GetName(), opts, FieldManager)
 	}
-	body := driftTestObject(t, string(apply.GetPatch()))
-	want := driftTestObject(t, `{apiVersion: v1, kind: ConfigMap, metadata: {name: edited, namespace: ns, uid: u-1, resourceVersion: "7"},
+	body := testObject(t, string(apply.GetPatch()))
+	want := testObject(t, `{apiVersion: v1, kind: ConfigMap, metadata: {name: edited, namespace: ns, uid: u-1, resourceVersion: "7"},
 		data: {key: v}}`)
 	if d := cmp.Diff(want, body); d != "" {
 		t.Errorf("applied object (-want +got):\n%s", d)
@@ -171,14 +171,14 @@ func TestDriftRevert(t *testing.T) {
 }
 
 func TestDriftRevertErrors(t *testing.T) {
-	checker, client := driftFake(t, driftTestLive()...)
+	checker, client := driftFake(t, testLive()...)
 	applies := driftApplies(client)
 	drifts := []Drift{
 		{Object: Object{APIVersion: "v1", Kind: "ConfigMap", Namespace: "ns", Name: "notinmanifest"}, Fields: []string{"data.key"}},
 		{Object: Object{APIVersion: "v1", Kind: "ConfigMap", Namespace: "ns", Name: "edited"}, Fields: []string{"data.nope"}},
 		{Object: Object{APIVersion: "v1", Kind: "Namespace", Name: "cluster"}, Fields: []string{"metadata.labels.team"}},
 	}
-	err := checker.Revert(t.Context(), driftTestManifest, drifts)
+	err := checker.Revert(t.Context(), testManifest, drifts)
 	for _, name := range []string{"ns/notinmanifest", "ns/edited"} {
 		if err == nil || !strings.Contains(err.Error(), name) {
 			t.Errorf("Revert error = %v, want one naming %s", err, name)
@@ -191,7 +191,7 @@ func TestDriftRevertErrors(t *testing.T) {
 	client.PrependReactor("get", "namespaces", func(clienttesting.Action) (bool, runtime.Object, error) {
 		return true, nil, apierrors.NewConflict(schema.GroupResource{Resource: "namespaces"}, "cluster", errors.New("again"))
 	})
-	if err := checker.Revert(t.Context(), driftTestManifest, drifts[2:]); !apierrors.IsConflict(err) {
+	if err := checker.Revert(t.Context(), testManifest, drifts[2:]); !apierrors.IsConflict(err) {
 		t.Errorf("Revert error = %v, want the last Conflict after retries", err)
 	}
 }

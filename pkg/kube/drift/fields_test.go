@@ -7,8 +7,8 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 )
 
-// driftTestObject decodes a YAML object the way the dynamic client does.
-func driftTestObject(t *testing.T, doc string) map[string]any {
+// testObject decodes a YAML object the way the dynamic client does.
+func testObject(t *testing.T, doc string) map[string]any {
 	t.Helper()
 	var obj map[string]any
 	if err := utilyaml.Unmarshal([]byte(doc), &obj); err != nil {
@@ -17,11 +17,11 @@ func driftTestObject(t *testing.T, doc string) map[string]any {
 	return obj
 }
 
-// driftTestPath parses a field path and resolves its list steps against
-// live by position, as driftWalk does for items without a name.
-func driftTestPath(t *testing.T, live map[string]any, field string) []driftStep {
+// testPath parses a field path and resolves its list steps against
+// live by position, as walk does for items without a name.
+func testPath(t *testing.T, live map[string]any, field string) []driftStep {
 	t.Helper()
-	path, err := driftParsePath(field)
+	path, err := parsePath(field)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,14 +77,14 @@ func TestDriftFieldSetOwns(t *testing.T) {
 		{name: "a missing live item is not owned", fields: `{"f:spec":{"f:list":{"i:5":{}}}}`, path: "spec.list[5]"},
 		{name: "an empty set owns nothing", fields: `{}`, path: "data.key"},
 	}
-	live := driftTestObject(t, containers)
+	live := testObject(t, containers)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			set, err := driftDecodeFields([]byte(tt.fields))
+			set, err := decodeFields([]byte(tt.fields))
 			if err != nil {
-				t.Fatalf("driftDecodeFields: %v", err)
+				t.Fatalf("decodeFields: %v", err)
 			}
-			if got := set.owns(driftTestPath(t, live, tt.path)); got != tt.want {
+			if got := set.owns(testPath(t, live, tt.path)); got != tt.want {
 				t.Errorf("owns(%s) = %v, want %v", tt.path, got, tt.want)
 			}
 		})
@@ -101,8 +101,8 @@ func TestDriftDecodeFieldsErrors(t *testing.T) {
 		`{"f:spec":{"v:[unterminated":{}}}`,
 		`{"f:spec":[]}`,
 	} {
-		if _, err := driftDecodeFields([]byte(raw)); err == nil {
-			t.Errorf("driftDecodeFields(%s) succeeded, want an error", raw)
+		if _, err := decodeFields([]byte(raw)); err == nil {
+			t.Errorf("decodeFields(%s) succeeded, want an error", raw)
 		}
 	}
 }
@@ -113,7 +113,7 @@ func TestDriftDecodeManaged(t *testing.T) {
 		{Manager: "old", FieldsType: "FieldsV2", FieldsV1: metav1.NewFieldsV1(`{"f:data":{}}`)},
 		{Manager: "empty", FieldsType: "FieldsV1"},
 	}
-	managed, err := driftDecodeManaged(entries)
+	managed, err := decodeManaged(entries)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,15 +124,15 @@ func TestDriftDecodeManaged(t *testing.T) {
 		entries[0],
 		{Manager: "bad", FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"q:x":{}}`)},
 	}
-	if _, err := driftDecodeManaged(bad); err == nil {
+	if _, err := decodeManaged(bad); err == nil {
 		t.Error("an undecodable entry is no error")
 	}
 }
 
 func TestDriftIsDrift(t *testing.T) {
-	live := driftTestObject(t, `{data: {key: v}, spec: {replicas: 3}, webhooks: [{clientConfig: {caBundle: x}}]}`)
+	live := testObject(t, `{data: {key: v}, spec: {replicas: 3}, webhooks: [{clientConfig: {caBundle: x}}]}`)
 	owner := func(manager, fields string) driftManaged {
-		set, err := driftDecodeFields([]byte(fields))
+		set, err := decodeFields([]byte(fields))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -166,8 +166,8 @@ func TestDriftIsDrift(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := driftIsDrift(driftTestPath(t, live, tt.path), tt.managed, tt.controllers); got != tt.want {
-				t.Errorf("driftIsDrift(%s) = %v, want %v", tt.path, got, tt.want)
+			if got := isDrift(testPath(t, live, tt.path), tt.managed, tt.controllers); got != tt.want {
+				t.Errorf("isDrift(%s) = %v, want %v", tt.path, got, tt.want)
 			}
 		})
 	}

@@ -7,7 +7,7 @@ import (
 )
 
 // driftPartial returns the object to server-side apply to put the manifest
-// object obj's values of fields (paths spelled by driftPathString) back:
+// object obj's values of fields (paths spelled by pathString) back:
 // obj's apiVersion, kind and name, ref's namespace, and for each path the
 // manifest's value of the path cut before its first list item. A list is
 // thus applied whole: the API server merges associative lists (containers,
@@ -21,7 +21,7 @@ func driftPartial(obj map[string]any, ref Object, fields []string) (map[string]a
 	}
 	partial["metadata"] = metadata
 	for _, field := range fields {
-		path, err := driftParsePath(field)
+		path, err := parsePath(field)
 		if err != nil {
 			return nil, err
 		}

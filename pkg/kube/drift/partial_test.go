@@ -30,14 +30,14 @@ func TestDriftPartial(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := driftPartial(driftTestObject(t, manifest), tt.ref, tt.fields)
+			got, err := driftPartial(testObject(t, manifest), tt.ref, tt.fields)
 			if (err != nil) != tt.wantErr {
 				t.Fatalf("error = %v, want error %v", err, tt.wantErr)
 			}
 			if tt.wantErr {
 				return
 			}
-			if d := cmp.Diff(driftTestObject(t, tt.want), got); d != "" {
+			if d := cmp.Diff(testObject(t, tt.want), got); d != "" {
 				t.Errorf("partial object (-want +got):\n%s", d)
 			}
 		})

@@ -7,18 +7,18 @@ import (
 	"strings"
 )
 
-// driftPathString spells a path the way Drift.Fields does: fields joined by
+// pathString spells a path the way Drift.Fields does: fields joined by
 // dots, list items as [n] with their position in the manifest, and keys
 // that are not plain words (letters, digits, "-" and "_") as ["key"], e.g.
 // spec.template.spec.containers[0].image or
 // metadata.labels["app.kubernetes.io/name"].
-func driftPathString(path []driftStep) string {
+func pathString(path []driftStep) string {
 	var b strings.Builder
 	for i, step := range path {
 		switch {
 		case step.isList():
 			b.WriteString("[" + strconv.Itoa(step.index) + "]")
-		case driftPlainKey(step.key):
+		case plainKey(step.key):
 			if i > 0 {
 				b.WriteByte('.')
 			}
@@ -30,7 +30,7 @@ func driftPathString(path []driftStep) string {
 	return b.String()
 }
 
-func driftPlainKey(key string) bool {
+func plainKey(key string) bool {
 	if key == "" {
 		return false
 	}
@@ -42,9 +42,9 @@ func driftPlainKey(key string) bool {
 	return true
 }
 
-// driftParsePath parses a path spelled by driftPathString. List steps get
+// parsePath parses a path spelled by pathString. List steps get
 // their index; they carry no live item.
-func driftParsePath(s string) ([]driftStep, error) {
+func parsePath(s string) ([]driftStep, error) {
 	var path []driftStep
 	rest := s
 	for rest != "" {
@@ -52,11 +52,11 @@ func driftParsePath(s string) ([]driftStep, error) {
 		var err error
 		switch {
 		case strings.HasPrefix(rest, "["):
-			step, rest, err = driftParseBracket(rest[1:])
+			step, rest, err = parseBracket(rest[1:])
 		case strings.HasPrefix(rest, ".") && len(path) > 0:
-			step, rest, err = driftParseKey(rest[1:])
+			step, rest, err = parseKey(rest[1:])
 		case len(path) == 0:
-			step, rest, err = driftParseKey(rest)
+			step, rest, err = parseKey(rest)
 		default:
 			err = errors.New(`want "." or "[" after "]"`)
 		}
@@ -68,8 +68,8 @@ func driftParsePath(s string) ([]driftStep, error) {
 	return path, nil
 }
 
-// driftParseKey parses a plain field name up to the next "." or "[".
-func driftParseKey(s string) (driftStep, string, error) {
+// parseKey parses a plain field name up to the next "." or "[".
+func parseKey(s string) (driftStep, string, error) {
 	end := strings.IndexAny(s, ".[")
 	if end < 0 {
 		end = len(s)
@@ -80,9 +80,9 @@ func driftParseKey(s string) (driftStep, string, error) {
 	return driftField(s[:end]), s[end:], nil
 }
 
-// driftParseBracket parses what follows a "[": an index or a quoted key,
+// parseBracket parses what follows a "[": an index or a quoted key,
 // then "]".
-func driftParseBracket(s string) (driftStep, string, error) {
+func parseBracket(s string) (driftStep, string, error) {
 	if strings.HasPrefix(s, `"`) {
 		quoted, err := strconv.QuotedPrefix(s)
 		if err != nil {

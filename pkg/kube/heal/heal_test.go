@@ -7,20 +7,20 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
-// healTestEvents collects what the deletions of a test case send.
-type healTestEvents struct {
+// testEvents collects what the deletions of a test case send.
+type testEvents struct {
 	w      *Watcher
 	events []Event
 }
 
-func (e *healTestEvents) del(group, kind string, namespaced bool, namespace, name string) {
+func (e *testEvents) del(group, kind string, namespaced bool, namespace, name string) {
 	gk := schema.GroupKind{Group: group, Kind: kind}
 	e.events = append(e.events, e.w.deleted(gk, namespaced, namespace, name)...)
 }
 
 // A ConfigMap and a Secret in the release namespace "ops", one of them
 // without a namespace in the manifest.
-func healTestObjects() []ObjectRef {
+func testObjects() []ObjectRef {
 	return []ObjectRef{
 		{APIVersion: "v1", Kind: "ConfigMap", Name: "a"},
 		{APIVersion: "v1", Kind: "Secret", Namespace: "ops", Name: "s"},
@@ -35,16 +35,16 @@ func healEvent(module, kind, name string) Event {
 // healCase is a sequence of calls and deletions and the events they send.
 type healCase struct {
 	name string
-	run  func(w *Watcher, e *healTestEvents)
+	run  func(w *Watcher, e *testEvents)
 	want []Event
 }
 
-func healRunCases(t *testing.T, tests []healCase) {
+func runCases(t *testing.T, tests []healCase) {
 	t.Helper()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			w := healTestWatcher(t, nil, nil)
-			e := &healTestEvents{w: w}
+			w := testWatcher(t, nil, nil)
+			e := &testEvents{w: w}
 			tt.run(w, e)
 			if diff := cmp.Diff(tt.want, e.events); diff != "" {
 				t.Errorf("events (-want +got):\n%s", diff)
@@ -54,28 +54,28 @@ func healRunCases(t *testing.T, tests []healCase) {
 }
 
 func TestHealWatcherOnceAndPause(t *testing.T) {
-	healRunCases(t, []healCase{{
+	runCases(t, []healCase{{
 		name: "a deleted object sends one event per module until Watch",
-		run: func(w *Watcher, e *healTestEvents) {
-			w.Watch("m1", healTestObjects())
+		run: func(w *Watcher, e *testEvents) {
+			w.Watch("m1", testObjects())
 			e.del("", "ConfigMap", true, "ops", "a")
 			e.del("", "Secret", true, "ops", "s")
 		},
 		want: []Event{healEvent("m1", "ConfigMap", "a")},
 	}, {
 		name: "Watch re-arms the event",
-		run: func(w *Watcher, e *healTestEvents) {
-			w.Watch("m1", healTestObjects())
+		run: func(w *Watcher, e *testEvents) {
+			w.Watch("m1", testObjects())
 			e.del("", "ConfigMap", true, "ops", "a")
-			w.Watch("m1", healTestObjects())
+			w.Watch("m1", testObjects())
 			e.del("", "Secret", true, "ops", "s")
 		},
 		want: []Event{healEvent("m1", "ConfigMap", "a"), healEvent("m1", "Secret", "s")},
 	}, {
 		name: "deletions while paused send nothing, and do not use up the event",
-		run: func(w *Watcher, e *healTestEvents) {
+		run: func(w *Watcher, e *testEvents) {
 			w.Pause("m1") // before the first Watch, as around the first install
-			w.Watch("m1", healTestObjects())
+			w.Watch("m1", testObjects())
 			e.del("", "ConfigMap", true, "ops", "a")
 			w.Resume("m1")
 			e.del("", "Secret", true, "ops", "s")
@@ -83,9 +83,9 @@ func TestHealWatcherOnceAndPause(t *testing.T) {
 		want: []Event{healEvent("m1", "Secret", "s")},
 	}, {
 		name: "pauses nest and extra resumes are ignored",
-		run: func(w *Watcher, e *healTestEvents) {
+		run: func(w *Watcher, e *testEvents) {
 			w.Resume("m1")
-			w.Watch("m1", healTestObjects())
+			w.Watch("m1", testObjects())
 			w.Resume("m1")
 			w.Pause("m1")
 			w.Pause("m1")
@@ -97,12 +97,12 @@ func TestHealWatcherOnceAndPause(t *testing.T) {
 		want: []Event{healEvent("m1", "Secret", "s")},
 	}, {
 		name: "Forget drops the objects and the pause count",
-		run: func(w *Watcher, e *healTestEvents) {
-			w.Watch("m1", healTestObjects())
+		run: func(w *Watcher, e *testEvents) {
+			w.Watch("m1", testObjects())
 			w.Pause("m1")
 			w.Forget("m1")
 			e.del("", "ConfigMap", true, "ops", "a")
-			w.Watch("m1", healTestObjects())
+			w.Watch("m1", testObjects())
 			e.del("", "Secret", true, "ops", "s")
 		},
 		want: []Event{healEvent("m1", "Secret", "s")},
@@ -110,11 +110,11 @@ func TestHealWatcherOnceAndPause(t *testing.T) {
 }
 
 func TestHealWatcherMatching(t *testing.T) {
-	healRunCases(t, []healCase{{
+	runCases(t, []healCase{{
 		name: "objects not in the current list never trigger",
-		run: func(w *Watcher, e *healTestEvents) {
-			w.Watch("m1", healTestObjects())
-			w.Watch("m1", healTestObjects()[1:]) // an upgrade removed the ConfigMap
+		run: func(w *Watcher, e *testEvents) {
+			w.Watch("m1", testObjects())
+			w.Watch("m1", testObjects()[1:]) // an upgrade removed the ConfigMap
 			e.del("", "ConfigMap", true, "ops", "a")
 			e.del("", "ConfigMap", true, "ops", "other")
 			e.del("", "Secret", true, "ops", "a")
@@ -122,39 +122,39 @@ func TestHealWatcherMatching(t *testing.T) {
 		},
 	}, {
 		name: "namespaced objects match by namespace",
-		run: func(w *Watcher, e *healTestEvents) {
-			w.Watch("m1", healTestObjects())
+		run: func(w *Watcher, e *testEvents) {
+			w.Watch("m1", testObjects())
 			e.del("", "ConfigMap", true, "default", "a")
 			e.del("", "Secret", true, "elsewhere", "s")
 		},
 	}, {
 		name: "cluster-scoped objects match whatever namespace the manifest gave",
-		run: func(w *Watcher, e *healTestEvents) {
+		run: func(w *Watcher, e *testEvents) {
 			w.Watch("m1", []ObjectRef{{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole", Namespace: "ignored", Name: "r"}})
 			e.del("rbac.authorization.k8s.io", "ClusterRole", false, "", "r")
 		},
 		want: []Event{{Module: "m1", Object: ObjectRef{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole", Name: "r"}}},
 	}, {
 		name: "any version of the group matches",
-		run: func(w *Watcher, e *healTestEvents) {
+		run: func(w *Watcher, e *testEvents) {
 			w.Watch("m1", []ObjectRef{{APIVersion: "autoscaling/v2", Kind: "HorizontalPodAutoscaler", Name: "h"}})
 			e.del("autoscaling", "HorizontalPodAutoscaler", true, "ops", "h")
 		},
 		want: []Event{{Module: "m1", Object: ObjectRef{APIVersion: "autoscaling/v2", Kind: "HorizontalPodAutoscaler", Namespace: "ops", Name: "h"}}},
 	}, {
 		name: "every module listing an object gets an event, in module order",
-		run: func(w *Watcher, e *healTestEvents) {
-			w.Watch("m2", healTestObjects())
-			w.Watch("m1", healTestObjects())
-			w.Watch("m3", healTestObjects())
+		run: func(w *Watcher, e *testEvents) {
+			w.Watch("m2", testObjects())
+			w.Watch("m1", testObjects())
+			w.Watch("m3", testObjects())
 			w.Pause("m3")
 			e.del("", "Secret", true, "ops", "s")
 		},
 		want: []Event{healEvent("m1", "Secret", "s"), healEvent("m2", "Secret", "s")},
 	}, {
 		name: "objects with an invalid apiVersion are skipped",
-		run: func(w *Watcher, e *healTestEvents) {
-			w.Watch("m1", []ObjectRef{{APIVersion: "a/b/c", Kind: "ConfigMap", Name: "a"}, healTestObjects()[1]})
+		run: func(w *Watcher, e *testEvents) {
+			w.Watch("m1", []ObjectRef{{APIVersion: "a/b/c", Kind: "ConfigMap", Name: "a"}, testObjects()[1]})
 			e.del("", "ConfigMap", true, "ops", "a")
 			e.del("", "Secret", true, "ops", "s")
 		},
@@ -163,8 +163,8 @@ func TestHealWatcherMatching(t *testing.T) {
 }
 
 func TestHealWatcherTargets(t *testing.T) {
-	w := healTestWatcher(t, nil, nil)
-	w.Watch("m1", healTestObjects())
+	w := testWatcher(t, nil, nil)
+	w.Watch("m1", testObjects())
 	w.Watch("m2", []ObjectRef{
 		{APIVersion: "v1", Kind: "ConfigMap", Namespace: "ops", Name: "b"},
 		{APIVersion: "v1", Kind: "ConfigMap", Namespace: "other", Name: "c"},
@@ -186,7 +186,7 @@ func TestHealWatcherTargets(t *testing.T) {
 }
 
 func TestNewHealWatcherValidates(t *testing.T) {
-	valid := healTestOptions(nil, nil)
+	valid := testOptions(nil, nil)
 	tests := []struct {
 		name   string
 		change func(o *Options)

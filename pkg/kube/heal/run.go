@@ -17,15 +17,15 @@ import (
 )
 
 const (
-	// healRetryMin and healRetryMax bound the backoff between attempts to
+	// retryMin and retryMax bound the backoff between attempts to
 	// resolve kinds the resolver did not know.
-	healRetryMin = time.Second
-	healRetryMax = 5 * time.Minute
+	retryMin = time.Second
+	retryMax = 5 * time.Minute
 )
 
 // healRun is what Run has started; Run's goroutine owns it.
 type healRun struct {
-	informers map[healInformerKey]*healInformer
+	informers map[informerKey]*healInformer
 	// unresolved are the watched kinds the resolver did not know at the last
 	// reconciliation. Each is logged when it starts failing.
 	unresolved map[schema.GroupKind]bool
@@ -59,17 +59,17 @@ func (run *healRun) scheduleRetry(clk clock.Clock, fired bool) {
 		if run.retry != nil {
 			run.retry.Stop() // it has fired; stopping it is a no-op
 		}
-		run.retry, run.backoff = nil, min(2*run.backoff, healRetryMax)
+		run.retry, run.backoff = nil, min(2*run.backoff, retryMax)
 	}
 	if run.retry == nil {
-		run.backoff = max(run.backoff, healRetryMin)
+		run.backoff = max(run.backoff, retryMin)
 		run.retry = clk.NewTimer(run.backoff)
 	}
 }
 
-// healInformerKey identifies an informer: a resource in a namespace, or in
+// informerKey identifies an informer: a resource in a namespace, or in
 // none for cluster-scoped resources.
-type healInformerKey struct {
+type informerKey struct {
 	resource  schema.GroupResource
 	namespace string
 }
@@ -102,7 +102,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 	w.running = true
 	w.mu.Unlock()
 
-	run := &healRun{informers: make(map[healInformerKey]*healInformer), unresolved: make(map[schema.GroupKind]bool)}
+	run := &healRun{informers: make(map[informerKey]*healInformer), unresolved: make(map[schema.GroupKind]bool)}
 	defer close(w.finished)
 	defer run.wg.Wait()
 	defer func() {
@@ -160,7 +160,7 @@ func (w *Watcher) WaitSynced(ctx context.Context) error {
 // objects need and stops those no longer needed; retry tells that the retry
 // timer called it.
 func (w *Watcher) reconcile(ctx context.Context, run *healRun, retry bool) {
-	want := make(map[healInformerKey]healResource)
+	want := make(map[informerKey]healResource)
 	resolved := make(map[schema.GroupKind]*healResource)
 	for target := range w.targets() {
 		res, seen := resolved[target.kind]
@@ -171,7 +171,7 @@ func (w *Watcher) reconcile(ctx context.Context, run *healRun, retry bool) {
 		if res == nil {
 			continue
 		}
-		key := healInformerKey{resource: res.gvr.GroupResource()}
+		key := informerKey{resource: res.gvr.GroupResource()}
 		if res.namespaced {
 			key.namespace = target.namespace
 		}
@@ -237,7 +237,7 @@ func (w *Watcher) startInformer(ctx context.Context, wg *sync.WaitGroup, res hea
 // onDelete sends the events for a deleted object, giving up when the
 // informer stops.
 func (w *Watcher) onDelete(ctx context.Context, res healResource, obj any) {
-	namespace, name, ok := healObjectKey(obj)
+	namespace, name, ok := objectKey(obj)
 	if !ok {
 		return
 	}
@@ -260,10 +260,10 @@ func (w *Watcher) watchFailed(res healResource, namespace string, err error) {
 	w.log.Warn("watch failed", "kind", res.kind.String(), "namespace", namespace, "error", err)
 }
 
-// healObjectKey returns the namespace and name of a deleted object, also
+// objectKey returns the namespace and name of a deleted object, also
 // when the informer missed the deletion and found the object gone on a
 // relist.
-func healObjectKey(obj any) (namespace, name string, ok bool) {
+func objectKey(obj any) (namespace, name string, ok bool) {
 	if gone, isGone := obj.(cache.DeletedFinalStateUnknown); isGone {
 		namespace, name, err := cache.SplitMetaNamespaceKey(gone.Key)
 		return namespace, name, err == nil

@@ -22,89 +22,89 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/kube"
 )
 
-// healTestTimeout bounds every wait of the tests with fakes.
-const healTestTimeout = 10 * time.Second
+// testTimeout bounds every wait of the tests with fakes.
+const testTimeout = 10 * time.Second
 
-const healTestLabel = "addon-operator.io/module"
+const testLabel = "addon-operator.io/module"
 
-// healFakeMapper is a mapper of kinds added by the test, safe for use
+// fakeMapper is a mapper of kinds added by the test, safe for use
 // while the test adds kinds.
-type healFakeMapper struct {
+type fakeMapper struct {
 	*meta.DefaultRESTMapper
 	mu sync.Mutex
 }
 
-func (m *healFakeMapper) KindForWithContext(ctx context.Context, resource schema.GroupVersionResource) (schema.GroupVersionKind, error) {
+func (m *fakeMapper) KindForWithContext(ctx context.Context, resource schema.GroupVersionResource) (schema.GroupVersionKind, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.DefaultRESTMapper.KindForWithContext(ctx, resource)
 }
 
-func (m *healFakeMapper) RESTMappingWithContext(ctx context.Context, gk schema.GroupKind, versions ...string) (*meta.RESTMapping, error) {
+func (m *fakeMapper) RESTMappingWithContext(ctx context.Context, gk schema.GroupKind, versions ...string) (*meta.RESTMapping, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.DefaultRESTMapper.RESTMappingWithContext(ctx, gk, versions...)
 }
 
 // add makes the kind known, as a CRD installed later would.
-func (m *healFakeMapper) add(gvk schema.GroupVersionKind, scope meta.RESTScope) {
+func (m *fakeMapper) add(gvk schema.GroupVersionKind, scope meta.RESTScope) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.AddSpecific(gvk, gvk.GroupVersion().WithResource(strings.ToLower(gvk.Kind)+"s"), gvk.GroupVersion().WithResource(strings.ToLower(gvk.Kind)), scope)
 }
 
-// healTestMapper knows ConfigMaps, Secrets and ClusterRoles.
-func healTestMapper() *healFakeMapper {
+// testMapper knows ConfigMaps, Secrets and ClusterRoles.
+func testMapper() *fakeMapper {
 	rbac := schema.GroupVersion{Group: "rbac.authorization.k8s.io", Version: "v1"}
 	// RESTMapping without a version tries the default versions of the group.
 	defaults := []schema.GroupVersion{{Version: "v1"}, rbac, {Group: "example.com", Version: "v1"}}
-	m := &healFakeMapper{DefaultRESTMapper: meta.NewDefaultRESTMapper(defaults)}
+	m := &fakeMapper{DefaultRESTMapper: meta.NewDefaultRESTMapper(defaults)}
 	m.add(schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, meta.RESTScopeNamespace)
 	m.add(schema.GroupVersionKind{Version: "v1", Kind: "Secret"}, meta.RESTScopeNamespace)
 	m.add(rbac.WithKind("ClusterRole"), meta.RESTScopeRoot)
 	return m
 }
 
-// healTestOptions returns valid options for release namespace "ops"; nil
-// arguments get an empty fake client and healTestMapper.
-func healTestOptions(client metadata.Interface, mapper meta.RESTMapper) Options {
+// testOptions returns valid options for release namespace "ops"; nil
+// arguments get an empty fake client and testMapper.
+func testOptions(client metadata.Interface, mapper meta.RESTMapper) Options {
 	if client == nil {
 		scheme := runtime.NewScheme()
 		_ = metav1.AddMetaToScheme(scheme)
 		client = metadatafake.NewSimpleMetadataClient(scheme)
 	}
 	if mapper == nil {
-		mapper = healTestMapper()
+		mapper = testMapper()
 	}
 	return Options{
 		Metadata:    client,
 		Kinds:       kube.NewResolver(mapper),
 		Events:      make(chan Event, 16),
-		ModuleLabel: healTestLabel,
+		ModuleLabel: testLabel,
 		Namespace:   "ops",
 	}
 }
 
-func healTestWatcher(t *testing.T, client metadata.Interface, mapper meta.RESTMapper) *Watcher {
+func testWatcher(t *testing.T, client metadata.Interface, mapper meta.RESTMapper) *Watcher {
 	t.Helper()
-	w, err := NewWatcher(healTestOptions(client, mapper))
+	w, err := NewWatcher(testOptions(client, mapper))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return w
 }
 
-func healTestObject(apiVersion, kind, namespace, name string) *metav1.PartialObjectMetadata {
+func testObject(apiVersion, kind, namespace, name string) *metav1.PartialObjectMetadata {
 	return &metav1.PartialObjectMetadata{
 		TypeMeta:   metav1.TypeMeta{APIVersion: apiVersion, Kind: kind},
-		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, Labels: map[string]string{healTestLabel: "m"}},
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, Labels: map[string]string{testLabel: "m"}},
 	}
 }
 
-// healTestClient is a fake metadata client with objects; it sends the
+// testClient is a fake metadata client with objects; it sends the
 // resource of every watch on watches once the watch is established, since
 // the fake, unlike an API server, loses deletions made before that.
-func healTestClient(watches chan<- schema.GroupVersionResource, objects ...runtime.Object) *metadatafake.FakeMetadataClient {
+func testClient(watches chan<- schema.GroupVersionResource, objects ...runtime.Object) *metadatafake.FakeMetadataClient {
 	scheme := runtime.NewScheme()
 	_ = metav1.AddMetaToScheme(scheme)
 	client := metadatafake.NewSimpleMetadataClient(scheme, objects...)
@@ -123,44 +123,44 @@ func TestHealWatcherRun(t *testing.T) {
 	secrets := schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
 	clusterRoles := schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"}
 	watches := make(chan schema.GroupVersionResource, 16)
-	client := healTestClient(watches,
-		healTestObject("v1", "ConfigMap", "ops", "a"),
-		healTestObject("v1", "Secret", "ops", "s"),
-		healTestObject("v1", "Secret", "ops", "s2"),
-		healTestObject("rbac.authorization.k8s.io/v1", "ClusterRole", "", "r"),
+	client := testClient(watches,
+		testObject("v1", "ConfigMap", "ops", "a"),
+		testObject("v1", "Secret", "ops", "s"),
+		testObject("v1", "Secret", "ops", "s2"),
+		testObject("rbac.authorization.k8s.io/v1", "ClusterRole", "", "r"),
 	)
 	events := make(chan Event, 16)
-	opts := healTestOptions(client, nil)
+	opts := testOptions(client, nil)
 	opts.Events = events
 	w, err := NewWatcher(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.Watch("m1", append(healTestObjects(), ObjectRef{APIVersion: "example.com/v1", Kind: "Widget", Name: "unknown"}))
+	w.Watch("m1", append(testObjects(), ObjectRef{APIVersion: "example.com/v1", Kind: "Widget", Name: "unknown"}))
 	w.Watch("m2", []ObjectRef{{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole", Name: "r"}})
 	w.Watch("m3", []ObjectRef{{APIVersion: "v1", Kind: "Secret", Name: "s2"}})
 
-	ctx, cancel := context.WithTimeout(t.Context(), healTestTimeout)
+	ctx, cancel := context.WithTimeout(t.Context(), testTimeout)
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- w.Run(ctx) }()
 	if err := w.WaitSynced(ctx); err != nil {
 		t.Fatalf("WaitSynced: %v", err)
 	}
-	healTestWatches(ctx, t, watches, configMaps, secrets, clusterRoles)
+	testWatches(ctx, t, watches, configMaps, secrets, clusterRoles)
 	if err := w.Run(ctx); err == nil {
 		t.Error("a second Run succeeded")
 	}
 
-	healTestDelete(t, client, configMaps, "ops", "a")
-	healTestExpect(ctx, t, events, healEvent("m1", "ConfigMap", "a"))
+	testDelete(t, client, configMaps, "ops", "a")
+	testExpect(ctx, t, events, healEvent("m1", "ConfigMap", "a"))
 	// m1 has fired; the deletion of s2 after s, seen by the same informer,
 	// shows that s sent nothing.
-	healTestDelete(t, client, secrets, "ops", "s")
-	healTestDelete(t, client, secrets, "ops", "s2")
-	healTestExpect(ctx, t, events, healEvent("m3", "Secret", "s2"))
-	healTestDelete(t, client, clusterRoles, "", "r")
-	healTestExpect(ctx, t, events, Event{Module: "m2", Object: ObjectRef{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole", Name: "r"}})
+	testDelete(t, client, secrets, "ops", "s")
+	testDelete(t, client, secrets, "ops", "s2")
+	testExpect(ctx, t, events, healEvent("m3", "Secret", "s2"))
+	testDelete(t, client, clusterRoles, "", "r")
+	testExpect(ctx, t, events, Event{Module: "m2", Object: ObjectRef{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole", Name: "r"}})
 
 	cancel()
 	if err := <-done; err != nil {
@@ -171,8 +171,8 @@ func TestHealWatcherRun(t *testing.T) {
 	}
 }
 
-// healTestWatches waits until a watch of each resource is established.
-func healTestWatches(ctx context.Context, t *testing.T, watches <-chan schema.GroupVersionResource, want ...schema.GroupVersionResource) {
+// testWatches waits until a watch of each resource is established.
+func testWatches(ctx context.Context, t *testing.T, watches <-chan schema.GroupVersionResource, want ...schema.GroupVersionResource) {
 	t.Helper()
 	missing := make(map[schema.GroupVersionResource]bool, len(want))
 	for _, gvr := range want {
@@ -188,14 +188,14 @@ func healTestWatches(ctx context.Context, t *testing.T, watches <-chan schema.Gr
 	}
 }
 
-func healTestDelete(t *testing.T, client metadata.Interface, gvr schema.GroupVersionResource, namespace, name string) {
+func testDelete(t *testing.T, client metadata.Interface, gvr schema.GroupVersionResource, namespace, name string) {
 	t.Helper()
 	if err := client.Resource(gvr).Namespace(namespace).Delete(t.Context(), name, metav1.DeleteOptions{}); err != nil {
 		t.Fatalf("delete %s %s/%s: %v", gvr.Resource, namespace, name, err)
 	}
 }
 
-func healTestExpect(ctx context.Context, t *testing.T, events <-chan Event, want Event) {
+func testExpect(ctx context.Context, t *testing.T, events <-chan Event, want Event) {
 	t.Helper()
 	select {
 	case got := <-events:
@@ -208,7 +208,7 @@ func healTestExpect(ctx context.Context, t *testing.T, events <-chan Event, want
 }
 
 func TestHealSlimKeepsIdentityOnly(t *testing.T) {
-	obj := healTestObject("v1", "ConfigMap", "ops", "a")
+	obj := testObject("v1", "ConfigMap", "ops", "a")
 	obj.UID, obj.ResourceVersion = "u1", "7"
 	obj.Annotations = map[string]string{"big": "value"}
 	obj.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "helm"}}
@@ -228,11 +228,11 @@ func TestHealSlimKeepsIdentityOnly(t *testing.T) {
 func TestHealWatcherRetriesUnknownKinds(t *testing.T) {
 	widgets := schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}
 	watches := make(chan schema.GroupVersionResource, 16)
-	client := healTestClient(watches, healTestObject("example.com/v1", "Widget", "ops", "w"))
-	mapper := healTestMapper()
+	client := testClient(watches, testObject("example.com/v1", "Widget", "ops", "w"))
+	mapper := testMapper()
 	clk := clocktesting.NewFakeClock(time.Now())
 	events := make(chan Event, 16)
-	opts := healTestOptions(client, mapper)
+	opts := testOptions(client, mapper)
 	opts.Events, opts.Clock = events, clk
 	w, err := NewWatcher(opts)
 	if err != nil {
@@ -240,7 +240,7 @@ func TestHealWatcherRetriesUnknownKinds(t *testing.T) {
 	}
 	w.Watch("m1", []ObjectRef{{APIVersion: "example.com/v1", Kind: "Widget", Name: "w"}})
 
-	ctx, cancel := context.WithTimeout(t.Context(), healTestTimeout)
+	ctx, cancel := context.WithTimeout(t.Context(), testTimeout)
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- w.Run(ctx) }()
@@ -248,10 +248,10 @@ func TestHealWatcherRetriesUnknownKinds(t *testing.T) {
 		t.Fatalf("WaitSynced: %v", err)
 	}
 	mapper.add(schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Widget"}, meta.RESTScopeNamespace)
-	clk.Step(healRetryMin) // the retry finds the kind
-	healTestWatches(ctx, t, watches, widgets)
-	healTestDelete(t, client, widgets, "ops", "w")
-	healTestExpect(ctx, t, events, Event{Module: "m1", Object: ObjectRef{APIVersion: "example.com/v1", Kind: "Widget", Namespace: "ops", Name: "w"}})
+	clk.Step(retryMin) // the retry finds the kind
+	testWatches(ctx, t, watches, widgets)
+	testDelete(t, client, widgets, "ops", "w")
+	testExpect(ctx, t, events, Event{Module: "m1", Object: ObjectRef{APIVersion: "example.com/v1", Kind: "Widget", Namespace: "ops", Name: "w"}})
 
 	cancel()
 	if err := <-done; err != nil {
@@ -272,7 +272,7 @@ func TestHealRetryBackoff(t *testing.T) {
 		got = append(got, run.backoff)
 	}
 	want := []time.Duration{time.Second, time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second,
-		32 * time.Second, 64 * time.Second, 128 * time.Second, 256 * time.Second, healRetryMax, healRetryMax}
+		32 * time.Second, 64 * time.Second, 128 * time.Second, 256 * time.Second, retryMax, retryMax}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("backoffs (-want +got):\n%s", diff)
 	}

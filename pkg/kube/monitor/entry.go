@@ -29,7 +29,7 @@ type monitorEntry struct {
 	// filterResult is the jqFilter result as JSON; nil without jqFilter.
 	filterResult json.RawMessage
 	// checksum is taken over filterResult, or without jqFilter over the
-	// object minus the fields every write changes (monNoiseFields); equal
+	// object minus the fields every write changes (noiseFields); equal
 	// checksums make a Modified event redundant.
 	checksum [sha256.Size]byte
 	// err is why the jq filter (or encoding) failed; such an entry carries
@@ -43,12 +43,12 @@ func (e *monitorEntry) GetObjectMeta() metav1.Object {
 	return &metav1.ObjectMeta{Namespace: e.namespace, Name: e.name, ResourceVersion: e.resourceVersion}
 }
 
-// monNoiseFields are metadata fields left out of the checksum of a binding
+// noiseFields are metadata fields left out of the checksum of a binding
 // without jqFilter: resourceVersion changes on every write, generation only
 // with a spec change that the checksum sees anyway, and managedFields is
 // dropped from every object. A write that only touches them (a server-side
 // apply of unchanged values by another manager) is not a change for hooks.
-func monNoiseFields() []string { return []string{"resourceVersion", "generation", "managedFields"} }
+func noiseFields() []string { return []string{"resourceVersion", "generation", "managedFields"} }
 
 // monitorFilter turns objects into entries for one binding.
 type monitorFilter struct {
@@ -57,8 +57,8 @@ type monitorFilter struct {
 	keepFull bool
 }
 
-// monCompileJQ compiles a binding's jqFilter once; "" gives nil.
-func monCompileJQ(filter string) (*gojq.Code, error) {
+// compileJQ compiles a binding's jqFilter once; "" gives nil.
+func compileJQ(filter string) (*gojq.Code, error) {
 	if filter == "" {
 		return nil, nil
 	}
@@ -83,46 +83,46 @@ func (f monitorFilter) entry(ctx context.Context, u *unstructured.Unstructured) 
 	e := &monitorEntry{namespace: u.GetNamespace(), name: u.GetName(), resourceVersion: u.GetResourceVersion()}
 	var err error
 	if f.keepFull {
-		if e.object, err = monMarshal(u.Object); err != nil {
+		if e.object, err = marshal(u.Object); err != nil {
 			e.object, e.err = nil, fmt.Errorf("encode object: %w", err)
 			return e
 		}
 	}
 	if f.jq != nil {
-		if e.filterResult, err = monRunJQ(ctx, f.jq, u.Object); err != nil {
+		if e.filterResult, err = runJQ(ctx, f.jq, u.Object); err != nil {
 			e.object, e.err = nil, fmt.Errorf("jq filter: %w", err)
 			return e
 		}
 		e.checksum = sha256.Sum256(e.filterResult)
 		return e
 	}
-	if e.checksum, err = monObjectChecksum(u.Object); err != nil {
+	if e.checksum, err = objectChecksum(u.Object); err != nil {
 		e.object, e.err = nil, fmt.Errorf("encode object: %w", err)
 	}
 	return e
 }
 
-// monObjectChecksum hashes obj without monNoiseFields, leaving obj as it is.
-func monObjectChecksum(obj map[string]any) ([sha256.Size]byte, error) {
+// objectChecksum hashes obj without noiseFields, leaving obj as it is.
+func objectChecksum(obj map[string]any) ([sha256.Size]byte, error) {
 	if md, ok := obj["metadata"].(map[string]any); ok {
 		md = maps.Clone(md)
-		for _, k := range monNoiseFields() {
+		for _, k := range noiseFields() {
 			delete(md, k)
 		}
 		obj = maps.Clone(obj)
 		obj["metadata"] = md
 	}
-	data, err := monMarshal(obj)
+	data, err := marshal(obj)
 	if err != nil {
 		return [sha256.Size]byte{}, err
 	}
 	return sha256.Sum256(data), nil
 }
 
-// monRunJQ runs code on obj as the reference does: no output gives null,
+// runJQ runs code on obj as the reference does: no output gives null,
 // one output that value, several an array of them; halt with no value ends
 // the output early.
-func monRunJQ(ctx context.Context, code *gojq.Code, obj map[string]any) (json.RawMessage, error) {
+func runJQ(ctx context.Context, code *gojq.Code, obj map[string]any) (json.RawMessage, error) {
 	iter := code.RunWithContext(ctx, jq.Input(obj))
 	var out []any
 	for {
@@ -143,15 +143,15 @@ func monRunJQ(ctx context.Context, code *gojq.Code, obj map[string]any) (json.Ra
 	case 0:
 		return json.RawMessage("null"), nil
 	case 1:
-		return monMarshal(out[0])
+		return marshal(out[0])
 	default:
-		return monMarshal(out)
+		return marshal(out)
 	}
 }
 
-// monMarshal encodes v as compact JSON without HTML escaping (as jq prints
+// marshal encodes v as compact JSON without HTML escaping (as jq prints
 // it) into a slice of exactly its length, since entries live long.
-func monMarshal(v any) (json.RawMessage, error) {
+func marshal(v any) (json.RawMessage, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)

@@ -8,9 +8,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-// monTestConfigMap is a ConfigMap as the dynamic client decodes it, with
+// testConfigMap is a ConfigMap as the dynamic client decodes it, with
 // the metadata noise every write changes.
-func monTestConfigMap(ns, name string, data map[string]any) *unstructured.Unstructured {
+func testConfigMap(ns, name string, data map[string]any) *unstructured.Unstructured {
 	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "v1",
 		"kind":       "ConfigMap",
@@ -49,12 +49,12 @@ func TestMonitorFilterEntry(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, err := monCompileJQ(tt.jq)
+			code, err := compileJQ(tt.jq)
 			if err != nil {
 				t.Fatalf("compile %q: %v", tt.jq, err)
 			}
 			f := monitorFilter{jq: code, keepFull: tt.keepFull}
-			e, ok := f.transform(t.Context(), monTestConfigMap("ns", "cm", data)).(*monitorEntry)
+			e, ok := f.transform(t.Context(), testConfigMap("ns", "cm", data)).(*monitorEntry)
 			if !ok {
 				t.Fatal("transform did not make an entry")
 			}
@@ -73,14 +73,14 @@ func TestMonitorFilterEntry(t *testing.T) {
 			if got := string(e.filterResult); got != tt.filterResult {
 				t.Errorf("filterResult = %s, want %s", got, tt.filterResult)
 			}
-			monCheckObject(t, e.object, tt.object)
+			checkObject(t, e.object, tt.object)
 		})
 	}
 }
 
-// monCheckObject checks that raw is the test ConfigMap without
+// checkObject checks that raw is the test ConfigMap without
 // managedFields, or nil when !want.
-func monCheckObject(t *testing.T, raw json.RawMessage, want bool) {
+func checkObject(t *testing.T, raw json.RawMessage, want bool) {
 	t.Helper()
 	if !want {
 		if raw != nil {
@@ -103,14 +103,14 @@ func monCheckObject(t *testing.T, raw json.RawMessage, want bool) {
 }
 
 func TestMonitorChecksum(t *testing.T) {
-	base := func() *unstructured.Unstructured { return monTestConfigMap("ns", "cm", map[string]any{"k": "v"}) }
+	base := func() *unstructured.Unstructured { return testConfigMap("ns", "cm", map[string]any{"k": "v"}) }
 	noise := base()
 	noise.SetResourceVersion("8")
 	noise.SetGeneration(3)
 	noise.SetManagedFields(nil)
 	labelled := base()
 	labelled.SetLabels(map[string]string{"l": "x"})
-	changed := monTestConfigMap("ns", "cm", map[string]any{"k": "w"})
+	changed := testConfigMap("ns", "cm", map[string]any{"k": "w"})
 
 	tests := []struct {
 		name  string
@@ -126,7 +126,7 @@ func TestMonitorChecksum(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, err := monCompileJQ(tt.jq)
+			code, err := compileJQ(tt.jq)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -140,7 +140,7 @@ func TestMonitorChecksum(t *testing.T) {
 }
 
 func TestMonitorChecksumLeavesObjectAlone(t *testing.T) {
-	u := monTestConfigMap("ns", "cm", nil)
+	u := testConfigMap("ns", "cm", nil)
 	e := monitorFilter{keepFull: true}.entry(t.Context(), u)
 	if u.GetResourceVersion() != "7" || u.GetGeneration() != 2 {
 		t.Errorf("object metadata changed to rv %q generation %d", u.GetResourceVersion(), u.GetGeneration())
@@ -156,7 +156,7 @@ func TestMonitorChecksumLeavesObjectAlone(t *testing.T) {
 
 func TestMonitorTransformIsIdempotent(t *testing.T) {
 	f := monitorFilter{keepFull: true}
-	first := f.transform(t.Context(), monTestConfigMap("ns", "cm", nil))
+	first := f.transform(t.Context(), testConfigMap("ns", "cm", nil))
 	if again := f.transform(t.Context(), first); again != first {
 		t.Errorf("transform of an entry = %v, want the entry itself", again)
 	}
@@ -178,13 +178,13 @@ func BenchmarkMonitorFilterEntry(b *testing.B) {
 		{name: "jq result only", jq: ".metadata.labels"},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			code, err := monCompileJQ(bc.jq)
+			code, err := compileJQ(bc.jq)
 			if err != nil {
 				b.Fatal(err)
 			}
 			f := monitorFilter{jq: code, keepFull: bc.keepFull}
 			for b.Loop() {
-				u := monTestConfigMap("ns", "cm", map[string]any{"payload": string(payload)})
+				u := testConfigMap("ns", "cm", map[string]any{"payload": string(payload)})
 				if e := f.entry(b.Context(), u); e.err != nil {
 					b.Fatal(e.err)
 				}

@@ -48,9 +48,9 @@ func (b *lockedBuffer) String() string {
 func TestWatchFailedNamesTheBindingOnce(t *testing.T) {
 	logs := &lockedBuffer{}
 	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(k8sruntime.NewScheme(),
-		map[schema.GroupVersionResource]string{monTestGVR: "ConfigMapList"})
+		map[schema.GroupVersionResource]string{testGVR: "ConfigMapList"})
 	m, err := NewMonitors(Options{
-		Dynamic: dyn, Kinds: kube.NewDiscovery(monTestDiscovery(), 0, nil).Resolver(), Events: make(chan Event, 16),
+		Dynamic: dyn, Kinds: kube.NewDiscovery(testDiscovery(), 0, nil).Resolver(), Events: make(chan Event, 16),
 		Log: slog.New(slog.NewJSONHandler(logs, nil)),
 	})
 	if err != nil {
@@ -65,7 +65,7 @@ func TestWatchFailedNamesTheBindingOnce(t *testing.T) {
 			t.Errorf("Run: %v", err)
 		}
 	}()
-	if _, err := m.Start(t.Context(), "echo/hooks/watch/kubernetes/0", monTestBinding()); err != nil {
+	if _, err := m.Start(t.Context(), "echo/hooks/watch/kubernetes/0", testBinding()); err != nil {
 		t.Fatalf("Start: %v", err)
 	}
 	m.mu.Lock()

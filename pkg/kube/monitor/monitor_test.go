@@ -20,7 +20,7 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/kube"
 )
 
-var monTestGVR = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"} //nolint:gochecknoglobals // constant test fixture
+var testGVR = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"} //nolint:gochecknoglobals // constant test fixture
 
 // monFixture is Monitors over client-go's fake dynamic client, running
 // until the test ends.
@@ -35,9 +35,9 @@ type monFixture struct {
 func newMonFixture(t *testing.T, objects ...k8sruntime.Object) *monFixture {
 	t.Helper()
 	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(k8sruntime.NewScheme(),
-		map[schema.GroupVersionResource]string{monTestGVR: "ConfigMapList"}, objects...)
+		map[schema.GroupVersionResource]string{testGVR: "ConfigMapList"}, objects...)
 	f := &monFixture{dynamic: dyn, events: make(chan Event, 16), done: make(chan error, 1)}
-	m, err := NewMonitors(Options{Dynamic: dyn, Kinds: kube.NewDiscovery(monTestDiscovery(), 0, nil).Resolver(), Events: f.events})
+	m, err := NewMonitors(Options{Dynamic: dyn, Kinds: kube.NewDiscovery(testDiscovery(), 0, nil).Resolver(), Events: f.events})
 	if err != nil {
 		t.Fatalf("NewMonitors: %v", err)
 	}
@@ -62,7 +62,7 @@ func (f *monFixture) stop() {
 
 func (f *monFixture) put(t *testing.T, obj *unstructured.Unstructured, create bool) {
 	t.Helper()
-	res := f.dynamic.Resource(monTestGVR).Namespace(obj.GetNamespace())
+	res := f.dynamic.Resource(testGVR).Namespace(obj.GetNamespace())
 	var err error
 	if create {
 		_, err = res.Create(t.Context(), obj, metav1.CreateOptions{})
@@ -79,18 +79,18 @@ func (f *monFixture) next(t *testing.T) Event {
 	select {
 	case ev := <-f.events:
 		return ev
-	case <-time.After(monTestTimeout):
+	case <-time.After(testTimeout):
 		t.Fatal("no monitor event")
 		return Event{}
 	}
 }
 
-// monEventually polls cond until it holds or the test timeout passes.
-func monEventually(t *testing.T, what string, cond func() bool) {
+// eventually polls cond until it holds or the test timeout passes.
+func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
-	deadline := time.After(monTestTimeout)
+	deadline := time.After(testTimeout)
 	for !cond() {
 		select {
 		case <-tick.C:
@@ -100,7 +100,7 @@ func monEventually(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-func monTestBinding() hook.KubernetesBinding {
+func testBinding() hook.KubernetesBinding {
 	return hook.KubernetesBinding{
 		Name: "cms", Kind: "ConfigMap", JqFilter: ".data.k",
 		ExecuteHookOnEvent: []hook.WatchEvent{hook.Added, hook.Modified, hook.Deleted},
@@ -108,8 +108,8 @@ func monTestBinding() hook.KubernetesBinding {
 }
 
 func TestMonitorsHoldEventsAndDropUnchanged(t *testing.T) {
-	f := newMonFixture(t, monTestConfigMap("n", "a", map[string]any{"k": "1"}))
-	objects, err := f.monitors.Start(t.Context(), "cms", monTestBinding())
+	f := newMonFixture(t, testConfigMap("n", "a", map[string]any{"k": "1"}))
+	objects, err := f.monitors.Start(t.Context(), "cms", testBinding())
 	if err != nil {
 		t.Fatalf("Start: %v", err)
 	}
@@ -118,8 +118,8 @@ func TestMonitorsHoldEventsAndDropUnchanged(t *testing.T) {
 		t.Errorf("sync objects (-want +got):\n%s", diff)
 	}
 
-	f.put(t, monTestConfigMap("n", "b", map[string]any{"k": "2"}), true)
-	monEventually(t, "b in the snapshot", func() bool { return len(f.monitors.Snapshot("cms")) == 2 })
+	f.put(t, testConfigMap("n", "b", map[string]any{"k": "2"}), true)
+	eventually(t, "b in the snapshot", func() bool { return len(f.monitors.Snapshot("cms")) == 2 })
 	select {
 	case ev := <-f.events:
 		t.Fatalf("event %s %s before EnableEvents", ev.WatchEvent, ev.Name)
@@ -131,13 +131,13 @@ func TestMonitorsHoldEventsAndDropUnchanged(t *testing.T) {
 	}
 
 	// b's filter result stays "2": no event; a's changes: the next event.
-	f.put(t, monTestConfigMap("n", "b", map[string]any{"k": "2", "other": "x"}), false)
-	f.put(t, monTestConfigMap("n", "a", map[string]any{"k": "3"}), false)
+	f.put(t, testConfigMap("n", "b", map[string]any{"k": "2", "other": "x"}), false)
+	f.put(t, testConfigMap("n", "a", map[string]any{"k": "3"}), false)
 	if ev := f.next(t); ev.WatchEvent != hook.Modified || ev.Name != "a" || string(ev.FilterResult) != `"3"` {
 		t.Fatalf("event = %+v, want Modified a with filterResult \"3\"", ev)
 	}
 
-	if err := f.dynamic.Resource(monTestGVR).Namespace("n").Delete(t.Context(), "a", metav1.DeleteOptions{}); err != nil {
+	if err := f.dynamic.Resource(testGVR).Namespace("n").Delete(t.Context(), "a", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if ev := f.next(t); ev.WatchEvent != hook.Deleted || ev.Name != "a" {
@@ -151,17 +151,17 @@ func TestMonitorsHoldEventsAndDropUnchanged(t *testing.T) {
 
 func TestMonitorsIDs(t *testing.T) {
 	f := newMonFixture(t)
-	if _, err := f.monitors.Start(t.Context(), "cms", monTestBinding()); err != nil {
+	if _, err := f.monitors.Start(t.Context(), "cms", testBinding()); err != nil {
 		t.Fatalf("Start: %v", err)
 	}
-	if _, err := f.monitors.Start(t.Context(), "cms", monTestBinding()); err == nil {
+	if _, err := f.monitors.Start(t.Context(), "cms", testBinding()); err == nil {
 		t.Error("a second monitor with a running id started")
 	}
 	f.monitors.Stop("cms")
 	if got := f.monitors.Snapshot("cms"); got != nil {
 		t.Errorf("snapshot of a stopped monitor = %v, want nil", got)
 	}
-	if _, err := f.monitors.Start(t.Context(), "cms", monTestBinding()); err != nil {
+	if _, err := f.monitors.Start(t.Context(), "cms", testBinding()); err != nil {
 		t.Errorf("Start after Stop: %v", err)
 	}
 	f.monitors.Stop("unknown") // ignored
@@ -169,39 +169,39 @@ func TestMonitorsIDs(t *testing.T) {
 
 func TestMonitorsStartErrors(t *testing.T) {
 	f := newMonFixture(t)
-	b := monTestBinding()
+	b := testBinding()
 	b.JqFilter = ".a | no_such_function"
 	if _, err := f.monitors.Start(t.Context(), "bad-jq", b); !errors.Is(err, ErrInvalidBinding) {
 		t.Errorf("bad jq: err = %v, want ErrInvalidBinding", err)
 	}
-	b = monTestBinding()
+	b = testBinding()
 	b.Kind = "Gadget"
 	if _, err := f.monitors.Start(t.Context(), "unknown-kind", b); err == nil {
 		t.Error("unknown kind: no error")
 	}
 	f.stop()
-	if _, err := f.monitors.Start(t.Context(), "late", monTestBinding()); !errors.Is(err, ErrStopped) {
+	if _, err := f.monitors.Start(t.Context(), "late", testBinding()); !errors.Is(err, ErrStopped) {
 		t.Errorf("after Run: err = %v, want ErrStopped", err)
 	}
 }
 
 func TestMonitorsStopEverythingWithRun(t *testing.T) {
 	before := runtime.NumGoroutine()
-	f := newMonFixture(t, monTestConfigMap("n", "a", map[string]any{"k": "1"}))
+	f := newMonFixture(t, testConfigMap("n", "a", map[string]any{"k": "1"}))
 	for _, id := range []string{"one", "two", "three"} {
-		if _, err := f.monitors.Start(t.Context(), id, monTestBinding()); err != nil {
+		if _, err := f.monitors.Start(t.Context(), id, testBinding()); err != nil {
 			t.Fatalf("Start %s: %v", id, err)
 		}
 		f.monitors.EnableEvents(id)
 	}
 	f.monitors.Stop("two")
 	f.stop()
-	monEventually(t, "goroutines to exit", func() bool { return runtime.NumGoroutine() <= before })
+	eventually(t, "goroutines to exit", func() bool { return runtime.NumGoroutine() <= before })
 }
 
-// monTestDiscovery serves core/v1 ConfigMaps and Namespaces and apps/v1
+// testDiscovery serves core/v1 ConfigMaps and Namespaces and apps/v1
 // DaemonSets.
-func monTestDiscovery() *fakediscovery.FakeDiscovery {
+func testDiscovery() *fakediscovery.FakeDiscovery {
 	return &fakediscovery.FakeDiscovery{Fake: &clienttesting.Fake{Resources: []*metav1.APIResourceList{
 		{GroupVersion: "v1", APIResources: []metav1.APIResource{
 			{Name: "configmaps", SingularName: "configmap", Kind: "ConfigMap", Namespaced: true, ShortNames: []string{"cm"}, Verbs: []string{"list", "watch"}},

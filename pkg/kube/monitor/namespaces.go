@@ -20,7 +20,7 @@ import (
 func (mon *monitor) followNamespaces(ctx context.Context, r *monitorRun) {
 	dirty := make(chan struct{}, 1)
 	store := mon.startNamespaceInformer(ctx, r, dirty)
-	if err := monWaitSynced(ctx, r.errs, r.namespaces.synced); err != nil {
+	if err := waitSynced(ctx, r.errs, r.namespaces.synced); err != nil {
 		mon.ready <- monitorReady{err: err}
 		return
 	}

@@ -124,16 +124,16 @@ func (mon *monitor) syncGroups(ctx context.Context, r *monitorRun, namespaces []
 		r.groups[ns] = g
 		synced = append(synced, g.synced...)
 	}
-	if err := monWaitSynced(ctx, r.errs, synced); err != nil {
+	if err := waitSynced(ctx, r.errs, synced); err != nil {
 		return monitorReady{err: err}
 	}
 	objects, err := mon.state.markSynced()
 	return monitorReady{objects: objects, err: err}
 }
 
-// monWaitSynced waits until every channel in synced is closed. A failed
+// waitSynced waits until every channel in synced is closed. A failed
 // list or the end of ctx ends the wait early.
-func monWaitSynced(ctx context.Context, errs <-chan error, synced []<-chan struct{}) error {
+func waitSynced(ctx context.Context, errs <-chan error, synced []<-chan struct{}) error {
 	for _, done := range synced {
 		select {
 		case <-done:

@@ -39,7 +39,7 @@ type monitorSpec struct {
 // informers. Errors wrap ErrInvalidBinding.
 func newMonitorSpec(b hook.KubernetesBinding, res kube.Resource) (monitorSpec, error) {
 	s := monitorSpec{resource: res, names: []string{""}, events: slices.Clone(b.ExecuteHookOnEvent)}
-	code, err := monCompileJQ(b.JqFilter)
+	code, err := compileJQ(b.JqFilter)
 	if err != nil {
 		return monitorSpec{}, fmt.Errorf("%w: jqFilter %q: %w", ErrInvalidBinding, b.JqFilter, err)
 	}
@@ -51,7 +51,7 @@ func newMonitorSpec(b hook.KubernetesBinding, res kube.Resource) (monitorSpec, e
 		s.fieldSelector = b.FieldSelector.Selector()
 	}
 	if b.NameSelector != nil && len(b.NameSelector.MatchNames) > 0 {
-		s.names = monSortedSet(b.NameSelector.MatchNames)
+		s.names = sortedSet(b.NameSelector.MatchNames)
 	}
 	if err := s.planNamespaces(b.Namespace); err != nil {
 		return monitorSpec{}, err
@@ -72,7 +72,7 @@ func (s *monitorSpec) planNamespaces(ns *hook.NamespaceSelector) error {
 	}
 	var names []string
 	if ns.NameSelector != nil && len(ns.NameSelector.MatchNames) > 0 {
-		names = monSortedSet(ns.NameSelector.MatchNames)
+		names = sortedSet(ns.NameSelector.MatchNames)
 	}
 	if ns.LabelSelector == nil {
 		if names != nil {
@@ -133,8 +133,8 @@ func monLabelSelector(ls *metav1.LabelSelector) (string, error) {
 	return sel.String(), nil
 }
 
-// monSortedSet returns the distinct values of in, sorted.
-func monSortedSet(in []string) []string {
+// sortedSet returns the distinct values of in, sorted.
+func sortedSet(in []string) []string {
 	out := slices.Clone(in)
 	slices.Sort(out)
 	return slices.Compact(out)

@@ -12,8 +12,8 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/kube"
 )
 
-// monTestResource is the ConfigMap resource as resolved from discovery.
-func monTestResource() kube.Resource {
+// testResource is the ConfigMap resource as resolved from discovery.
+func testResource() kube.Resource {
 	return kube.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Kind: "ConfigMap", Namespaced: true}
 }
 
@@ -28,13 +28,13 @@ type monPlan struct {
 	NamespaceNames  map[string]bool
 }
 
-type monSpecCase struct {
+type specCase struct {
 	name    string
 	binding hook.KubernetesBinding
 	want    monPlan
 }
 
-func monSpecCases() []monSpecCase {
+func specCases() []specCase {
 	app := &metav1.LabelSelector{MatchLabels: map[string]string{"app": "x"}}
 	tier := &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
 		{Key: "tier", Operator: metav1.LabelSelectorOpIn, Values: []string{"cache", "db"}},
@@ -42,7 +42,7 @@ func monSpecCases() []monSpecCase {
 	fieldSel := &hook.FieldSelector{MatchExpressions: []hook.FieldRequirement{
 		{Field: "metadata.namespace", Operator: hook.FieldNotEquals, Value: "kube-system"},
 	}}
-	return []monSpecCase{
+	return []specCase{
 		{name: "everything", want: monPlan{Informers: []monInformer{{}}}},
 		{
 			name:    "names get an informer each, deduplicated",
@@ -100,9 +100,9 @@ func monSpecCases() []monSpecCase {
 }
 
 func TestMonitorSpec(t *testing.T) {
-	for _, tt := range monSpecCases() {
+	for _, tt := range specCases() {
 		t.Run(tt.name, func(t *testing.T) {
-			s, err := newMonitorSpec(tt.binding, monTestResource())
+			s, err := newMonitorSpec(tt.binding, testResource())
 			if err != nil {
 				t.Fatalf("newMonitorSpec: %v", err)
 			}
@@ -127,13 +127,13 @@ func TestMonitorSpecRejects(t *testing.T) {
 		binding hook.KubernetesBinding
 		res     kube.Resource
 	}{
-		{name: "jq that does not compile", binding: hook.KubernetesBinding{JqFilter: ".a | undefined_fn"}, res: monTestResource()},
+		{name: "jq that does not compile", binding: hook.KubernetesBinding{JqFilter: ".a | undefined_fn"}, res: testResource()},
 		{
 			name: "bad label selector",
 			binding: hook.KubernetesBinding{LabelSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
 				{Key: "k", Operator: "Near"},
 			}}},
-			res: monTestResource(),
+			res: testResource(),
 		},
 		{
 			name: "namespace selector on a cluster-scoped kind",

@@ -65,7 +65,7 @@ func (s *monitorState) apply(ev hook.WatchEvent, obj any, emit bool) {
 	changed := s.record(ev, e)
 	failed := e.err != nil && s.synced
 	if e.err != nil && !s.synced && s.syncErr == nil {
-		s.syncErr = fmt.Errorf("object %s: %w", monObjectKey(e), e.err)
+		s.syncErr = fmt.Errorf("object %s: %w", objectKey(e), e.err)
 	}
 	queued := changed && emit && s.queueLocked(ev, e)
 	s.mu.Unlock()
@@ -222,8 +222,8 @@ func (s *monitorState) deliver(ctx context.Context, out chan<- Event) {
 	}
 }
 
-// monObjectKey is namespace/name, or name for cluster-scoped objects.
-func monObjectKey(e *monitorEntry) string {
+// objectKey is namespace/name, or name for cluster-scoped objects.
+func objectKey(e *monitorEntry) string {
 	if e.namespace == "" {
 		return e.name
 	}

@@ -14,10 +14,10 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/hook"
 )
 
-const monTestTimeout = 10 * time.Second
+const testTimeout = 10 * time.Second
 
-// monStep is one informer notification for a state under test.
-type monStep struct {
+// step is one informer notification for a state under test.
+type step struct {
 	ev     hook.WatchEvent
 	ns     string
 	name   string
@@ -26,7 +26,7 @@ type monStep struct {
 	broken bool // the filter failed on this object
 }
 
-func (s monStep) entry() *monitorEntry {
+func (s step) entry() *monitorEntry {
 	e := &monitorEntry{namespace: s.ns, name: s.name, filterResult: json.RawMessage(`"` + s.value + `"`)}
 	copy(e.checksum[:], s.value)
 	if s.broken {
@@ -55,7 +55,7 @@ func monPending(s *monitorState) []monEvent {
 	return out
 }
 
-func monResults(objs []hook.FilteredObject) []string {
+func results(objs []hook.FilteredObject) []string {
 	if len(objs) == 0 {
 		return nil
 	}
@@ -66,29 +66,29 @@ func monResults(objs []hook.FilteredObject) []string {
 	return out
 }
 
-// monStateCase feeds steps to a state and checks what it queued and holds.
-type monStateCase struct {
+// stateCase feeds steps to a state and checks what it queued and holds.
+type stateCase struct {
 	name     string
 	events   []hook.WatchEvent
-	before   []monStep // before the initial sync
-	after    []monStep
+	before   []step // before the initial sync
+	after    []step
 	want     []monEvent
 	snapshot []string
 }
 
-func monStateCases() []monStateCase {
+func stateCases() []stateCase {
 	all := []hook.WatchEvent{hook.Added, hook.Modified, hook.Deleted}
-	return []monStateCase{
+	return []stateCase{
 		{
 			name:     "initial list and early changes are the sync list, not events",
 			events:   all,
-			before:   []monStep{{ev: hook.Added, ns: "n", name: "a", value: "1"}, {ev: hook.Modified, ns: "n", name: "a", value: "2", emit: true}},
+			before:   []step{{ev: hook.Added, ns: "n", name: "a", value: "1"}, {ev: hook.Modified, ns: "n", name: "a", value: "2", emit: true}},
 			snapshot: []string{`"2"`},
 		},
 		{
 			name:   "added, modified, deleted",
 			events: all,
-			after: []monStep{
+			after: []step{
 				{ev: hook.Added, ns: "n", name: "a", value: "1", emit: true},
 				{ev: hook.Modified, ns: "n", name: "a", value: "2", emit: true},
 				{ev: hook.Deleted, ns: "n", name: "a", value: "2", emit: true},
@@ -98,35 +98,35 @@ func monStateCases() []monStateCase {
 		{
 			name:     "unchanged Modified is dropped",
 			events:   all,
-			before:   []monStep{{ev: hook.Added, ns: "n", name: "a", value: "1"}},
-			after:    []monStep{{ev: hook.Modified, ns: "n", name: "a", value: "1", emit: true}},
+			before:   []step{{ev: hook.Added, ns: "n", name: "a", value: "1"}},
+			after:    []step{{ev: hook.Modified, ns: "n", name: "a", value: "1", emit: true}},
 			snapshot: []string{`"1"`},
 		},
 		{
 			name:     "unchanged Added is dropped",
 			events:   all,
-			before:   []monStep{{ev: hook.Added, ns: "n", name: "a", value: "1"}},
-			after:    []monStep{{ev: hook.Added, ns: "n", name: "a", value: "1", emit: true}},
+			before:   []step{{ev: hook.Added, ns: "n", name: "a", value: "1"}},
+			after:    []step{{ev: hook.Added, ns: "n", name: "a", value: "1", emit: true}},
 			snapshot: []string{`"1"`},
 		},
 		{
 			name:     "executeHookOnEvent filters events, not the snapshot",
 			events:   []hook.WatchEvent{hook.Deleted},
-			after:    []monStep{{ev: hook.Added, ns: "n", name: "a", value: "1", emit: true}, {ev: hook.Added, ns: "n", name: "b", value: "1", emit: true}, {ev: hook.Deleted, ns: "n", name: "a", value: "1", emit: true}},
+			after:    []step{{ev: hook.Added, ns: "n", name: "a", value: "1", emit: true}, {ev: hook.Added, ns: "n", name: "b", value: "1", emit: true}, {ev: hook.Deleted, ns: "n", name: "a", value: "1", emit: true}},
 			want:     []monEvent{{hook.Deleted, "n/a", `"1"`}},
 			snapshot: []string{`"1"`},
 		},
 		{
 			name:     "a failed filter keeps the last good entry and sends nothing",
 			events:   all,
-			before:   []monStep{{ev: hook.Added, ns: "n", name: "a", value: "1"}},
-			after:    []monStep{{ev: hook.Modified, ns: "n", name: "a", broken: true, emit: true}},
+			before:   []step{{ev: hook.Added, ns: "n", name: "a", value: "1"}},
+			after:    []step{{ev: hook.Modified, ns: "n", name: "a", broken: true, emit: true}},
 			snapshot: []string{`"1"`},
 		},
 		{
 			name:   "snapshot is sorted by namespace and name",
 			events: all,
-			before: []monStep{
+			before: []step{
 				{ev: hook.Added, ns: "n2", name: "a", value: "n2/a"},
 				{ev: hook.Added, ns: "n1", name: "b", value: "n1/b"},
 				{ev: hook.Added, ns: "n1", name: "a", value: "n1/a"},
@@ -137,7 +137,7 @@ func monStateCases() []monStateCase {
 }
 
 func TestMonitorStateEvents(t *testing.T) {
-	for _, tt := range monStateCases() {
+	for _, tt := range stateCases() {
 		t.Run(tt.name, func(t *testing.T) {
 			s := newMonitorState("id", tt.events, slog.New(slog.DiscardHandler))
 			for _, st := range tt.before {
@@ -152,7 +152,7 @@ func TestMonitorStateEvents(t *testing.T) {
 			if diff := cmp.Diff(tt.want, monPending(s)); diff != "" {
 				t.Errorf("events (-want +got):\n%s", diff)
 			}
-			if diff := cmp.Diff(tt.snapshot, monResults(s.snapshot())); diff != "" {
+			if diff := cmp.Diff(tt.snapshot, results(s.snapshot())); diff != "" {
 				t.Errorf("snapshot (-want +got):\n%s", diff)
 			}
 		})
@@ -161,7 +161,7 @@ func TestMonitorStateEvents(t *testing.T) {
 
 func TestMonitorStateTombstone(t *testing.T) {
 	s := newMonitorState("id", []hook.WatchEvent{hook.Deleted}, slog.New(slog.DiscardHandler))
-	e := monStep{ns: "n", name: "a", value: "1"}.entry()
+	e := step{ns: "n", name: "a", value: "1"}.entry()
 	s.apply(hook.Added, e, false)
 	if _, err := s.markSynced(); err != nil {
 		t.Fatal(err)
@@ -177,7 +177,7 @@ func TestMonitorStateTombstone(t *testing.T) {
 
 func TestMonitorStateSyncFailsOnBrokenFilter(t *testing.T) {
 	s := newMonitorState("id", nil, slog.New(slog.DiscardHandler))
-	s.apply(hook.Added, monStep{ns: "n", name: "a", broken: true}.entry(), false)
+	s.apply(hook.Added, step{ns: "n", name: "a", broken: true}.entry(), false)
 	if _, err := s.markSynced(); err == nil {
 		t.Fatal("markSynced succeeded with an object the filter failed on")
 	}
@@ -185,7 +185,7 @@ func TestMonitorStateSyncFailsOnBrokenFilter(t *testing.T) {
 
 func TestMonitorStateDropNamespace(t *testing.T) {
 	s := newMonitorState("id", []hook.WatchEvent{hook.Added, hook.Deleted}, slog.New(slog.DiscardHandler))
-	for _, st := range []monStep{{ns: "gone", name: "b", value: "b"}, {ns: "gone", name: "a", value: "a"}, {ns: "kept", name: "c", value: "c"}} {
+	for _, st := range []step{{ns: "gone", name: "b", value: "b"}, {ns: "gone", name: "a", value: "a"}, {ns: "kept", name: "c", value: "c"}} {
 		s.apply(hook.Added, st.entry(), false)
 	}
 	if _, err := s.markSynced(); err != nil {
@@ -196,7 +196,7 @@ func TestMonitorStateDropNamespace(t *testing.T) {
 	if diff := cmp.Diff(want, monPending(s)); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{`"c"`}, monResults(s.snapshot())); diff != "" {
+	if diff := cmp.Diff([]string{`"c"`}, results(s.snapshot())); diff != "" {
 		t.Errorf("snapshot (-want +got):\n%s", diff)
 	}
 }
@@ -212,8 +212,8 @@ func TestMonitorStateHoldsEventsUntilEnabled(t *testing.T) {
 	go func() { defer close(done); s.deliver(ctx, out) }()
 	defer func() { cancel(); <-done }()
 
-	s.apply(hook.Added, monStep{ns: "n", name: "a", value: "1"}.entry(), true)
-	s.apply(hook.Added, monStep{ns: "n", name: "b", value: "2"}.entry(), true)
+	s.apply(hook.Added, step{ns: "n", name: "a", value: "1"}.entry(), true)
+	s.apply(hook.Added, step{ns: "n", name: "b", value: "2"}.entry(), true)
 	select {
 	case ev := <-out:
 		t.Fatalf("event %s %s/%s delivered before EnableEvents", ev.WatchEvent, ev.Namespace, ev.Name)
@@ -223,14 +223,14 @@ func TestMonitorStateHoldsEventsUntilEnabled(t *testing.T) {
 		t.Fatalf("held events = %d, want 2", got)
 	}
 	s.enable()
-	s.apply(hook.Added, monStep{ns: "n", name: "c", value: "3"}.entry(), true)
+	s.apply(hook.Added, step{ns: "n", name: "c", value: "3"}.entry(), true)
 	for _, want := range []string{"a", "b", "c"} {
 		select {
 		case ev := <-out:
 			if ev.Name != want || ev.ID != "id" {
 				t.Fatalf("event for %s of %q, want %s of \"id\"", ev.Name, ev.ID, want)
 			}
-		case <-time.After(monTestTimeout):
+		case <-time.After(testTimeout):
 			t.Fatalf("no event for %s", want)
 		}
 	}
@@ -241,16 +241,16 @@ func TestMonitorStateSyncObjectsDropsHeldEvents(t *testing.T) {
 	if _, err := s.markSynced(); err != nil {
 		t.Fatal(err)
 	}
-	s.apply(hook.Added, monStep{ns: "n", name: "a", value: "1"}.entry(), true)
-	s.apply(hook.Modified, monStep{ns: "n", name: "a", value: "2"}.entry(), true)
-	if diff := cmp.Diff([]string{`"2"`}, monResults(s.syncObjects())); diff != "" {
+	s.apply(hook.Added, step{ns: "n", name: "a", value: "1"}.entry(), true)
+	s.apply(hook.Modified, step{ns: "n", name: "a", value: "2"}.entry(), true)
+	if diff := cmp.Diff([]string{`"2"`}, results(s.syncObjects())); diff != "" {
 		t.Errorf("sync objects (-want +got):\n%s", diff)
 	}
 	if got := monPending(s); got != nil {
 		t.Errorf("held events after syncObjects = %v, want none", got)
 	}
 	s.enable()
-	s.apply(hook.Modified, monStep{ns: "n", name: "a", value: "3"}.entry(), true)
+	s.apply(hook.Modified, step{ns: "n", name: "a", value: "3"}.entry(), true)
 	s.syncObjects() // enabled: events are no longer dropped
 	if diff := cmp.Diff([]monEvent{{hook.Modified, "n/a", `"3"`}}, monPending(s)); diff != "" {
 		t.Errorf("events after enable (-want +got):\n%s", diff)

@@ -23,10 +23,10 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/values"
 )
 
-// patchDeleteWait bounds how long Delete waits for the garbage collector to
+// deleteWait bounds how long Delete waits for the garbage collector to
 // remove the object after its dependents, as in the reference
 // implementation.
-const patchDeleteWait = 20 * time.Second
+const deleteWait = 20 * time.Second
 
 func (p *Patcher) create(ctx context.Context, op operation.Operation) error {
 	if op.Object == nil {
@@ -77,7 +77,7 @@ func (p *Patcher) replace(ctx context.Context, res dynamic.ResourceInterface, de
 		}
 		obj := desired.DeepCopy()
 		obj.SetResourceVersion(live.GetResourceVersion())
-		_, err = res.Update(ctx, obj, metav1.UpdateOptions{}, patchSubresources(subresource)...)
+		_, err = res.Update(ctx, obj, metav1.UpdateOptions{}, subresources(subresource)...)
 		return err
 	})
 }
@@ -111,7 +111,7 @@ func (p *Patcher) delete(ctx context.Context, op operation.Operation) error {
 // waitDeleted returns when the object is gone or has been replaced by
 // another of the same name, watching it between checks.
 func (p *Patcher) waitDeleted(ctx context.Context, res dynamic.ResourceInterface, name string) error {
-	ctx, cancel := context.WithTimeout(ctx, patchDeleteWait)
+	ctx, cancel := context.WithTimeout(ctx, deleteWait)
 	defer cancel()
 	var uid types.UID
 	for {
@@ -126,16 +126,16 @@ func (p *Patcher) waitDeleted(ctx context.Context, res dynamic.ResourceInterface
 			return nil
 		}
 		uid = live.GetUID()
-		gone, err := patchWatchDeleted(ctx, res, live)
+		gone, err := watchDeleted(ctx, res, live)
 		if gone || err != nil {
 			return err
 		}
 	}
 }
 
-// patchWatchDeleted watches live from its resourceVersion until it is
+// watchDeleted watches live from its resourceVersion until it is
 // deleted (true) or the watch ends early (false: look again).
-func patchWatchDeleted(ctx context.Context, res dynamic.ResourceInterface, live *unstructured.Unstructured) (bool, error) {
+func watchDeleted(ctx context.Context, res dynamic.ResourceInterface, live *unstructured.Unstructured) (bool, error) {
 	w, err := res.Watch(ctx, metav1.ListOptions{
 		FieldSelector:   fields.OneTermEqualSelector("metadata.name", live.GetName()).String(),
 		ResourceVersion: live.GetResourceVersion(),
@@ -168,8 +168,8 @@ func (p *Patcher) patch(ctx context.Context, op operation.Operation) error {
 	if op.Type == operation.JSONPatch {
 		patchType, data = types.JSONPatchType, op.JSONPatch
 	}
-	_, err = res.Patch(ctx, op.Name, patchType, data, metav1.PatchOptions{}, patchSubresources(op.Subresource)...)
-	if op.IgnoreMissingObject && patchIsMissing(err, op.Name) {
+	_, err = res.Patch(ctx, op.Name, patchType, data, metav1.PatchOptions{}, subresources(op.Subresource)...)
+	if op.IgnoreMissingObject && isMissing(err, op.Name) {
 		p.log.DebugContext(ctx, "missing object not patched", "kind", op.Kind, "namespace", op.Namespace, "name", op.Name)
 		return nil
 	}
@@ -191,18 +191,18 @@ func (p *Patcher) jqPatch(ctx context.Context, op operation.Operation) error {
 	}
 	return kube.RetryOnConflict(ctx, func(ctx context.Context) error {
 		live, err := res.Get(ctx, op.Name, metav1.GetOptions{})
-		if op.IgnoreMissingObject && patchIsMissing(err, op.Name) {
+		if op.IgnoreMissingObject && isMissing(err, op.Name) {
 			p.log.DebugContext(ctx, "missing object not patched", "kind", op.Kind, "namespace", op.Namespace, "name", op.Name)
 			return nil
 		}
 		if err != nil {
 			return err
 		}
-		patched, err := patchRunJQ(ctx, code, live)
+		patched, err := runJQ(ctx, code, live)
 		if err != nil || patched == nil {
 			return err
 		}
-		if _, err := res.Update(ctx, patched, metav1.UpdateOptions{}, patchSubresources(op.Subresource)...); err != nil {
+		if _, err := res.Update(ctx, patched, metav1.UpdateOptions{}, subresources(op.Subresource)...); err != nil {
 			return err
 		}
 		p.log.DebugContext(ctx, "object patched", "kind", op.Kind, "namespace", op.Namespace, "name", op.Name)
@@ -210,9 +210,9 @@ func (p *Patcher) jqPatch(ctx context.Context, op operation.Operation) error {
 	})
 }
 
-// patchRunJQ runs the filter on the object and returns its single result
+// runJQ runs the filter on the object and returns its single result
 // as an object, or nil when the result equals the input.
-func patchRunJQ(ctx context.Context, code *gojq.Code, live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+func runJQ(ctx context.Context, code *gojq.Code, live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	before, err := json.Marshal(live.Object)
 	if err != nil {
 		return nil, err

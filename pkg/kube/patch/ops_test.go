@@ -48,9 +48,9 @@ func TestPatcherRetriesOnConflict(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			p, client := patchFake(t, patchConfigMap(map[string]any{"old": "1"}))
+			p, client := patchFake(t, configMap(map[string]any{"old": "1"}))
 			attempts := patchConflicts(client, tc.conflicts)
-			err := p.Apply(t.Context(), patchMustParse(t, tc.ops))
+			err := p.Apply(t.Context(), mustParse(t, tc.ops))
 			if tc.wantConflict != apierrors.IsConflict(err) || (!tc.wantConflict && err != nil) {
 				t.Fatalf("Apply error = %v, want a conflict: %v", err, tc.wantConflict)
 			}
@@ -65,8 +65,8 @@ func TestPatcherRetriesOnConflict(t *testing.T) {
 }
 
 func TestPatcherJQPatchWithoutChangeDoesNotUpdate(t *testing.T) {
-	p, client := patchFake(t, patchConfigMap(map[string]any{"k": "v"}))
-	ops := patchMustParse(t, "operation: JQPatch\nkind: ConfigMap\nnamespace: ns\nname: a\njqFilter: .data.k = \"v\"\n")
+	p, client := patchFake(t, configMap(map[string]any{"k": "v"}))
+	ops := mustParse(t, "operation: JQPatch\nkind: ConfigMap\nnamespace: ns\nname: a\njqFilter: .data.k = \"v\"\n")
 	if err := p.Apply(t.Context(), ops); err != nil {
 		t.Fatalf("Apply: %v", err)
 	}
@@ -104,10 +104,10 @@ func TestPatcherWritesSubresources(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var existing []*unstructured.Unstructured
 			if tc.exists {
-				existing = append(existing, patchConfigMap(nil))
+				existing = append(existing, configMap(nil))
 			}
 			p, client := patchFake(t, existing...)
-			if err := p.Apply(t.Context(), patchMustParse(t, tc.ops)); err != nil {
+			if err := p.Apply(t.Context(), mustParse(t, tc.ops)); err != nil {
 				t.Fatalf("Apply: %v", err)
 			}
 			var writes []string
@@ -157,8 +157,8 @@ func TestPatchIsMissing(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := patchIsMissing(tc.err, "a"); got != tc.want {
-				t.Errorf("patchIsMissing = %v, want %v", got, tc.want)
+			if got := isMissing(tc.err, "a"); got != tc.want {
+				t.Errorf("isMissing = %v, want %v", got, tc.want)
 			}
 		})
 	}

@@ -91,19 +91,19 @@ func (p *Patcher) resource(ctx context.Context, apiVersion, kind, namespace stri
 	return res.Namespace(namespace), nil
 }
 
-// patchSubresources turns an optional subresource into the variadic argument
+// subresources turns an optional subresource into the variadic argument
 // of the dynamic client.
-func patchSubresources(subresource string) []string {
+func subresources(subresource string) []string {
 	if subresource == "" {
 		return nil
 	}
 	return []string{subresource}
 }
 
-// patchIsMissing reports whether err says that the object name does not
+// isMissing reports whether err says that the object name does not
 // exist. A 404 for a subresource the kind does not have names no object and
 // is not a missing object.
-func patchIsMissing(err error, name string) bool {
+func isMissing(err error, name string) bool {
 	var status apierrors.APIStatus
 	if !apierrors.IsNotFound(err) || !errors.As(err, &status) {
 		return false

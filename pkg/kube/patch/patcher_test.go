@@ -22,11 +22,11 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/kube"
 )
 
-func patchConfigMapsGVR() schema.GroupVersionResource {
+func configMapsGVR() schema.GroupVersionResource {
 	return schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 }
 
-func patchWidgetsGVR() schema.GroupVersionResource {
+func widgetsGVR() schema.GroupVersionResource {
 	return schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}
 }
 
@@ -39,22 +39,22 @@ func patchFake(t *testing.T, existing ...*unstructured.Unstructured) (*Patcher, 
 		objs = append(objs, o)
 	}
 	client := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
-		patchConfigMapsGVR():                    "ConfigMapList",
+		configMapsGVR():                         "ConfigMapList",
 		{Version: "v1", Resource: "namespaces"}: "NamespaceList",
-		patchWidgetsGVR():                       "WidgetList",
+		widgetsGVR():                            "WidgetList",
 	}, objs...)
-	return NewPatcher(client, kube.NewResolver(patchTestMapper()), slog.New(slog.DiscardHandler)), client
+	return NewPatcher(client, kube.NewResolver(testMapper()), slog.New(slog.DiscardHandler)), client
 }
 
-// patchTestMapper knows ConfigMap and Namespace.
-func patchTestMapper() meta.RESTMapper {
+// testMapper knows ConfigMap and Namespace.
+func testMapper() meta.RESTMapper {
 	mapper := meta.NewDefaultRESTMapper(nil)
 	mapper.Add(schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, meta.RESTScopeNamespace)
 	mapper.Add(schema.GroupVersionKind{Version: "v1", Kind: "Namespace"}, meta.RESTScopeRoot)
 	return mapper
 }
 
-func patchMustParse(t *testing.T, input string) []operation.Operation {
+func mustParse(t *testing.T, input string) []operation.Operation {
 	t.Helper()
 	ops, err := operation.Parse([]byte(input))
 	if err != nil {
@@ -66,7 +66,7 @@ func patchMustParse(t *testing.T, input string) []operation.Operation {
 // patchData returns the data of ConfigMap ns/name, or nil when it is absent.
 func patchData(t *testing.T, client *dynamicfake.FakeDynamicClient, name string) map[string]any {
 	t.Helper()
-	got, err := client.Resource(patchConfigMapsGVR()).Namespace("ns").Get(t.Context(), name, metav1.GetOptions{})
+	got, err := client.Resource(configMapsGVR()).Namespace("ns").Get(t.Context(), name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
@@ -113,10 +113,10 @@ func TestPatcherAppliesOperations(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var existing []*unstructured.Unstructured
 			if tc.exists {
-				existing = append(existing, patchConfigMap(map[string]any{"old": "1"}))
+				existing = append(existing, configMap(map[string]any{"old": "1"}))
 			}
 			p, client := patchFake(t, existing...)
-			if err := p.Apply(t.Context(), patchMustParse(t, tc.ops)); err != nil {
+			if err := p.Apply(t.Context(), mustParse(t, tc.ops)); err != nil {
 				t.Fatalf("Apply: %v", err)
 			}
 			if diff := cmp.Diff(tc.want, patchData(t, client, "a")); diff != "" {
@@ -161,8 +161,8 @@ func TestPatcherReportsFailures(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			p, client := patchFake(t, patchConfigMap(map[string]any{"old": "1"}))
-			err := p.Apply(t.Context(), patchMustParse(t, tc.ops))
+			p, client := patchFake(t, configMap(map[string]any{"old": "1"}))
+			err := p.Apply(t.Context(), mustParse(t, tc.ops))
 			if err == nil || err.Error() != tc.want {
 				t.Fatalf("Apply error = %v\nwant           %s", err, tc.want)
 			}
@@ -187,19 +187,19 @@ func TestPatcherFindsKindsOfNewCRDs(t *testing.T) {
 	}}}
 	clk := clocktesting.NewFakePassiveClock(time.Unix(0, 0))
 	p := NewPatcher(client, kube.NewDiscovery(disc, time.Second, clk).Resolver(), slog.New(slog.DiscardHandler))
-	if err := p.Apply(t.Context(), patchMustParse(t, "operation: Delete\nkind: ConfigMap\nnamespace: ns\nname: a\n")); err != nil {
+	if err := p.Apply(t.Context(), mustParse(t, "operation: Delete\nkind: ConfigMap\nnamespace: ns\nname: a\n")); err != nil {
 		t.Fatalf("Apply before the CRD: %v", err)
 	}
 	disc.Resources = append(disc.Resources, &metav1.APIResourceList{GroupVersion: "example.com/v1", APIResources: []metav1.APIResource{
 		{Name: "widgets", SingularName: "widget", Kind: "Widget", Namespaced: true, Verbs: []string{"create", "patch"}},
 	}})
 	clk.SetTime(clk.Now().Add(2 * time.Second))
-	ops := patchMustParse(t, "operation: Create\nobject: {apiVersion: example.com/v1, kind: Widget, metadata: {name: w, namespace: ns}}\n"+
+	ops := mustParse(t, "operation: Create\nobject: {apiVersion: example.com/v1, kind: Widget, metadata: {name: w, namespace: ns}}\n"+
 		"---\noperation: MergePatch\nkind: Widget\nnamespace: ns\nname: w\nmergePatch: {spec: {size: 2}}\n")
 	if err := p.Apply(t.Context(), ops); err != nil {
 		t.Fatalf("Apply: %v", err)
 	}
-	got, err := client.Resource(patchWidgetsGVR()).Namespace("ns").Get(t.Context(), "w", metav1.GetOptions{})
+	got, err := client.Resource(widgetsGVR()).Namespace("ns").Get(t.Context(), "w", metav1.GetOptions{})
 	if err != nil {
 		t.Fatalf("get widget: %v", err)
 	}
@@ -219,7 +219,7 @@ func TestPatcherDeletePropagation(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(string(tc.op), func(t *testing.T) {
-			p, client := patchFake(t, patchConfigMap(nil))
+			p, client := patchFake(t, configMap(nil))
 			ops := []operation.Operation{{Type: tc.op, Kind: "ConfigMap", Namespace: "ns", Name: "a"}}
 			if err := p.Apply(t.Context(), ops); err != nil {
 				t.Fatalf("Apply: %v", err)
@@ -237,8 +237,8 @@ func TestPatcherDeletePropagation(t *testing.T) {
 	}
 }
 
-// patchConfigMap is ConfigMap ns/a with data, none when nil.
-func patchConfigMap(data map[string]any) *unstructured.Unstructured {
+// configMap is ConfigMap ns/a with data, none when nil.
+func configMap(data map[string]any) *unstructured.Unstructured {
 	obj := map[string]any{
 		"apiVersion": "v1", "kind": "ConfigMap",
 		"metadata": map[string]any{"name": "a", "namespace": "ns"},
