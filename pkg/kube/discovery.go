@@ -18,8 +18,9 @@ const DefaultFreshFor = time.Second
 
 // Discovery is one in-memory cache of the API server's discovery
 // information and a REST mapper over it, for everything in the process that
-// maps kinds to resources or reads the server's API versions: monitors, the
-// patcher, the heal watcher, drift checks and Helm. Reading discovery
+// maps kinds to resources or reads the server's API versions: its Resolver
+// serves monitors, the patcher, the heal watcher, drift checks and the
+// debug diff; its RESTMapper and Client serve Helm. Reading discovery
 // costs two requests and decoding every group's resources, so it is read
 // once and refreshed only when something may have changed it:
 //
