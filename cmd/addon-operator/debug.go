@@ -193,7 +193,7 @@ func (r *renderOptions) compare(ctx context.Context, manifest string) ([]server.
 	if err != nil {
 		return nil, fmt.Errorf("discovery client: %w", err)
 	}
-	return server.Cluster{Dynamic: dyn, Mapper: kube.NewRESTMapper(disc), Namespace: r.namespace}.Diff(ctx, manifest)
+	return server.Cluster{Dynamic: dyn, Kinds: kube.NewDiscovery(disc, 0, nil).Resolver(), Namespace: r.namespace}.Diff(ctx, manifest)
 }
 
 // writeOutput writes v as JSON or YAML, or as text through text (JSON when

@@ -7,13 +7,14 @@ import (
 
 	"golang.org/x/sync/errgroup"
 	apiextensions "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 
 	"github.com/addon-operator/addon-operator/pkg/helm"
 	"github.com/addon-operator/addon-operator/pkg/kube"
+	"github.com/addon-operator/addon-operator/pkg/kube/crd"
+	"github.com/addon-operator/addon-operator/pkg/kube/heal"
 )
 
 // crdFieldManager owns the fields of CRDs applied from modules' crds/.
@@ -22,75 +23,76 @@ const crdFieldManager = "addon-operator"
 // newHealWatcher builds the watcher of deployed release objects and of
 // the releases' storage records (Helm's driver), which report on one
 // channel.
-func newHealWatcher(cfg *rest.Config, mapper meta.ResettableRESTMapper, namespace, driver string, log *slog.Logger) (*releaseWatcher, chan kube.HealEvent, error) {
+func newHealWatcher(cfg *rest.Config, kinds *kube.Resolver, namespace, driver string, log *slog.Logger) (*releaseWatcher, chan heal.Event, error) {
 	md, err := metadata.NewForConfig(cfg)
 	if err != nil {
 		return nil, nil, fmt.Errorf("metadata client: %w", err)
 	}
-	events := make(chan kube.HealEvent)
-	w, err := kube.NewHealWatcher(kube.HealWatcherOptions{
-		Metadata: md, Mapper: mapper, Clock: clock.RealClock{}, Log: log, Events: events,
+	events := make(chan heal.Event)
+	w, err := heal.NewWatcher(heal.Options{
+		Metadata: md, Kinds: kinds, Clock: clock.RealClock{}, Log: log, Events: events,
 		ModuleLabel: helm.LabelModule, Namespace: namespace,
 	})
 	if err != nil {
 		return nil, nil, err
 	}
-	records, err := kube.NewRecordWatcher(kube.RecordWatcherOptions{Metadata: md, Driver: driver, Namespace: namespace, Events: events, Log: log})
+	records, err := heal.NewRecordWatcher(heal.RecordWatcherOptions{Metadata: md, Driver: driver, Namespace: namespace, Events: events, Log: log})
 	if err != nil {
 		return nil, nil, err
 	}
-	return &releaseWatcher{HealWatcher: w, records: records}, events, nil
+	return &releaseWatcher{Watcher: w, records: records}, events, nil
 }
 
 // releaseWatcher watches a module's release objects and its release
 // records together: pausing or forgetting a module does both.
 type releaseWatcher struct {
-	*kube.HealWatcher
-	records *kube.RecordWatcher
+	*heal.Watcher
+	records *heal.RecordWatcher
 }
 
 // Run runs both watchers until ctx ends.
 func (w *releaseWatcher) Run(ctx context.Context) error {
 	g, ctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return w.HealWatcher.Run(ctx) })
+	g.Go(func() error { return w.Watcher.Run(ctx) })
 	g.Go(func() error { return w.records.Run(ctx) })
 	return g.Wait() //nolint:wrapcheck // the watchers' own errors
 }
 
 func (w *releaseWatcher) Pause(module string) {
-	w.HealWatcher.Pause(module)
+	w.Watcher.Pause(module)
 	w.records.Pause(module)
 }
 
 func (w *releaseWatcher) Resume(module string) {
-	w.HealWatcher.Resume(module)
+	w.Watcher.Resume(module)
 	w.records.Resume(module)
 }
 
 func (w *releaseWatcher) Forget(module string) {
-	w.HealWatcher.Forget(module)
+	w.Watcher.Forget(module)
 	w.records.Forget(module)
 }
 
-// crdApplier applies modules' CRDs and refreshes the shared RESTMapper, so
-// the new kinds resolve for the release, monitors and the patcher.
+// crdApplier applies modules' CRDs and refreshes the shared discovery
+// cache, so the new kinds resolve for the release, monitors and the
+// patcher.
 type crdApplier struct {
 	client apiextensions.Interface
-	mapper meta.ResettableRESTMapper
+	disc   *kube.Discovery
 }
 
-func newCRDApplier(cfg *rest.Config, mapper meta.ResettableRESTMapper) (*crdApplier, error) {
+func newCRDApplier(cfg *rest.Config, disc *kube.Discovery) (*crdApplier, error) {
 	c, err := apiextensions.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("apiextensions client: %w", err)
 	}
-	return &crdApplier{client: c, mapper: mapper}, nil
+	return &crdApplier{client: c, disc: disc}, nil
 }
 
 func (a *crdApplier) ApplyCRDs(ctx context.Context, dir string) ([]string, error) {
-	names, err := kube.ApplyCRDs(ctx, a.client, dir, crdFieldManager)
+	names, err := crd.Apply(ctx, a.client, dir, crdFieldManager)
 	if len(names) > 0 {
-		a.mapper.Reset()
+		a.disc.Refresh()
 	}
 	return names, err
 }

@@ -29,6 +29,10 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/helm"
 	"github.com/addon-operator/addon-operator/pkg/hook"
 	"github.com/addon-operator/addon-operator/pkg/kube"
+	"github.com/addon-operator/addon-operator/pkg/kube/drift"
+	"github.com/addon-operator/addon-operator/pkg/kube/event"
+	"github.com/addon-operator/addon-operator/pkg/kube/monitor"
+	"github.com/addon-operator/addon-operator/pkg/kube/patch"
 	"github.com/addon-operator/addon-operator/pkg/metrics"
 	"github.com/addon-operator/addon-operator/pkg/operator"
 	"github.com/addon-operator/addon-operator/pkg/schedule"
@@ -295,7 +299,7 @@ func withRateLimit(cfg *rest.Config, qps float32, burst int) *rest.Config {
 
 // wire builds the operator with its real dependencies; it returns the
 // operator's Event recorder too.
-func (o *startOptions) wire(restCfg *rest.Config, log *slog.Logger, rec *metrics.Recorder, hookMetrics *metrics.HookMetrics) (*operator.Operator, *kube.EventRecorder, error) {
+func (o *startOptions) wire(restCfg *rest.Config, log *slog.Logger, rec *metrics.Recorder, hookMetrics *metrics.HookMetrics) (*operator.Operator, *event.Recorder, error) {
 	client, err := kubernetes.NewForConfig(restCfg)
 	if err != nil {
 		return nil, nil, fmt.Errorf("kubernetes client: %w", err)
@@ -304,10 +308,10 @@ func (o *startOptions) wire(restCfg *rest.Config, log *slog.Logger, rec *metrics
 	// drift checks. A kind it misses makes it read discovery again (at most
 	// once a second), so CRDs installed later are found.
 	disc := kube.NewDiscovery(client.Discovery(), 0, clock.RealClock{})
-	mapper := disc.RESTMapper()
+	kinds := disc.Resolver()
 	hopts := o.helm
 	hopts.RESTConfig, hopts.Namespace, hopts.Logger = restCfg, o.operator.Namespace, log
-	hopts.Discovery, hopts.Mapper = disc.Client(), mapper
+	hopts.Discovery, hopts.Mapper = disc.Client(), disc.RESTMapper()
 	releases, err := helm.New(hopts)
 	if err != nil {
 		return nil, nil, err
@@ -326,22 +330,22 @@ func (o *startOptions) wire(restCfg *rest.Config, log *slog.Logger, rec *metrics
 	if err != nil {
 		return nil, nil, fmt.Errorf("dynamic client: %w", err)
 	}
-	monitorEvents := make(chan kube.MonitorEvent)
-	monitors, err := kube.NewMonitors(kube.MonitorOptions{Dynamic: dyn, Mapper: mapper, Log: log, Events: monitorEvents})
+	monitorEvents := make(chan monitor.Event)
+	monitors, err := monitor.NewMonitors(monitor.Options{Dynamic: dyn, Kinds: kinds, Log: log, Events: monitorEvents})
 	if err != nil {
 		return nil, nil, err
 	}
-	heal, healEvents, err := newHealWatcher(restCfg, mapper, o.operator.Namespace, o.helm.Driver, log)
+	heal, healEvents, err := newHealWatcher(restCfg, kinds, o.operator.Namespace, o.helm.Driver, log)
 	if err != nil {
 		return nil, nil, err
 	}
-	crds, err := newCRDApplier(restCfg, mapper)
+	crds, err := newCRDApplier(restCfg, disc)
 	if err != nil {
 		return nil, nil, err
 	}
 	ticks := make(chan schedule.Tick)
 	events := make(chan config.Event)
-	recorder := kube.NewEventRecorder(client, o.operator.Namespace, o.operator.ConfigMap).WithMetrics(rec)
+	recorder := event.NewRecorder(client, o.operator.Namespace, o.operator.ConfigMap).WithMetrics(rec)
 	op, err := operator.New(o.operator, operator.Deps{
 		Hooks:         &hook.Executor{Logger: log, Timeout: o.operator.HookTimeout, TempDir: o.operator.TempDir, MaxLogBytes: hookLogLimit(o.operator.HookLogMaxBytes)},
 		Releases:      releases,
@@ -351,11 +355,11 @@ func (o *startOptions) wire(restCfg *rest.Config, log *slog.Logger, rec *metrics
 		MonitorEvents: monitorEvents,
 		Scheduler:     schedule.New(clock.RealClock{}, ticks),
 		Ticks:         ticks,
-		Patcher:       kube.NewPatcher(dyn, mapper, log),
+		Patcher:       patch.NewPatcher(dyn, kinds, log),
 		Events:        recorder,
 		Healer:        heal,
 		HealEvents:    healEvents,
-		Drift:         kube.NewDriftChecker(dyn, mapper, log).WithNamespace(o.operator.Namespace),
+		Drift:         drift.NewChecker(dyn, kinds, log).WithNamespace(o.operator.Namespace),
 		CRDs:          crds,
 		HookMetrics:   hookMetrics,
 		Recorder:      rec,

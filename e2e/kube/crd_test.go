@@ -19,7 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 
-	"github.com/addon-operator/addon-operator/pkg/kube"
+	"github.com/addon-operator/addon-operator/pkg/kube/crd"
 )
 
 // crdFieldManager is the field manager the tests apply CRDs as.
@@ -92,7 +92,7 @@ func TestApplyCRDsCreatesAndUpdates(t *testing.T) {
 	crdWrite(t, dir, "_gadgets-old.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: no}\n")
 
 	start := time.Now()
-	names, err := kube.ApplyCRDs(t.Context(), ext, dir, crdFieldManager)
+	names, err := crd.Apply(t.Context(), ext, dir, crdFieldManager)
 	if err != nil {
 		t.Fatalf("first apply: %v", err)
 	}
@@ -107,24 +107,24 @@ func TestApplyCRDsCreatesAndUpdates(t *testing.T) {
 
 	crdWrite(t, dir, "gadgets.yaml", crdGadget("crd.example.com", "color: string", "size: integer"))
 	start = time.Now()
-	if _, err := kube.ApplyCRDs(t.Context(), ext, dir, crdFieldManager); err != nil {
+	if _, err := crd.Apply(t.Context(), ext, dir, crdFieldManager); err != nil {
 		t.Fatalf("second apply: %v", err)
 	}
 	t.Logf("updated in %v", time.Since(start))
-	crd, err := ext.ApiextensionsV1().CustomResourceDefinitions().Get(t.Context(), "gadgets.crd.example.com", metav1.GetOptions{})
+	updated, err := ext.ApiextensionsV1().CustomResourceDefinitions().Get(t.Context(), "gadgets.crd.example.com", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Properties["size"]; !ok {
-		t.Fatalf("the updated CRD has no spec.size: %+v", crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"])
+	if _, ok := updated.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Properties["size"]; !ok {
+		t.Fatalf("the updated CRD has no spec.size: %+v", updated.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"])
 	}
-	if !crdHasCondition(crd, apiextensionsv1.Established) {
-		t.Errorf("the updated CRD is not established: %+v", crd.Status.Conditions)
+	if !crdHasCondition(updated, apiextensionsv1.Established) {
+		t.Errorf("the updated CRD is not established: %+v", updated.Status.Conditions)
 	}
-	if !slices.ContainsFunc(crd.ManagedFields, func(f metav1.ManagedFieldsEntry) bool {
+	if !slices.ContainsFunc(updated.ManagedFields, func(f metav1.ManagedFieldsEntry) bool {
 		return f.Manager == crdFieldManager && f.Operation == metav1.ManagedFieldsOperationApply
 	}) {
-		t.Errorf("no fields applied by %q: %+v", crdFieldManager, crd.ManagedFields)
+		t.Errorf("no fields applied by %q: %+v", crdFieldManager, updated.ManagedFields)
 	}
 
 	// The API server switches to the new schema asynchronously: until then
@@ -151,8 +151,8 @@ func TestApplyCRDsCreatesAndUpdates(t *testing.T) {
 	}
 }
 
-func crdHasCondition(crd *apiextensionsv1.CustomResourceDefinition, typ apiextensionsv1.CustomResourceDefinitionConditionType) bool {
-	for _, c := range crd.Status.Conditions {
+func crdHasCondition(def *apiextensionsv1.CustomResourceDefinition, typ apiextensionsv1.CustomResourceDefinitionConditionType) bool {
+	for _, c := range def.Status.Conditions {
 		if c.Type == typ && c.Status == apiextensionsv1.ConditionTrue {
 			return true
 		}
@@ -166,7 +166,7 @@ func TestApplyCRDsRejectsOtherKindsBeforeApplying(t *testing.T) {
 	crdWrite(t, dir, "a.yaml", crdGadget("rejected.example.com", "color: string"))
 	crdWrite(t, dir, "b.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\n")
 
-	_, err := kube.ApplyCRDs(t.Context(), ext, dir, crdFieldManager)
+	_, err := crd.Apply(t.Context(), ext, dir, crdFieldManager)
 	if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "b.yaml")) {
 		t.Fatalf("error = %v, want one naming b.yaml", err)
 	}

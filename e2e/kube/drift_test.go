@@ -17,12 +17,13 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/addon-operator/addon-operator/pkg/kube"
+	"github.com/addon-operator/addon-operator/pkg/kube/drift"
 )
 
-// driftEnv is a DriftChecker on the local control plane, looking for
+// driftEnv is a drift.Checker on the local control plane, looking for
 // objects without a namespace in a namespace of the test's own.
 type driftEnv struct {
-	checker *kube.DriftChecker
+	checker *drift.Checker
 	dyn     dynamic.Interface
 	mapper  meta.RESTMapper
 	ns      string
@@ -34,10 +35,10 @@ func driftSetup(t *testing.T) driftEnv {
 	if err != nil {
 		t.Fatalf("dynamic client: %v", err)
 	}
-	mapper := kube.NewRESTMapper(cp.Clientset(t).Discovery())
+	disc := kube.NewDiscovery(cp.Clientset(t).Discovery(), 0, nil)
 	log := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug}))
 	ns := cp.Namespace(t)
-	return driftEnv{checker: kube.NewDriftChecker(dyn, mapper, log).WithNamespace(ns), dyn: dyn, mapper: mapper, ns: ns}
+	return driftEnv{checker: drift.NewChecker(dyn, disc.Resolver(), log).WithNamespace(ns), dyn: dyn, mapper: disc.RESTMapper(), ns: ns}
 }
 
 // resource returns the client of the kind of the YAML object doc, and the
@@ -252,7 +253,7 @@ func TestDriftSecretAndInjectedCABundle(t *testing.T) {
 	e.expect(t, "reverted", manifest, map[string][]string{})
 }
 
-// The mapper learns kinds whose CRDs appear later; until then an object of
+// The resolver learns kinds whose CRDs appear later; until then an object of
 // an unknown kind cannot exist and is not drift.
 func TestDriftUnknownKindIsNoDrift(t *testing.T) {
 	e := driftSetup(t)
@@ -298,7 +299,7 @@ func TestDriftRevertNeverCreatesAnObject(t *testing.T) {
 		t.Fatalf("Check = %+v, %v; want the edited ConfigMap", drifts, err)
 	}
 	log := slog.New(slog.NewTextHandler(t.Output(), nil))
-	deleting := kube.NewDriftChecker(driftDeletingClient{e.dyn}, kube.NewRESTMapper(cp.Clientset(t).Discovery()), log).WithNamespace(e.ns)
+	deleting := drift.NewChecker(driftDeletingClient{e.dyn}, kube.NewDiscovery(cp.Clientset(t).Discovery(), 0, nil).Resolver(), log).WithNamespace(e.ns)
 	if err := deleting.Revert(t.Context(), driftConfigMap, drifts); err != nil {
 		t.Fatalf("Revert: %v", err)
 	}

@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/metadata"
 
 	"github.com/addon-operator/addon-operator/pkg/kube"
+	"github.com/addon-operator/addon-operator/pkg/kube/heal"
 )
 
 const (
@@ -26,12 +27,12 @@ const (
 	healModuleLabel = "addon-operator.io/module"
 )
 
-// healEnv is a HealWatcher running on the local control plane until the
+// healEnv is a heal.Watcher running on the local control plane until the
 // test ends, with the release namespace of its own.
 type healEnv struct {
-	watcher *kube.HealWatcher
+	watcher *heal.Watcher
 	client  kubernetes.Interface
-	events  chan kube.HealEvent
+	events  chan heal.Event
 	ns      string
 }
 
@@ -45,10 +46,10 @@ func healSetup(t *testing.T) *healEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &healEnv{client: cp.Clientset(t), events: make(chan kube.HealEvent, 16), ns: cp.Namespace(t)}
-	e.watcher, err = kube.NewHealWatcher(kube.HealWatcherOptions{
+	e := &healEnv{client: cp.Clientset(t), events: make(chan heal.Event, 16), ns: cp.Namespace(t)}
+	e.watcher, err = heal.NewWatcher(heal.Options{
 		Metadata:    md,
-		Mapper:      kube.NewRESTMapper(disc),
+		Kinds:       kube.NewDiscovery(disc, 0, nil).Resolver(),
 		Log:         slog.New(slog.NewTextHandler(t.Output(), nil)),
 		Events:      e.events,
 		ModuleLabel: healModuleLabel,
@@ -69,13 +70,13 @@ func healSetup(t *testing.T) *healEnv {
 
 // configMap creates a ConfigMap of module in the release namespace and
 // returns its reference as a manifest without namespaces gives it.
-func (e *healEnv) configMap(t *testing.T, module, name string) kube.ObjectRef {
+func (e *healEnv) configMap(t *testing.T, module, name string) heal.ObjectRef {
 	t.Helper()
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{healModuleLabel: module}}}
 	if _, err := e.client.CoreV1().ConfigMaps(e.ns).Create(t.Context(), cm, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create ConfigMap %s: %v", name, err)
 	}
-	return kube.ObjectRef{APIVersion: "v1", Kind: "ConfigMap", Name: name}
+	return heal.ObjectRef{APIVersion: "v1", Kind: "ConfigMap", Name: name}
 }
 
 func (e *healEnv) deleteConfigMap(t *testing.T, name string) {
@@ -97,7 +98,7 @@ func (e *healEnv) waitSynced(t *testing.T) {
 // expect waits for the next event and compares it with want. Since events
 // of one informer arrive in order, it also proves that deletions seen by
 // the same informer before want's sent nothing.
-func (e *healEnv) expect(t *testing.T, want kube.HealEvent) {
+func (e *healEnv) expect(t *testing.T, want heal.Event) {
 	t.Helper()
 	select {
 	case got := <-e.events:
@@ -110,7 +111,7 @@ func (e *healEnv) expect(t *testing.T, want kube.HealEvent) {
 }
 
 // in returns ref in the release namespace, as events report it.
-func (e *healEnv) in(ref kube.ObjectRef) kube.ObjectRef {
+func (e *healEnv) in(ref heal.ObjectRef) heal.ObjectRef {
 	ref.Namespace = e.ns
 	return ref
 }
@@ -123,28 +124,28 @@ func TestHealDeletedObjectSendsOneEventPerWatch(t *testing.T) {
 	if _, err := e.client.CoreV1().Secrets(e.ns).Create(t.Context(), secret, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	s := kube.ObjectRef{APIVersion: "v1", Kind: "Secret", Namespace: e.ns, Name: "s"}
-	unknown := kube.ObjectRef{APIVersion: "nothing.example.com/v1", Kind: "Nothing", Name: "x"}
-	e.watcher.Watch("m1", []kube.ObjectRef{a, b, s, unknown}) // the unknown kind is skipped
-	e.watcher.Watch("sync", []kube.ObjectRef{sync})
+	s := heal.ObjectRef{APIVersion: "v1", Kind: "Secret", Namespace: e.ns, Name: "s"}
+	unknown := heal.ObjectRef{APIVersion: "nothing.example.com/v1", Kind: "Nothing", Name: "x"}
+	e.watcher.Watch("m1", []heal.ObjectRef{a, b, s, unknown}) // the unknown kind is skipped
+	e.watcher.Watch("sync", []heal.ObjectRef{sync})
 	e.waitSynced(t)
 
 	start := time.Now()
 	e.deleteConfigMap(t, "a")
-	e.expect(t, kube.HealEvent{Module: "m1", Object: e.in(a)})
+	e.expect(t, heal.Event{Module: "m1", Object: e.in(a)})
 	t.Logf("delete-to-event latency: %v", time.Since(start))
 
 	// m1 has had its event: deleting b sends nothing until the next Watch.
 	e.deleteConfigMap(t, "b")
 	e.deleteConfigMap(t, "sync")
-	e.expect(t, kube.HealEvent{Module: "sync", Object: e.in(sync)})
+	e.expect(t, heal.Event{Module: "sync", Object: e.in(sync)})
 
-	e.watcher.Watch("m1", []kube.ObjectRef{s}) // as after the module run that followed
+	e.watcher.Watch("m1", []heal.ObjectRef{s}) // as after the module run that followed
 	start = time.Now()
 	if err := e.client.CoreV1().Secrets(e.ns).Delete(t.Context(), "s", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	e.expect(t, kube.HealEvent{Module: "m1", Object: s})
+	e.expect(t, heal.Event{Module: "m1", Object: s})
 	t.Logf("delete-to-event latency after Watch: %v", time.Since(start))
 }
 
@@ -155,9 +156,9 @@ func TestHealPausedForgottenAndUnlistedSendNothing(t *testing.T) {
 	c := e.configMap(t, "m2", "c")
 	sync1, sync2 := e.configMap(t, "sync", "sync1"), e.configMap(t, "sync", "sync2")
 	e.watcher.Pause("m1")
-	e.watcher.Watch("m1", []kube.ObjectRef{a, b})
-	e.watcher.Watch("m2", []kube.ObjectRef{c})
-	e.watcher.Watch("sync", []kube.ObjectRef{sync1})
+	e.watcher.Watch("m1", []heal.ObjectRef{a, b})
+	e.watcher.Watch("m2", []heal.ObjectRef{c})
+	e.watcher.Watch("sync", []heal.ObjectRef{sync1})
 	e.waitSynced(t)
 
 	e.deleteConfigMap(t, "a")        // paused
@@ -165,15 +166,15 @@ func TestHealPausedForgottenAndUnlistedSendNothing(t *testing.T) {
 	e.watcher.Forget("m2")
 	e.deleteConfigMap(t, "c") // forgotten
 	e.deleteConfigMap(t, "sync1")
-	e.expect(t, kube.HealEvent{Module: "sync", Object: e.in(sync1)})
+	e.expect(t, heal.Event{Module: "sync", Object: e.in(sync1)})
 
 	e.watcher.Resume("m1")
 	e.deleteConfigMap(t, "b")
-	e.expect(t, kube.HealEvent{Module: "m1", Object: e.in(b)})
+	e.expect(t, heal.Event{Module: "m1", Object: e.in(b)})
 
-	e.watcher.Watch("sync", []kube.ObjectRef{sync2})
+	e.watcher.Watch("sync", []heal.ObjectRef{sync2})
 	e.deleteConfigMap(t, "sync2")
-	e.expect(t, kube.HealEvent{Module: "sync", Object: e.in(sync2)})
+	e.expect(t, heal.Event{Module: "sync", Object: e.in(sync2)})
 }
 
 func TestHealDeletedClusterScopedObject(t *testing.T) {
@@ -183,22 +184,22 @@ func TestHealDeletedClusterScopedObject(t *testing.T) {
 	if _, err := e.client.RbacV1().ClusterRoles().Create(t.Context(), role, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	ref := kube.ObjectRef{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole", Name: name}
-	e.watcher.Watch("m1", []kube.ObjectRef{ref})
+	ref := heal.ObjectRef{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole", Name: name}
+	e.watcher.Watch("m1", []heal.ObjectRef{ref})
 	e.waitSynced(t)
 
 	start := time.Now()
 	if err := e.client.RbacV1().ClusterRoles().Delete(t.Context(), name, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	e.expect(t, kube.HealEvent{Module: "m1", Object: ref})
+	e.expect(t, heal.Event{Module: "m1", Object: ref})
 	t.Logf("delete-to-event latency (ClusterRole): %v", time.Since(start))
 }
 
 func TestHealObjectLosingTheModuleLabelCountsAsDeleted(t *testing.T) {
 	e := healSetup(t)
 	a := e.configMap(t, "m1", "a")
-	e.watcher.Watch("m1", []kube.ObjectRef{a})
+	e.watcher.Watch("m1", []heal.ObjectRef{a})
 	e.waitSynced(t)
 
 	// The watch is label-selected: an object leaving the selection is a
@@ -207,5 +208,5 @@ func TestHealObjectLosingTheModuleLabelCountsAsDeleted(t *testing.T) {
 	if _, err := e.client.CoreV1().ConfigMaps(e.ns).Patch(t.Context(), "a", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	e.expect(t, kube.HealEvent{Module: "m1", Object: e.in(a)})
+	e.expect(t, heal.Event{Module: "m1", Object: e.in(a)})
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/addon-operator/addon-operator/pkg/hook"
 	"github.com/addon-operator/addon-operator/pkg/kube"
+	"github.com/addon-operator/addon-operator/pkg/kube/monitor"
 )
 
 // monitorTimeout bounds every wait for an event or a state.
@@ -24,12 +25,12 @@ const monitorTimeout = 30 * time.Second
 // monitorEnv is Monitors running on the local control plane until the test
 // ends, with the events of all its monitors.
 type monitorEnv struct {
-	monitors *kube.Monitors
+	monitors *monitor.Monitors
 	client   kubernetes.Interface
 	dynamic  dynamic.Interface
-	events   chan kube.MonitorEvent
+	events   chan monitor.Event
 	// held keeps events read while waiting for another monitor's, by id.
-	held map[string][]kube.MonitorEvent
+	held map[string][]monitor.Event
 }
 
 func monitorSetup(t *testing.T) *monitorEnv {
@@ -42,8 +43,8 @@ func monitorSetup(t *testing.T) *monitorEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &monitorEnv{client: cp.Clientset(t), dynamic: dyn, events: make(chan kube.MonitorEvent, 1024), held: map[string][]kube.MonitorEvent{}}
-	e.monitors, err = kube.NewMonitors(kube.MonitorOptions{Dynamic: dyn, Discovery: disc, Events: e.events})
+	e := &monitorEnv{client: cp.Clientset(t), dynamic: dyn, events: make(chan monitor.Event, 1024), held: map[string][]monitor.Event{}}
+	e.monitors, err = monitor.NewMonitors(monitor.Options{Dynamic: dyn, Kinds: kube.NewDiscovery(disc, 0, nil).Resolver(), Events: e.events})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +108,7 @@ func monitorNames(t *testing.T, objects []hook.FilteredObject) []string {
 }
 
 // next returns the next event of monitor id, keeping other monitors'.
-func (e *monitorEnv) next(t *testing.T, id string) kube.MonitorEvent {
+func (e *monitorEnv) next(t *testing.T, id string) monitor.Event {
 	t.Helper()
 	if held := e.held[id]; len(held) > 0 {
 		e.held[id] = held[1:]
@@ -128,7 +129,7 @@ func (e *monitorEnv) next(t *testing.T, id string) kube.MonitorEvent {
 }
 
 // expect checks that the next event of monitor id is ev for namespace/name.
-func (e *monitorEnv) expect(t *testing.T, id string, ev hook.WatchEvent, namespace, name string) kube.MonitorEvent {
+func (e *monitorEnv) expect(t *testing.T, id string, ev hook.WatchEvent, namespace, name string) monitor.Event {
 	t.Helper()
 	got := e.next(t, id)
 	if got.WatchEvent != ev || got.Namespace != namespace || got.Name != name {

@@ -16,17 +16,17 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/restmapper"
 
+	"github.com/addon-operator/addon-operator/pkg/hook/operation"
 	"github.com/addon-operator/addon-operator/pkg/kube"
+	"github.com/addon-operator/addon-operator/pkg/kube/patch"
 )
 
 // patchEnv is a Patcher on the local control plane and a namespace of the
 // test's own.
 type patchEnv struct {
-	patcher *kube.Patcher
+	patcher *patch.Patcher
 	dyn     dynamic.Interface
 	ns      string
 }
@@ -37,16 +37,19 @@ func patchSetup(t *testing.T) patchEnv {
 	if err != nil {
 		t.Fatalf("dynamic client: %v", err)
 	}
-	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(cp.Clientset(t).Discovery()))
+	// Tests install CRDs and use their kinds at once: a short fresh window
+	// makes the first miss after the install read discovery again, as the
+	// operator's explicit refresh after applying CRDs does.
+	kinds := kube.NewDiscovery(cp.Clientset(t).Discovery(), 10*time.Millisecond, nil).Resolver()
 	log := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug}))
-	return patchEnv{patcher: kube.NewPatcher(dyn, mapper, log), dyn: dyn, ns: cp.Namespace(t)}
+	return patchEnv{patcher: patch.NewPatcher(dyn, kinds, log), dyn: dyn, ns: cp.Namespace(t)}
 }
 
 // apply parses ops, with every "NS" replaced by the test's namespace, and
 // applies them.
 func (e patchEnv) apply(ctx context.Context, t *testing.T, ops string) error {
 	t.Helper()
-	parsed, err := kube.ParseOperations([]byte(strings.ReplaceAll(ops, "NS", e.ns)))
+	parsed, err := operation.Parse([]byte(strings.ReplaceAll(ops, "NS", e.ns)))
 	if err != nil {
 		t.Fatalf("ParseOperations: %v", err)
 	}
@@ -199,7 +202,7 @@ func TestPatchDeleteWaitsForForegroundDeletion(t *testing.T) {
 		t.Fatalf("watch: %v", err)
 	}
 	defer w.Stop()
-	del, err := kube.ParseOperations([]byte("operation: Delete\nkind: ConfigMap\nnamespace: " + e.ns + "\nname: a\n"))
+	del, err := operation.Parse([]byte("operation: Delete\nkind: ConfigMap\nnamespace: " + e.ns + "\nname: a\n"))
 	if err != nil {
 		t.Fatalf("ParseOperations: %v", err)
 	}

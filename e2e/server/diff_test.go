@@ -97,7 +97,7 @@ func TestRenderDiffAgainstCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := server.Cluster{Dynamic: dyn, Mapper: kube.NewRESTMapper(disc), Namespace: ns}.Diff(ctx, rendered.Manifest)
+	got, err := server.Cluster{Dynamic: dyn, Kinds: kube.NewDiscovery(disc, 0, nil).Resolver(), Namespace: ns}.Diff(ctx, rendered.Manifest)
 	if err != nil {
 		t.Fatal(err)
 	}

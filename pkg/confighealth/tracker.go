@@ -18,7 +18,7 @@ import (
 )
 
 // Events records Kubernetes Events about the ConfigMap itself;
-// *kube.EventRecorder is the real one.
+// *event.Recorder is the real one.
 type Events interface {
 	ConfigMapDeleted(kept bool)
 	ConfigMapRecreated()

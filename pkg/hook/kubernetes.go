@@ -3,10 +3,11 @@ package hook
 import (
 	"slices"
 
-	"github.com/itchyny/gojq"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/addon-operator/addon-operator/pkg/jq"
 )
 
 // WatchEvent is a Kubernetes watch event type, as used in executeHookOnEvent
@@ -143,22 +144,13 @@ func (p *parser) kubernetes(o *object) KubernetesBinding {
 		}
 	}
 	if b.JqFilter != "" {
-		if err := checkJq(b.JqFilter); err != nil {
+		if _, err := jq.Compile(b.JqFilter); err != nil {
 			p.errorf(o.field("jqFilter"), "invalid jq filter %q: %v", b.JqFilter, err)
 		}
 	}
 	p.selectors(o, &b)
 	o.done()
 	return b
-}
-
-func checkJq(filter string) error {
-	q, err := gojq.Parse(filter)
-	if err != nil {
-		return err
-	}
-	_, err = gojq.Compile(q)
-	return err
 }
 
 // events reads executeHookOnEvent, also accepting its old name watchEvent.

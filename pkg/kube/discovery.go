@@ -18,8 +18,9 @@ const DefaultFreshFor = time.Second
 
 // Discovery is one in-memory cache of the API server's discovery
 // information and a REST mapper over it, for everything in the process that
-// maps kinds to resources or reads the server's API versions: monitors, the
-// patcher, the heal watcher, drift checks and Helm. Reading discovery
+// maps kinds to resources or reads the server's API versions: its Resolver
+// serves monitors, the patcher, the heal watcher, drift checks and the
+// debug diff; its RESTMapper and Client serve Helm. Reading discovery
 // costs two requests and decoding every group's resources, so it is read
 // once and refreshed only when something may have changed it:
 //
@@ -47,12 +48,6 @@ func NewDiscovery(d discovery.DiscoveryInterface, freshFor time.Duration, clk cl
 	cache := &freshCache{CachedDiscoveryInterface: memory.NewMemCacheClient(d), clock: clk, freshFor: freshFor, at: clk.Now()}
 	mapper := restmapper.NewDeferredDiscoveryRESTMapper(cache)
 	return &Discovery{cache: cache, mapper: mapper, expand: restmapper.NewShortcutExpander(mapper, cache, nil)}
-}
-
-// NewRESTMapper returns the REST mapper of a new Discovery over d, with
-// the default fresh window.
-func NewRESTMapper(d discovery.DiscoveryInterface) meta.ResettableRESTMapper {
-	return NewDiscovery(d, 0, nil).RESTMapper()
 }
 
 // RESTMapper returns the mapper over the cache. It expands short names

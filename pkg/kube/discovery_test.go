@@ -32,7 +32,7 @@ func widgets() *metav1.APIResourceList {
 func widgetKind() schema.GroupKind { return schema.GroupKind{Group: "example.com", Kind: "Widget"} }
 
 func TestDiscoveryReadsOnceForManyLookups(t *testing.T) {
-	fake := monTestDiscovery()
+	fake := testDiscovery()
 	d := NewDiscovery(fake, time.Second, clocktesting.NewFakePassiveClock(time.Unix(0, 0)))
 	mapper := d.RESTMapper()
 	for range 50 {
@@ -49,7 +49,7 @@ func TestDiscoveryReadsOnceForManyLookups(t *testing.T) {
 }
 
 func TestDiscoveryMissRefreshesOnlyWhenStale(t *testing.T) {
-	fake := monTestDiscovery()
+	fake := testDiscovery()
 	clk := clocktesting.NewFakePassiveClock(time.Unix(0, 0))
 	d := NewDiscovery(fake, time.Second, clk)
 	mapper := d.RESTMapper()
@@ -98,7 +98,7 @@ func TestDiscoveryRefreshFromEveryView(t *testing.T) {
 		"client Invalidate": func(d *Discovery) { d.Client().Invalidate() },
 	} {
 		t.Run(name, func(t *testing.T) {
-			fake := monTestDiscovery()
+			fake := testDiscovery()
 			d := NewDiscovery(fake, time.Hour, clocktesting.NewFakePassiveClock(time.Unix(0, 0)))
 			if _, err := d.RESTMapper().RESTMapping(schema.GroupKind{Kind: "ConfigMap"}); err != nil {
 				t.Fatal(err)

@@ -1,8 +1,8 @@
-// Package kube watches and changes Kubernetes objects: monitors (dynamic
-// informers with selectors, jq filters and snapshots) feed kubernetes
-// bindings; the patcher applies the object operations hooks write to
-// KUBERNETES_PATCH_PATH; the heal watcher reports deleted release objects;
-// the drift checker compares live objects with what a release applied;
-// CRDs from a module's crds/ are applied; module Events are recorded, and
-// held through an API server outage.
+// Package kube is the ground the Kubernetes-facing packages share: one
+// discovery cache and the one Resolver from kinds to resources over it,
+// the reader of rendered manifests into objects, YAML stream reading, the
+// fold of a Secret's stringData into data, and retries on conflicts. The
+// parts that watch and change objects live in its sub-packages: monitor
+// (kubernetes bindings), patch (hooks' object operations), heal (deleted
+// release objects and records), drift, crd and event.
 package kube

@@ -9,10 +9,10 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 )
 
-// eachYAMLDocument calls fn with every document of the multi-document YAML
+// EachDocument calls fn with every document of the multi-document YAML
 // in r, numbered from 1, until fn returns an error or r ends. A document
 // that cannot be read is an error naming its number.
-func eachYAMLDocument(r io.Reader, fn func(n int, doc []byte) error) error {
+func EachDocument(r io.Reader, fn func(n int, doc []byte) error) error {
 	reader := utilyaml.NewYAMLReader(bufio.NewReader(r))
 	for n := 1; ; n++ {
 		doc, err := reader.Read()

@@ -6,10 +6,10 @@ import (
 
 	"github.com/addon-operator/addon-operator/pkg/binding"
 	"github.com/addon-operator/addon-operator/pkg/hook"
-	"github.com/addon-operator/addon-operator/pkg/kube"
+	"github.com/addon-operator/addon-operator/pkg/hook/operation"
 )
 
-// monitors runs informers for kubernetes bindings; *kube.Monitors is the
+// monitors runs informers for kubernetes bindings; *monitor.Monitors is the
 // real one.
 type monitors interface {
 	Run(ctx context.Context) error
@@ -29,10 +29,10 @@ type scheduler interface {
 	Remove(id string)
 }
 
-// objectPatcher applies hooks' object operations; *kube.Patcher is the
+// objectPatcher applies hooks' object operations; *patch.Patcher is the
 // real one.
 type objectPatcher interface {
-	Apply(ctx context.Context, ops []kube.Operation) error
+	Apply(ctx context.Context, ops []operation.Operation) error
 }
 
 // startBindings starts the monitors and schedules of hooks owned by owner

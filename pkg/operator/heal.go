@@ -4,12 +4,12 @@ import (
 	"log/slog"
 
 	"github.com/addon-operator/addon-operator/pkg/helm"
-	"github.com/addon-operator/addon-operator/pkg/kube"
+	"github.com/addon-operator/addon-operator/pkg/kube/heal"
 )
 
 // routeHeal reacts to a deleted release object: the module runs again, and
 // its Helm step puts the object back.
-func (o *Operator) routeHeal(ev kube.HealEvent) {
+func (o *Operator) routeHeal(ev heal.Event) {
 	if !o.state.get(ev.Module).Enabled {
 		return
 	}

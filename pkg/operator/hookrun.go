@@ -7,7 +7,7 @@ import (
 
 	"github.com/addon-operator/addon-operator/pkg/binding"
 	"github.com/addon-operator/addon-operator/pkg/hook"
-	"github.com/addon-operator/addon-operator/pkg/kube"
+	"github.com/addon-operator/addon-operator/pkg/hook/operation"
 	"github.com/addon-operator/addon-operator/pkg/metrics"
 	"github.com/addon-operator/addon-operator/pkg/module"
 	"github.com/addon-operator/addon-operator/pkg/values"
@@ -171,7 +171,7 @@ func (o *Operator) runBindingHook(ctx context.Context, ref binding.Ref, contexts
 // applyOutputs applies a successful run's object operations and metrics.
 func (o *Operator) applyOutputs(ctx context.Context, m *module.Module, h *binding.Hook, res *hook.Result) error {
 	if len(res.KubernetesPatch) > 0 {
-		ops, err := kube.ParseOperations(res.KubernetesPatch)
+		ops, err := operation.Parse(res.KubernetesPatch)
 		if err != nil {
 			return fmt.Errorf("KUBERNETES_PATCH_PATH: %w", err)
 		}

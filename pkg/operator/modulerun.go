@@ -169,7 +169,7 @@ func (o *Operator) afterHelmChanged(name string, changedBy []string) (bool, erro
 }
 
 // moduleEvents records module failures and recoveries as Kubernetes
-// Events; *kube.EventRecorder is the real one.
+// Events; *event.Recorder is the real one.
 type moduleEvents interface {
 	Run(ctx context.Context) error
 	ModuleFailed(module string, err error)

@@ -17,7 +17,8 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/config"
 	"github.com/addon-operator/addon-operator/pkg/confighealth"
 	"github.com/addon-operator/addon-operator/pkg/hook"
-	"github.com/addon-operator/addon-operator/pkg/kube"
+	"github.com/addon-operator/addon-operator/pkg/kube/heal"
+	"github.com/addon-operator/addon-operator/pkg/kube/monitor"
 	"github.com/addon-operator/addon-operator/pkg/metrics"
 	"github.com/addon-operator/addon-operator/pkg/module"
 	"github.com/addon-operator/addon-operator/pkg/queue"
@@ -44,7 +45,7 @@ type Deps struct {
 	ConfigEvents <-chan config.Event
 	// Monitors and MonitorEvents serve kubernetes bindings.
 	Monitors      monitors
-	MonitorEvents <-chan kube.MonitorEvent
+	MonitorEvents <-chan monitor.Event
 	// Scheduler and Ticks serve schedule bindings.
 	Scheduler scheduler
 	Ticks     <-chan schedule.Tick
@@ -54,7 +55,7 @@ type Deps struct {
 	// (and with Options.HealDrift reverts) changed ones; CRDs applies
 	// modules' crds/. Each may be nil.
 	Healer     release.Healer
-	HealEvents <-chan kube.HealEvent
+	HealEvents <-chan heal.Event
 	Drift      release.DriftChecker
 	CRDs       release.CRDApplier
 	// Events records Kubernetes Events about module failures and
@@ -81,14 +82,14 @@ type Operator struct {
 	events   <-chan config.Event
 
 	monitors      monitors
-	monitorEvents <-chan kube.MonitorEvent
+	monitorEvents <-chan monitor.Event
 	scheduler     scheduler
 	ticks         <-chan schedule.Tick
 	patcher       objectPatcher
 	hookMetrics   hookMetricsSink
 	recorder      *metrics.Recorder
 	moduleEvents  moduleEvents
-	healEvents    <-chan kube.HealEvent
+	healEvents    <-chan heal.Event
 	bindings      *binding.Registry
 
 	modules *module.Set
@@ -211,7 +212,7 @@ func (o *Operator) routeBindingEvents(ctx context.Context) error {
 	}
 }
 
-func (o *Operator) routeMonitorEvent(ev kube.MonitorEvent) {
+func (o *Operator) routeMonitorEvent(ev monitor.Event) {
 	ref, ok := o.bindings.Get(ev.ID)
 	if !ok || ref.Kube == nil {
 		return

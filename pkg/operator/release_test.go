@@ -8,7 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/addon-operator/addon-operator/pkg/helm"
-	"github.com/addon-operator/addon-operator/pkg/kube"
+	"github.com/addon-operator/addon-operator/pkg/kube/heal"
 )
 
 func TestModuleDeleteLeavesForeignRelease(t *testing.T) {
@@ -66,13 +66,13 @@ func (f *fakeEvents) add(e string) {
 func TestRouteHealReportsDeletedReleaseRecord(t *testing.T) {
 	tests := []struct {
 		name       string
-		object     kube.ObjectRef
+		object     heal.ObjectRef
 		wantEvents []string
 	}{
-		{name: "release record", object: kube.ObjectRef{APIVersion: "v1", Kind: "Secret", Namespace: "ns", Name: "sh.helm.release.v1.a.v3"},
+		{name: "release record", object: heal.ObjectRef{APIVersion: "v1", Kind: "Secret", Namespace: "ns", Name: "sh.helm.release.v1.a.v3"},
 			wantEvents: []string{"record deleted a Secret ns/sh.helm.release.v1.a.v3"}},
-		{name: "release object", object: kube.ObjectRef{APIVersion: "v1", Kind: "Secret", Namespace: "ns", Name: "a-token"}},
-		{name: "another release's record", object: kube.ObjectRef{APIVersion: "v1", Kind: "Secret", Namespace: "ns", Name: "sh.helm.release.v1.b.v1"}},
+		{name: "release object", object: heal.ObjectRef{APIVersion: "v1", Kind: "Secret", Namespace: "ns", Name: "a-token"}},
+		{name: "another release's record", object: heal.ObjectRef{APIVersion: "v1", Kind: "Secret", Namespace: "ns", Name: "sh.helm.release.v1.b.v1"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -80,7 +80,7 @@ func TestRouteHealReportsDeletedReleaseRecord(t *testing.T) {
 			events := &fakeEvents{}
 			o.moduleEvents = events
 			o.state.update("a", func(s *moduleState) { s.Enabled = true })
-			o.routeHeal(kube.HealEvent{Module: "a", Object: tt.object})
+			o.routeHeal(heal.Event{Module: "a", Object: tt.object})
 			if diff := cmp.Diff(tt.wantEvents, events.events); diff != "" {
 				t.Errorf("events (-want +got):\n%s", diff)
 			}

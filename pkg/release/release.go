@@ -16,7 +16,8 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/addon-operator/addon-operator/pkg/helm"
-	"github.com/addon-operator/addon-operator/pkg/kube"
+	"github.com/addon-operator/addon-operator/pkg/kube/drift"
+	"github.com/addon-operator/addon-operator/pkg/kube/heal"
 	"github.com/addon-operator/addon-operator/pkg/metrics"
 	"github.com/addon-operator/addon-operator/pkg/module"
 )
@@ -30,20 +31,20 @@ type Releaser interface {
 }
 
 // Healer watches deployed release objects and reports deletions;
-// *kube.HealWatcher is the real one.
+// *heal.Watcher is the real one.
 type Healer interface {
 	Run(ctx context.Context) error
-	Watch(module string, objects []kube.ObjectRef)
+	Watch(module string, objects []heal.ObjectRef)
 	Forget(module string)
 	Pause(module string)
 	Resume(module string)
 }
 
 // DriftChecker compares live objects with a release's manifest;
-// *kube.DriftChecker is the real one.
+// *drift.Checker is the real one.
 type DriftChecker interface {
-	Check(ctx context.Context, manifest string) ([]kube.Drift, error)
-	Revert(ctx context.Context, manifest string, drifts []kube.Drift) error
+	Check(ctx context.Context, manifest string) ([]drift.Drift, error)
+	Revert(ctx context.Context, manifest string, drifts []drift.Drift) error
 }
 
 // CRDApplier applies the CRDs of a module's crds/ directory.
@@ -52,7 +53,7 @@ type CRDApplier interface {
 }
 
 // DriftEvents records drifted objects as Kubernetes Events;
-// *kube.EventRecorder is the real one.
+// *event.Recorder is the real one.
 type DriftEvents interface {
 	ObjectDrifted(module, object string, fields []string, reverted bool)
 }
@@ -193,7 +194,7 @@ func (r *Manager) Render(ctx context.Context, rel helm.Release) (*helm.Rendered,
 // (and with --heal-drift reverts) objects whose live state drifted from it.
 func (r *Manager) afterDeploy(ctx context.Context, name, manifest string) error {
 	if r.opts.Healer != nil {
-		objects, err := kube.ObjectsFromManifest(manifest)
+		objects, err := heal.ObjectsFromManifest(manifest)
 		if err != nil {
 			return fmt.Errorf("module %s: read release manifest: %w", name, err)
 		}

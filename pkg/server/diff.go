@@ -1,22 +1,18 @@
 package server
 
 import (
-	"bufio"
 	"context"
-	"encoding/base64"
-	"errors"
 	"fmt"
-	"io"
-	"maps"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/yaml"
+
+	"github.com/addon-operator/addon-operator/pkg/kube"
 )
 
 // Action is what applying a rendered object would do to the cluster.
@@ -42,7 +38,7 @@ type ObjectDiff struct {
 // Cluster reads live objects to compare rendered manifests with.
 type Cluster struct {
 	Dynamic dynamic.Interface
-	Mapper  meta.RESTMapper
+	Kinds   *kube.Resolver
 	// Namespace is where namespaced objects without a namespace of their
 	// own live: the operator's namespace.
 	Namespace string
@@ -52,7 +48,7 @@ type Cluster struct {
 // manifest order. An object whose kind the cluster does not serve yet is to
 // be created. Chart hooks are not compared: Helm recreates them.
 func (c Cluster) Diff(ctx context.Context, manifest string) ([]ObjectDiff, error) {
-	objs, err := ManifestObjects(manifest)
+	objs, err := kube.ManifestObjects(manifest)
 	if err != nil {
 		return nil, err
 	}
@@ -78,15 +74,15 @@ func (c Cluster) live(ctx context.Context, u *unstructured.Unstructured) (string
 	if u.GetNamespace() != "" {
 		ref = u.GetKind() + "/" + u.GetNamespace() + "/" + u.GetName()
 	}
-	mapping, err := c.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	res, err := c.Kinds.Resolve(ctx, gvk)
 	if meta.IsNoMatchError(err) {
 		return ref, nil, nil
 	}
 	if err != nil {
 		return "", nil, fmt.Errorf("map %s: %w", ref, err)
 	}
-	var get dynamic.ResourceInterface = c.Dynamic.Resource(mapping.Resource)
-	if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
+	var get dynamic.ResourceInterface = c.Dynamic.Resource(res.GVR)
+	if res.Namespaced {
 		ns := u.GetNamespace()
 		if ns == "" {
 			ns = c.Namespace
@@ -95,7 +91,7 @@ func (c Cluster) live(ctx context.Context, u *unstructured.Unstructured) (string
 			return "", nil, fmt.Errorf("%s has no namespace and no default namespace is set", ref)
 		}
 		ref = u.GetKind() + "/" + ns + "/" + u.GetName()
-		get = c.Dynamic.Resource(mapping.Resource).Namespace(ns)
+		get = c.Dynamic.Resource(res.GVR).Namespace(ns)
 	}
 	live, err := get.Get(ctx, u.GetName(), metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
@@ -105,29 +101,6 @@ func (c Cluster) live(ctx context.Context, u *unstructured.Unstructured) (string
 		return "", nil, fmt.Errorf("get %s: %w", ref, err)
 	}
 	return ref, live.Object, nil
-}
-
-// ManifestObjects splits a multi-document YAML manifest into objects,
-// skipping empty documents.
-func ManifestObjects(manifest string) ([]map[string]any, error) {
-	r := utilyaml.NewYAMLReader(bufio.NewReader(strings.NewReader(manifest)))
-	var out []map[string]any
-	for {
-		doc, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			return out, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("read manifest: %w", err)
-		}
-		var obj map[string]any
-		if err := yaml.Unmarshal(doc, &obj); err != nil {
-			return nil, fmt.Errorf("parse manifest document %d: %w", len(out)+1, err)
-		}
-		if len(obj) > 0 {
-			out = append(out, obj)
-		}
-	}
 }
 
 // DiffObject compares a rendered object with its live copy; live is nil
@@ -142,7 +115,7 @@ func ManifestObjects(manifest string) ([]map[string]any, error) {
 // as. Other values are compared as written: a quantity written otherwise
 // than the server returns it (0.5 and 500m) shows as a change.
 func DiffObject(ref string, rendered, live map[string]any) (ObjectDiff, error) {
-	rendered = secretStringData(stripServerFields(rendered))
+	rendered = kube.SecretData(stripServerFields(rendered))
 	want, err := yaml.Marshal(rendered)
 	if err != nil {
 		return ObjectDiff{}, fmt.Errorf("marshal rendered %s: %w", ref, err)
@@ -186,26 +159,6 @@ func stripServerFields(obj map[string]any) map[string]any {
 	}
 	out["metadata"] = clean
 	return out
-}
-
-// secretStringData returns a v1 Secret with its stringData merged into
-// data, base64-encoded, as the API server stores it; other objects as they
-// are. obj is a copy of its own from stripServerFields.
-func secretStringData(obj map[string]any) map[string]any {
-	sd, ok := obj["stringData"].(map[string]any)
-	if obj["apiVersion"] != "v1" || obj["kind"] != "Secret" || !ok {
-		return obj
-	}
-	data := map[string]any{}
-	if d, ok := obj["data"].(map[string]any); ok {
-		maps.Copy(data, d)
-	}
-	for k, v := range sd {
-		data[k] = base64.StdEncoding.EncodeToString([]byte(fmt.Sprint(v)))
-	}
-	delete(obj, "stringData")
-	obj["data"] = data
-	return obj
 }
 
 // prune returns live reduced to the map keys rendered has, recursively.

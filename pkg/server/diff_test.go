@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	"sigs.k8s.io/yaml"
+
+	"github.com/addon-operator/addon-operator/pkg/kube"
 )
 
 // obj parses one YAML object.
@@ -175,25 +177,6 @@ func TestDiffObject(t *testing.T) {
 	}
 }
 
-func TestManifestObjects(t *testing.T) {
-	manifest := "---\n# Source: web/templates/a.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n" +
-		"---\n# Source: web/templates/empty.yaml\n\n---\napiVersion: v1\nkind: Secret\nmetadata: {name: b}\n"
-	got, err := ManifestObjects(manifest)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []map[string]any{
-		{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "a"}},
-		{"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": "b"}},
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("(-want +got):\n%s", diff)
-	}
-	if _, err := ManifestObjects("a: [\n"); err == nil {
-		t.Error("a broken document parsed")
-	}
-}
-
 func TestClusterDiff(t *testing.T) {
 	mapper := meta.NewDefaultRESTMapper(nil)
 	mapper.Add(schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, meta.RESTScopeNamespace)
@@ -223,7 +206,7 @@ apiVersion: example.com/v1
 kind: Widget
 metadata: {name: w, namespace: ops}
 `
-	got, err := Cluster{Dynamic: dyn, Mapper: mapper, Namespace: "ops"}.Diff(t.Context(), manifest)
+	got, err := Cluster{Dynamic: dyn, Kinds: kube.NewResolver(mapper), Namespace: "ops"}.Diff(t.Context(), manifest)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,7 +228,7 @@ metadata: {name: w, namespace: ops}
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 
-	_, err = Cluster{Dynamic: dyn, Mapper: mapper}.Diff(t.Context(), "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: same}\n")
+	_, err = Cluster{Dynamic: dyn, Kinds: kube.NewResolver(mapper)}.Diff(t.Context(), "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: same}\n")
 	if err == nil || !strings.Contains(err.Error(), "ConfigMap/same has no namespace") {
 		t.Errorf("no namespace anywhere: %v, want an error naming the object", err)
 	}

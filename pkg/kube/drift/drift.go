@@ -1,0 +1,285 @@
+// Package drift finds where live objects differ from their release's
+// manifest in fields people changed, and puts those fields back.
+package drift
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/addon-operator/addon-operator/pkg/kube"
+)
+
+// FieldManager is the field manager of the server-side applies with
+// which Revert puts drifted fields back. It is not the release's own
+// manager on purpose: a server-side apply of a few fields under a manager
+// that applied the whole object before would drop that manager's other
+// fields.
+const FieldManager = "addon-operator-drift"
+
+// Object names one object of a release.
+type Object struct {
+	APIVersion string
+	Kind       string
+	// Namespace is empty for cluster-scoped kinds.
+	Namespace string
+	Name      string
+}
+
+// String names the object for errors and events, e.g.
+// "v1 ConfigMap default/settings".
+func (o Object) String() string {
+	if o.Namespace == "" {
+		return o.APIVersion + " " + o.Kind + " " + o.Name
+	}
+	return o.APIVersion + " " + o.Kind + " " + o.Namespace + "/" + o.Name
+}
+
+// Drift is an object whose live state differs from its release's manifest.
+type Drift struct {
+	Object Object
+	// Fields are the paths of the drifted fields in the order of the
+	// manifest's sorted keys: fields joined by dots, list items as [n] with
+	// their position in the manifest's list, keys that are not plain words
+	// quoted in brackets. For example data.key,
+	// spec.template.spec.containers[0].image,
+	// metadata.labels["app.kubernetes.io/name"].
+	Fields []string
+}
+
+// Checker compares a release's objects with the cluster. It holds no
+// mutable state and is safe for concurrent use.
+//
+// The rule: a field is drift when the manifest sets it (anything but
+// status, and of metadata only the labels and annotations it sets) and its
+// live value differs, unless the field is a caBundle (CA injectors fill
+// webhook configurations) or a controller owns its live value according to
+// metadata.managedFields. A controller is a manager whose name contains
+// "controller" (kube-controller-manager and most operators), the
+// autoscalers horizontal-pod-autoscaler, vpa-updater and vpa-recommender,
+// or a name given to WithControllers. A change by a person
+// (kubectl-edit, kubectl-client-side-apply, kubectl-patch) or by any other
+// client is drift. Fields the manifest does not set, list items others
+// add, and objects that do not exist are not drift: healing recreates
+// missing objects.
+type Checker struct {
+	client      dynamic.Interface
+	kinds       *kube.Resolver
+	log         *slog.Logger
+	namespace   string
+	controllers []string
+}
+
+// NewChecker returns a Checker that reads and writes through
+// client and resolves kinds with kinds. Namespaced objects without a namespace are looked for in
+// "default" until WithNamespace says otherwise.
+func NewChecker(client dynamic.Interface, kinds *kube.Resolver, log *slog.Logger) *Checker {
+	return &Checker{
+		client:    client,
+		kinds:     kinds,
+		log:       log,
+		namespace: "default",
+	}
+}
+
+// WithNamespace returns a copy of c that looks for namespaced objects
+// without a namespace in namespace, as Helm installs them in the release's
+// namespace.
+func (c *Checker) WithNamespace(namespace string) *Checker {
+	out := *c
+	out.namespace = namespace
+	return &out
+}
+
+// WithControllers returns a copy of c that also counts managers as
+// controllers: fields they own are never drift.
+func (c *Checker) WithControllers(managers ...string) *Checker {
+	out := *c
+	out.controllers = slices.Concat(c.controllers, managers)
+	return &out
+}
+
+// Check returns the drifted objects of manifest, a release's rendered
+// objects as multi-document YAML, in the manifest's order; objects without
+// drift are left out. It reads each object with one GET. Objects that do
+// not exist, also because their kind is unknown to the server, are skipped.
+// An error names the object and wraps the API error.
+func (c *Checker) Check(ctx context.Context, manifest string) ([]Drift, error) {
+	objs, err := kube.ManifestObjects(manifest)
+	if err != nil {
+		return nil, err
+	}
+	var drifts []Drift
+	for _, obj := range objs {
+		d, err := c.check(ctx, obj)
+		if err != nil {
+			return nil, err
+		}
+		if len(d.Fields) > 0 {
+			drifts = append(drifts, d)
+		}
+	}
+	return drifts, nil
+}
+
+func (c *Checker) check(ctx context.Context, obj map[string]any) (Drift, error) {
+	t, ok, err := c.target(ctx, obj)
+	if err != nil || !ok {
+		return Drift{}, err
+	}
+	live, err := t.res.Get(ctx, t.ref.Name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		c.log.DebugContext(ctx, "drift check skips a missing object",
+			"kind", t.ref.Kind, "namespace", t.ref.Namespace, "name", t.ref.Name)
+		return Drift{}, nil
+	}
+	if err != nil {
+		return Drift{}, fmt.Errorf("get %s: %w", t.ref, err)
+	}
+	managed, err := decodeManaged(live.GetManagedFields())
+	if err != nil {
+		return Drift{}, fmt.Errorf("check %s: %w", t.ref, err)
+	}
+	d := Drift{Object: t.ref}
+	for _, path := range driftDiffs(kube.SecretData(obj), live.Object) {
+		if isDrift(path, managed, c.controllers) {
+			d.Fields = append(d.Fields, pathString(path))
+		}
+	}
+	return d, nil
+}
+
+// Revert puts the manifest's values of the drifted fields back, one
+// server-side apply per object with field manager FieldManager and
+// force, so the fields change owner whoever held them. The applied object
+// holds only the drifted fields, each cut before its first list item (see
+// Drift.Fields), so a list goes back whole; the API server merges
+// associative lists such as containers by key, keeping items others added.
+// The apply carries the live uid and resourceVersion, so it never creates
+// an object deleted meanwhile (a missing object is skipped) and is retried
+// on conflicts. Every object is tried; the error joins the failures, each
+// naming its object. A drift whose object is not in manifest is an error.
+func (c *Checker) Revert(ctx context.Context, manifest string, drifts []Drift) error {
+	pending := map[Object][]string{}
+	for _, d := range drifts {
+		if len(d.Fields) > 0 {
+			pending[d.Object] = append(pending[d.Object], d.Fields...)
+		}
+	}
+	if len(pending) == 0 {
+		return nil
+	}
+	objs, err := kube.ManifestObjects(manifest)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, obj := range objs {
+		if !mayBeOneOf(obj, pending) {
+			continue
+		}
+		t, ok, err := c.target(ctx, obj)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		fields, found := pending[t.ref]
+		if !ok || !found {
+			continue
+		}
+		delete(pending, t.ref)
+		if err := c.revert(ctx, t, obj, fields); err != nil {
+			errs = append(errs, fmt.Errorf("revert %s: %w", t.ref, err))
+		}
+	}
+	byName := func(a, b Object) int { return cmp.Compare(a.String(), b.String()) }
+	for _, ref := range slices.SortedFunc(maps.Keys(pending), byName) {
+		errs = append(errs, fmt.Errorf("revert %s: not in the manifest, or of a kind the server does not know", ref))
+	}
+	return errors.Join(errs...)
+}
+
+func (c *Checker) revert(ctx context.Context, t driftTarget, obj map[string]any, fields []string) error {
+	partial, err := driftPartial(kube.SecretData(obj), t.ref, fields)
+	if err != nil {
+		return err
+	}
+	applied := &unstructured.Unstructured{Object: partial}
+	missing := false
+	err = kube.RetryOnConflict(ctx, func(ctx context.Context) error {
+		live, err := t.res.Get(ctx, t.ref.Name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			missing = true
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		// The uid keeps the apply from creating the object when it is
+		// deleted after the Get; the resourceVersion from changing it when
+		// it is changed meanwhile. Both fail with a Conflict.
+		applied.SetUID(live.GetUID())
+		applied.SetResourceVersion(live.GetResourceVersion())
+		_, err = t.res.Apply(ctx, t.ref.Name, applied, metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
+		return err
+	})
+	if err != nil || missing {
+		return err
+	}
+	c.log.InfoContext(ctx, "drift reverted", "kind", t.ref.Kind, "namespace", t.ref.Namespace, "name", t.ref.Name)
+	return nil
+}
+
+// driftTarget is a manifest object resolved to its API resource.
+type driftTarget struct {
+	ref Object
+	res dynamic.ResourceInterface
+}
+
+// target resolves the manifest object obj. ok is false, without an error,
+// when the server does not know obj's kind.
+func (c *Checker) target(ctx context.Context, obj map[string]any) (t driftTarget, ok bool, err error) {
+	u := unstructured.Unstructured{Object: obj}
+	t.ref = Object{APIVersion: u.GetAPIVersion(), Kind: u.GetKind(), Name: u.GetName()}
+	gv, err := schema.ParseGroupVersion(t.ref.APIVersion)
+	if err != nil {
+		return t, false, fmt.Errorf("resolve %s: %w", t.ref, err)
+	}
+	res, err := c.kinds.Resolve(ctx, gv.WithKind(t.ref.Kind))
+	if meta.IsNoMatchError(err) {
+		c.log.DebugContext(ctx, "drift check skips an object of an unknown kind", "kind", t.ref.Kind, "name", t.ref.Name)
+		return t, false, nil
+	}
+	if err != nil {
+		return t, false, fmt.Errorf("resolve %s: %w", t.ref, err)
+	}
+	t.res = c.client.Resource(res.GVR)
+	if res.Namespaced {
+		t.ref.Namespace = cmp.Or(u.GetNamespace(), c.namespace)
+		t.res = c.client.Resource(res.GVR).Namespace(t.ref.Namespace)
+	}
+	return t, true, nil
+}
+
+// mayBeOneOf reports whether obj has the apiVersion, kind and name of
+// an object in refs, before its namespace is resolved.
+func mayBeOneOf(obj map[string]any, refs map[Object][]string) bool {
+	u := unstructured.Unstructured{Object: obj}
+	for ref := range refs {
+		if ref.APIVersion == u.GetAPIVersion() && ref.Kind == u.GetKind() && ref.Name == u.GetName() {
+			return true
+		}
+	}
+	return false
+}

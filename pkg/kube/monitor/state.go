@@ -1,0 +1,231 @@
+package monitor
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"sync"
+
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/addon-operator/addon-operator/pkg/hook"
+)
+
+// monitorState is what one monitor knows: the objects its informers have
+// reported and the events not yet delivered. The informers' handlers write
+// it, Snapshot reads it and the monitor's deliver goroutine drains it; mu
+// guards every field below it.
+type monitorState struct {
+	id     string
+	events []hook.WatchEvent
+	log    *slog.Logger
+	// wake has room for one pending wakeup of deliver.
+	wake chan struct{}
+
+	mu sync.Mutex
+	// objects holds entries by namespace and name. It is updated by the
+	// handlers, so it matches the events exactly, where the informer
+	// stores run slightly ahead.
+	objects map[string]map[string]*monitorEntry
+	// synced is set when Start's list was taken; only events after it are
+	// queued.
+	synced bool
+	// syncErr is the first jq filter failure before synced.
+	syncErr error
+	enabled bool
+	pending []Event
+}
+
+func newMonitorState(id string, events []hook.WatchEvent, log *slog.Logger) *monitorState {
+	return &monitorState{
+		id:      id,
+		events:  events,
+		log:     log,
+		wake:    make(chan struct{}, 1),
+		objects: make(map[string]map[string]*monitorEntry),
+	}
+}
+
+// apply records what an informer reported about obj (an entry, or a
+// tombstone holding one) and queues the event when it is one the hook runs
+// on. An Added or Modified event that leaves the checksum as it was is no
+// change and not queued; neither is anything before synced, nor anything
+// with emit false (an informer's initial list that Start returns).
+func (s *monitorState) apply(ev hook.WatchEvent, obj any, emit bool) {
+	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tomb.Obj
+	}
+	e, ok := obj.(*monitorEntry)
+	if !ok {
+		return
+	}
+	s.mu.Lock()
+	changed := s.record(ev, e)
+	failed := e.err != nil && s.synced
+	if e.err != nil && !s.synced && s.syncErr == nil {
+		s.syncErr = fmt.Errorf("object %s: %w", objectKey(e), e.err)
+	}
+	queued := changed && emit && s.queueLocked(ev, e)
+	s.mu.Unlock()
+	if failed {
+		s.log.Error("filter object", "binding", s.id, "namespace", e.namespace, "name", e.name, "error", e.err)
+	}
+	if queued {
+		s.signal()
+	}
+}
+
+// record updates objects and reports whether ev changed them. A failed
+// entry keeps the last good one in place (the reference did too), except
+// that a deletion always removes it.
+func (s *monitorState) record(ev hook.WatchEvent, e *monitorEntry) bool {
+	byName := s.objects[e.namespace]
+	if ev == hook.Deleted {
+		delete(byName, e.name)
+		if len(byName) == 0 {
+			delete(s.objects, e.namespace)
+		}
+		return e.err == nil
+	}
+	if e.err != nil {
+		return false
+	}
+	if byName == nil {
+		byName = make(map[string]*monitorEntry)
+		s.objects[e.namespace] = byName
+	}
+	old := byName[e.name]
+	byName[e.name] = e
+	return old == nil || old.checksum != e.checksum
+}
+
+// queueLocked appends the event for e if the monitor has synced and the
+// binding runs on ev.
+func (s *monitorState) queueLocked(ev hook.WatchEvent, e *monitorEntry) bool {
+	if !s.synced || !slices.Contains(s.events, ev) {
+		return false
+	}
+	s.pending = append(s.pending, Event{
+		ID: s.id, WatchEvent: ev, Namespace: e.namespace, Name: e.name,
+		Object: e.object, FilterResult: e.filterResult,
+	})
+	return true
+}
+
+// dropNamespace forgets the objects of namespace ns, which is no longer
+// watched, queueing a Deleted event for each, in name order: for the hook
+// they left the binding's scope.
+func (s *monitorState) dropNamespace(ns string) {
+	s.mu.Lock()
+	byName := s.objects[ns]
+	delete(s.objects, ns)
+	queued := false
+	for _, name := range slices.Sorted(maps.Keys(byName)) {
+		queued = s.queueLocked(hook.Deleted, byName[name]) || queued
+	}
+	s.mu.Unlock()
+	if queued {
+		s.signal()
+	}
+}
+
+// markSynced ends the initial sync: it returns the objects for Start and
+// queues events from now on, or returns the first filter failure.
+func (s *monitorState) markSynced() ([]hook.FilteredObject, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.syncErr != nil {
+		return nil, s.syncErr
+	}
+	s.synced = true
+	return s.listLocked(), nil
+}
+
+// syncObjects returns the current objects and, until enabled, drops the
+// held events, which the objects already reflect.
+func (s *monitorState) syncObjects() []hook.FilteredObject {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.enabled {
+		s.pending = nil
+	}
+	return s.listLocked()
+}
+
+// snapshot returns the current objects sorted by namespace and name.
+func (s *monitorState) snapshot() []hook.FilteredObject {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.listLocked()
+}
+
+func (s *monitorState) listLocked() []hook.FilteredObject {
+	n := 0
+	for _, byName := range s.objects {
+		n += len(byName)
+	}
+	out := make([]hook.FilteredObject, 0, n)
+	for _, ns := range slices.Sorted(maps.Keys(s.objects)) {
+		byName := s.objects[ns]
+		for _, name := range slices.Sorted(maps.Keys(byName)) {
+			e := byName[name]
+			out = append(out, hook.FilteredObject{Object: e.object, FilterResult: e.filterResult})
+		}
+	}
+	return out
+}
+
+// enable lets deliver send the held events and every later one.
+func (s *monitorState) enable() {
+	s.mu.Lock()
+	s.enabled = true
+	s.mu.Unlock()
+	s.signal()
+}
+
+func (s *monitorState) signal() {
+	select {
+	case s.wake <- struct{}{}:
+	default: // a wakeup is pending; deliver will see the new events
+	}
+}
+
+// deliver sends queued events to out in order once enabled, until ctx is
+// done. It runs in its own goroutine so informers never wait for the
+// receiver.
+func (s *monitorState) deliver(ctx context.Context, out chan<- Event) {
+	for {
+		select {
+		case <-s.wake:
+		case <-ctx.Done():
+			return
+		}
+		for {
+			s.mu.Lock()
+			batch := s.pending
+			if !s.enabled || len(batch) == 0 {
+				s.mu.Unlock()
+				break
+			}
+			s.pending = nil
+			s.mu.Unlock()
+			for _, ev := range batch {
+				select {
+				case out <- ev:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}
+	}
+}
+
+// objectKey is namespace/name, or name for cluster-scoped objects.
+func objectKey(e *monitorEntry) string {
+	if e.namespace == "" {
+		return e.name
+	}
+	return e.namespace + "/" + e.name
+}
