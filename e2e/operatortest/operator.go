@@ -41,6 +41,8 @@ type Operator struct {
 	cmd     *exec.Cmd
 	log     *Log
 	socket  string
+	url     string        // the HTTP listener's base URL, once URL has found it
+	tls     bool          // the listener serves HTTPS (--listen-tls)
 	shown   bool          // the output is shown on failure
 	exited  chan struct{} // closed once the process is reaped
 	err     error         // the result of Wait, set before exited is closed
@@ -53,7 +55,7 @@ func (h *Harness) Start(opts Options) *Operator {
 	t.Helper()
 	op := &Operator{
 		t: t, name: cmp.Or(opts.Name, "operator"), log: newLog(opts.Output), socket: SocketPath(t),
-		shown: opts.Output == nil, exited: make(chan struct{}),
+		shown: opts.Output == nil, exited: make(chan struct{}), tls: slices.Contains(opts.Args, "--listen-tls"),
 	}
 	args := []string{"start", "--log-type=json", "--log-level=debug", "--tmp-dir=" + t.TempDir(),
 		// A flag, so that no KUBE_CONFIG of the developer's shell wins.
