@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/addon-operator/addon-operator/pkg/server"
 )
 
 // Options say how to start one run of the operator. Start adds what every
@@ -41,12 +43,13 @@ type Operator struct {
 	cmd     *exec.Cmd
 	log     *Log
 	socket  string
-	url     string        // the HTTP listener's base URL, once URL has found it
-	tls     bool          // the listener serves HTTPS (--listen-tls)
-	shown   bool          // the output is shown on failure
-	exited  chan struct{} // closed once the process is reaped
-	err     error         // the result of Wait, set before exited is closed
-	awaited bool          // the test has waited for the exit
+	url     string         // the HTTP listener's base URL, once URL has found it
+	tls     bool           // the listener serves HTTPS (--listen-tls)
+	debug   *server.Client // the debug API client, once Debug has made it
+	shown   bool           // the output is shown on failure
+	exited  chan struct{}  // closed once the process is reaped
+	err     error          // the result of Wait, set before exited is closed
+	awaited bool           // the test has waited for the exit
 }
 
 // Start runs the operator with opts.

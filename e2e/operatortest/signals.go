@@ -60,7 +60,12 @@ func (op *Operator) get(path string) (code int, body string, err error) {
 }
 
 // Debug returns a client of the run's debug API on its socket.
-func (op *Operator) Debug() *server.Client { return server.NewSocketClient(op.socket) }
+func (op *Operator) Debug() *server.Client {
+	if op.debug == nil {
+		op.debug = server.NewSocketClient(op.socket)
+	}
+	return op.debug
+}
 
 // WaitReady waits until the run's /readyz answers 200: its first converge
 // is done and nothing keeps it unready.
@@ -145,13 +150,26 @@ func (op *Operator) WaitMetric(name string, labels map[string]string, what strin
 // scrape reads /metrics and sums the samples Metric describes.
 func (op *Operator) scrape(name string, labels map[string]string) (float64, error) {
 	code, body, err := op.get("/metrics")
-	if err != nil || code != http.StatusOK {
-		return 0, fmt.Errorf("GET %s/metrics: %d, %w", op.url, code, err)
-	}
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(strings.NewReader(body))
 	if err != nil {
-		return 0, fmt.Errorf("parse %s/metrics: %w", op.url, err)
+		return 0, fmt.Errorf("get %s/metrics: %w", op.url, err)
+	}
+	if code != http.StatusOK {
+		return 0, fmt.Errorf("get %s/metrics: HTTP %d: %s", op.url, code, body)
+	}
+	v, err := sumSamples(body, name, labels)
+	if err != nil {
+		return 0, fmt.Errorf("read %s/metrics: %w", op.url, err)
+	}
+	return v, nil
+}
+
+// sumSamples parses metrics in the Prometheus text format and sums the
+// samples of the counter or gauge name whose labels include labels.
+func sumSamples(text, name string, labels map[string]string) (float64, error) {
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(strings.NewReader(text))
+	if err != nil {
+		return 0, fmt.Errorf("parse metrics: %w", err)
 	}
 	total := 0.0
 	for _, m := range families[name].GetMetric() {
