@@ -8,6 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/addon-operator/addon-operator/pkg/status"
 )
 
 // clusterInfo is echo-service's /info document, rendered from the global
@@ -84,7 +86,7 @@ func TestDiscoveryFeedsChartsAndEnabledScripts(t *testing.T) {
 	})
 	// What a Deployment would do: pass the server's version to the operator.
 	h.start("KUBERNETES_VERSION=" + sv.GitVersion)
-	h.WaitLog(1, "first converge done", nil)
+	h.WaitReady()
 
 	// No nodes: node-exporter's enabled script disables it.
 	h.waitEchoInfo(clusterInfo{"e2e", sv.GitVersion, 0})
@@ -126,7 +128,10 @@ func TestDiscoveryFeedsChartsAndEnabledScripts(t *testing.T) {
 	}
 	h.waitEchoInfo(clusterInfo{"e2e", sv.GitVersion, 0})
 	h.Poll("node-exporter DaemonSet to be gone", func() bool { return !h.hasDaemonSet() })
-	h.WaitLog(1, "release uninstalled", map[string]string{"module": "node-exporter"})
+	h.WaitModule("node-exporter", "disabled", func(m status.ModuleStatus) bool { return !m.Enabled && m.Phase == status.PhaseDisabled })
+	if rev := h.ReleaseRevision("node-exporter"); rev != 0 {
+		t.Errorf("node-exporter release revision %d after it was disabled, want uninstalled", rev)
+	}
 	if f := h.failures(); len(f) != 0 {
 		t.Errorf("failed tasks or module runs: %q, want none", f)
 	}
@@ -137,7 +142,7 @@ func TestDiscoveryWithoutVersion(t *testing.T) {
 	h := newHarness(t)
 	h.SetConfig(map[string]string{"echoServiceEnabled": "true", "namespaceDefaultsEnabled": "false"})
 	h.start()
-	h.WaitLog(1, "first converge done", nil)
+	h.WaitReady()
 	// clusterName from modules/values.yaml; no KUBERNETES_VERSION.
 	h.waitEchoInfo(clusterInfo{"cluster", "unknown", 0})
 }

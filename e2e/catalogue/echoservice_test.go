@@ -8,6 +8,9 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/addon-operator/addon-operator/e2e/operatortest"
+	"github.com/addon-operator/addon-operator/pkg/status"
 )
 
 // deployment returns echo-service's Deployment, nil when it does not exist.
@@ -44,7 +47,7 @@ func TestEchoService(t *testing.T) {
 			"routes:\n  /healthz: {body: ok}\n  /teapot: {body: short and stout, status: 418, contentType: text/html}\n",
 	})
 	h.start()
-	h.WaitLog(1, "first converge done", nil)
+	h.WaitReady()
 
 	checksum := checkEchoObjects(t, h)
 
@@ -75,10 +78,8 @@ func TestEchoService(t *testing.T) {
 		"namespaceDefaultsEnabled": "false",
 		"echoService":              "logLevel: loud\ninternal: {listenPort: 1}\n",
 	})
-	h.WaitLog(1, "ConfigMap is invalid, keeping the last valid one", map[string]string{"error": "echoService.logLevel must be one of"})
-	if n := h.CountLog("ConfigMap is invalid, keeping the last valid one", map[string]string{"error": "echoService.internal"}); n != 1 {
-		t.Errorf("log lines naming echoService.internal = %d, want 1: users may not set internal values", n)
-	}
+	// Users may not set internal values: the rejection names both keys.
+	h.WaitCondition(status.ConditionConfigMapInvalid, "echoService.logLevel must be one of", "echoService.internal")
 	if rev := h.ReleaseRevision("echo-service"); rev != 2 {
 		t.Errorf("release revision %d after an invalid ConfigMap, want 2", rev)
 	}
@@ -148,7 +149,7 @@ func TestEchoServiceRequiresImage(t *testing.T) {
 	h := newHarness(t)
 	h.SetConfig(map[string]string{"echoServiceEnabled": "true", "namespaceDefaultsEnabled": "false", "echoService": "image: null\n"})
 	h.start()
-	h.WaitLog(1, "module run failed, will retry", map[string]string{"module": "echo-service", "error": "echoService.image"})
+	h.WaitModule("echo-service", "last error names echoService.image", operatortest.ErrorContains("echoService.image"))
 	if h.deployment() != nil || h.ReleaseRevision("echo-service") != 0 {
 		t.Error("echo-service deployed without an image")
 	}

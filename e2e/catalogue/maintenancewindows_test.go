@@ -104,7 +104,7 @@ func TestMaintenanceWindows(t *testing.T) {
 	h := newHarness(t)
 	h.SetConfig(map[string]string{"maintenanceWindowsEnabled": "true", "namespaceDefaultsEnabled": "false"})
 	h.start()
-	h.WaitLog(1, "first converge done", nil)
+	h.WaitReady()
 
 	// The CRD from crds/ must be established before the release installs.
 	ensureCRD(t, h)

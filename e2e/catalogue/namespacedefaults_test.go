@@ -7,6 +7,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/addon-operator/addon-operator/pkg/status"
 )
 
 const defaultsLabel = "addon-operator.io/defaults"
@@ -86,7 +88,7 @@ func TestNamespaceDefaults(t *testing.T) {
 	// Only pods is set: the other sizes are the schema's defaults.
 	h.SetConfig(map[string]string{"namespaceDefaults": "quota:\n  pods: 7\n"})
 	h.start()
-	h.WaitLog(1, "first converge done", nil)
+	h.WaitReady()
 
 	want := map[string]string{"requests.cpu": "4", "requests.memory": "8Gi", "limits.cpu": "8", "limits.memory": "16Gi", "pods": "7"}
 	h.waitQuota(early, want)
@@ -142,7 +144,7 @@ func TestNamespaceDefaults(t *testing.T) {
 
 	// An invalid size is rejected: the last valid ConfigMap stays.
 	h.SetConfig(map[string]string{"namespaceDefaults": "quota:\n  pods: 9\n  requestsCPU: lots\n"})
-	h.WaitLog(1, "ConfigMap is invalid, keeping the last valid one", map[string]string{"error": "namespaceDefaults.quota.requestsCPU"})
+	h.WaitCondition(status.ConditionConfigMapInvalid, "namespaceDefaults.quota.requestsCPU")
 	if got := h.quotaHard(late); !cmp.Equal(want, got) {
 		t.Errorf("quota after an invalid ConfigMap = %v, want %v", got, want)
 	}

@@ -195,15 +195,15 @@ func (c *chaos) pendingReleases() []string {
 	return pending(rels)
 }
 
-// converged waits until the restarted operator logged its first converge
-// and every module's release is deployed with the current generation and
+// converged waits until the restarted operator is ready (its first converge
+// is done) and every module's release is deployed with the current generation and
 // the values of its last hook run. It returns how long that took from the
 // modules being planned, and how many task or module runs failed and were
 // retried meanwhile.
 func (c *chaos) converged() (time.Duration, int) {
 	c.t.Helper()
 	planned := c.waitLog(0, "the modules to be planned", message("modules planned"))
-	c.waitLog(planned, "the first converge", message("first converge done"))
+	c.op.WaitReady()
 	deadline := time.Now().Add(convergeTimeout)
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()

@@ -25,7 +25,7 @@ func shortTiming() timing {
 // converged, checks that the other has not, and returns leader and standby.
 func waitLeader(g *group, a, b *replica) (leader, standby *replica) {
 	g.T.Helper()
-	g.Poll("a replica to lead and converge", func() bool {
+	g.Poll("a replica to lead", func() bool {
 		switch g.holder() {
 		case a.identity:
 			leader, standby = a, b
@@ -34,8 +34,9 @@ func waitLeader(g *group, a, b *replica) (leader, standby *replica) {
 		default:
 			return false
 		}
-		return leader.logged("first converge done")
+		return true
 	})
+	leader.waitConverged()
 	// The standby has seen the leader, so it has been trying to take over.
 	standby.waitLog("new leader", map[string]string{"identity": leader.identity, "name": leaseName, "namespace": g.Namespace})
 	assertStandby(g.T, standby)
@@ -77,8 +78,8 @@ func TestStandbyTakesOverFromKilledLeader(t *testing.T) {
 
 	killed := time.Now()
 	leader.Kill()
-	started := standby.waitLog("started leading", nil)
-	converged := standby.waitLog("first converge done", nil)
+	started := g.waitLed(standby)
+	converged := standby.waitConverged()
 	took, ready := started.Sub(killed), converged.Sub(killed)
 	t.Logf("SIGKILL to leading %s, to first converge done %s (lease %s, retry %s)", took, ready, short.lease, short.retry)
 
@@ -116,8 +117,8 @@ func TestLeaderHandsOverOnSIGTERM(t *testing.T) {
 	if !ok {
 		t.Fatal(`leader did not log "stopped leading"`)
 	}
-	started := standby.waitLog("started leading", nil)
-	converged := standby.waitLog("first converge done", nil)
+	started := g.waitLed(standby)
+	converged := standby.waitConverged()
 	t.Logf("SIGTERM to leading %s, to first converge done %s (lease %s)", started.Sub(termed), converged.Sub(termed), long.lease)
 	if took := started.Sub(termed); took >= long.lease {
 		t.Errorf("standby led %s after SIGTERM, not before the lease expired: it was not released", took)
@@ -170,8 +171,8 @@ func TestLeaderExitsWhenLeaseIsTaken(t *testing.T) {
 	}
 
 	// The intruder never renews; the standby waits out its lease.
-	started := standby.waitLog("started leading", nil)
-	standby.waitLog("first converge done", nil)
+	started := g.waitLed(standby)
+	standby.waitConverged()
 	if took := started.Sub(taken); took < short.lease {
 		t.Errorf("standby led %s after the lease was taken, before it expired (%s)", took, short.lease)
 	}

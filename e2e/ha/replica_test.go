@@ -12,6 +12,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/addon-operator/addon-operator/e2e/operatortest"
 )
@@ -84,6 +85,22 @@ func (g *group) holder() string {
 	return ""
 }
 
+// waitLed waits until r holds the Lease and returns when it acquired it,
+// by r's clock, as the Lease records it.
+func (g *group) waitLed(r *replica) time.Time {
+	g.T.Helper()
+	var at time.Time
+	g.Poll("replica "+r.identity+" to hold the lease", func() bool {
+		l := g.lease()
+		if l == nil || ptr.Deref(l.Spec.HolderIdentity, "") != r.identity || l.Spec.AcquireTime == nil {
+			return false
+		}
+		at = l.Spec.AcquireTime.Time
+		return true
+	})
+	return at
+}
+
 // replica is one operator process of a group. Its log holds JSON lines
 // and, when it fails, cobra's error.
 type replica struct {
@@ -143,6 +160,15 @@ func (r *replica) waitLog(msg string, want map[string]string) time.Time {
 		return ok
 	})
 	return at
+}
+
+// waitConverged waits until the replica's metrics count a converge, which
+// only a leader runs (a standby's /readyz answers 200 too), and returns
+// when it saw that.
+func (r *replica) waitConverged() time.Time {
+	r.t.Helper()
+	r.WaitMetric("addon_operator_converges_total", nil, "to count a converge of "+r.identity, operatortest.AtLeast(1))
+	return time.Now()
 }
 
 // exitCode waits for the replica to exit and returns its exit status.

@@ -9,6 +9,9 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/addon-operator/addon-operator/e2e/operatortest"
+	"github.com/addon-operator/addon-operator/pkg/status"
 )
 
 func TestHookFailingOnceIsRetried(t *testing.T) {
@@ -21,7 +24,7 @@ func TestHookFailingOnceIsRetried(t *testing.T) {
 	// The failed first attempt does not hold up the converge: afterAll runs,
 	// and the module retries on its own after its backoff.
 	h.expectTrace(0, append(trace[:last:last], "flaky:beforeHelm", "global:afterAll", "flaky:beforeHelm")...)
-	h.WaitLog(1, "first converge done", nil)
+	h.WaitReady()
 	if n := h.CountLog("module run failed, will retry", map[string]string{
 		"module": "flaky",
 		"error":  "module flaky hook hooks/trace (beforeHelm): exit code 3",
@@ -87,10 +90,8 @@ func TestBadHookConfigIsReported(t *testing.T) {
 	h := newHarness(t)
 	h.SetConfig(map[string]string{"brokenConfigEnabled": "true"})
 	h.start()
-	h.WaitLog(2, "module run failed, will retry", map[string]string{
-		"module": "broken-config",
-		"error":  "900-broken-config/hooks/trace: schedule[0].crontab",
-	})
+	h.WaitMetric(operatortest.ModuleRuns, operatortest.RunsOf("broken-config", "error"), "to reach 2", operatortest.AtLeast(2))
+	h.WaitModule("broken-config", "last error names the hook config", operatortest.ErrorContains("900-broken-config/hooks/trace: schedule[0].crontab"))
 	if n := h.CountLog("module hooks not loaded", map[string]string{"module": "broken-config", "error": "not a crontab"}); n != 1 {
 		t.Errorf("startup log lines reporting the broken hook config = %d, want 1", n)
 	}
@@ -105,13 +106,10 @@ func TestPatchOutsideOwnSectionFailsTheHook(t *testing.T) {
 	h := newHarness(t)
 	h.SetConfig(map[string]string{"badPatchEnabled": "true"})
 	h.start()
-	h.WaitLog(2, "module run failed, will retry", map[string]string{
-		"module": "bad-patch",
-		"error":  `module bad-patch hook hooks/trace (beforeHelm): values patch: `,
-	})
-	if n := h.CountLog("module run failed, will retry", map[string]string{"error": "/global/stolen"}); n == 0 {
-		t.Error("no failure log names the rejected path /global/stolen")
-	}
+	h.WaitMetric(operatortest.ModuleRuns, operatortest.RunsOf("bad-patch", "error"), "to reach 2", operatortest.AtLeast(2))
+	// The error names the hook and the rejected path.
+	h.WaitModule("bad-patch", "last error names the hook and /global/stolen",
+		operatortest.ErrorContains(`module bad-patch hook hooks/trace (beforeHelm): values patch: `, "/global/stolen"))
 }
 
 func TestInvalidConfigMapKeepsLastGoodConfig(t *testing.T) {
@@ -122,7 +120,7 @@ func TestInvalidConfigMapKeepsLastGoodConfig(t *testing.T) {
 	mark := h.expectTrace(0, startupTrace()...)
 
 	h.SetConfig(map[string]string{"alpha": "message: [unclosed"})
-	h.WaitLog(1, "ConfigMap is invalid, keeping the last valid one", map[string]string{"error": `key "alpha"`})
+	h.WaitCondition(status.ConditionConfigMapInvalid, `key "alpha"`)
 	h.SetConfig(map[string]string{"alpha": "message: fixed"})
 	h.expectTrace(mark, "alpha:beforeHelm", "alpha:afterHelm")
 	if got := h.alphaData()["message"]; got != "fixed" {

@@ -6,13 +6,18 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/addon-operator/addon-operator/e2e/operatortest"
 )
+
+// healed counts the release objects found deleted, by module.
+const healed = "addon_operator_healed_objects_total"
 
 func TestDeletedReleaseObjectIsRestored(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	h.start()
-	h.WaitLog(1, "first converge done", nil)
+	h.WaitReady()
 	cms := h.Client.CoreV1().ConfigMaps(h.Namespace)
 	before, err := cms.Get(t.Context(), "alpha", metav1.GetOptions{})
 	if err != nil {
@@ -27,8 +32,8 @@ func TestDeletedReleaseObjectIsRestored(t *testing.T) {
 		return err == nil && cm.UID != before.UID
 	})
 	t.Logf("deleted release object restored %s after the delete", time.Since(deleted))
-	if n := h.CountLog("release object deleted, running module to restore it", map[string]string{"module": "alpha", "name": "alpha"}); n != 1 {
-		t.Errorf("heal log lines = %d, want 1", n)
+	if n := h.Metric(healed, map[string]string{"module": "alpha"}); n != 1 {
+		t.Errorf("alpha's healed objects = %v, want 1", n)
 	}
 	// The uninstall of a disabled module is not healed.
 	h.SetConfig(map[string]string{"alphaEnabled": "false"})
@@ -36,10 +41,12 @@ func TestDeletedReleaseObjectIsRestored(t *testing.T) {
 		_, err := cms.Get(t.Context(), "alpha", metav1.GetOptions{})
 		return apierrors.IsNotFound(err) && h.ReleaseRevision("alpha") == 0
 	})
+	betaRuns := operatortest.RunsOf("beta", "success")
+	betaBefore := h.Metric(operatortest.ModuleRuns, betaRuns)
 	h.SetConfig(map[string]string{"alphaEnabled": "false", "beta": "sync: point"})
-	h.WaitLog(1, "module run done", map[string]string{"module": "beta"})
-	if n := h.CountLog("release object deleted, running module to restore it", nil); n != 1 {
-		t.Errorf("heal log lines after the uninstall = %d, want still 1", n)
+	h.WaitMetric(operatortest.ModuleRuns, betaRuns, "to grow", operatortest.AtLeast(betaBefore+1))
+	if n := h.Metric(healed, nil); n != 1 {
+		t.Errorf("healed objects after the uninstall = %v, want still 1", n)
 	}
 }
 
@@ -47,7 +54,7 @@ func TestDriftIsReportedAndRevertedOnRequest(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	h.start()
-	h.WaitLog(1, "first converge done", nil)
+	h.WaitReady()
 	h.Stop()
 
 	cms := h.Client.CoreV1().ConfigMaps(h.Namespace)
@@ -60,14 +67,11 @@ func TestDriftIsReportedAndRevertedOnRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.start("--heal-drift")
-	h.WaitLog(2, "first converge done", nil)
+	h.WaitReady() // of the new run
 	if n := h.CountLog("release object drifted from its manifest", map[string]string{"module": "alpha", "name": "alpha", "fields": "data.message"}); n != 1 {
 		t.Errorf("drift log lines naming data.message = %d, want 1", n)
 	}
-	h.WaitLog(1, "drift reverted", map[string]string{"module": "alpha"})
-	if got := h.alphaData()["message"]; got != "from-values-yaml" {
-		t.Errorf("alpha message after --heal-drift = %q, want the release's value", got)
-	}
+	h.Poll("alpha's drift to be reverted", func() bool { return h.alphaData()["message"] == "from-values-yaml" })
 	if got := h.ReleaseRevision("alpha"); got != 1 {
 		t.Errorf("alpha revision = %d, want 1: reverting drift makes no new revision", got)
 	}

@@ -19,9 +19,9 @@ func TestHTTPEndpointsAndDebugCLI(t *testing.T) {
 	op := h.start("--listen-address=" + addr) // the later flag wins over the harness's
 	base := "http://" + addr
 	h.Poll("/healthz to answer", func() bool { code, _, _ := operatortest.HTTPGet(t, base+"/healthz"); return code == http.StatusOK })
-	h.WaitLog(1, "first converge done", nil)
-	if code, _, _ := operatortest.HTTPGet(t, base+"/readyz"); code != http.StatusOK {
-		t.Errorf("/readyz after the first converge = %d, want 200", code)
+	op.WaitReady()
+	if n := op.Metric("addon_operator_converges_total", nil); n < 1 {
+		t.Errorf("/readyz answered 200 after %v converges, want it 503 until the first converge is done", n)
 	}
 	_, metrics, err := operatortest.HTTPGet(t, base+"/metrics")
 	if err != nil {

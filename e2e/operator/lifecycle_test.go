@@ -23,7 +23,7 @@ func TestStartup(t *testing.T) {
 	h := newHarness(t)
 	h.start()
 	h.expectTrace(0, startupTrace()...)
-	h.WaitLog(1, "first converge done", nil)
+	h.WaitReady()
 
 	if got := h.ReleaseRevision("alpha"); got != 1 {
 		t.Errorf("alpha release revision = %d, want 1", got)

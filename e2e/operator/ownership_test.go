@@ -1,6 +1,7 @@
 package operator
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -11,6 +12,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
 	"github.com/addon-operator/addon-operator/e2e/operatortest"
+	"github.com/addon-operator/addon-operator/pkg/status"
 )
 
 // waitEvent polls for an Event on the operator's ConfigMap with reason
@@ -42,7 +44,7 @@ func TestObjectOfNoReleaseFailsModuleUntilHandedOver(t *testing.T) {
 	addr := operatortest.FreeAddress(t)
 	h.start("--listen-address=" + addr)
 	conflict := "ConfigMap " + h.Namespace + "/alpha (owner: no release)"
-	h.WaitLog(1, "module run failed, will retry", map[string]string{"module": "alpha", "error": conflict})
+	h.WaitModule("alpha", "last error names the conflict", operatortest.ErrorContains(conflict))
 	h.waitEvent("ModuleRunFailed", conflict)
 	base := "http://" + addr
 	if _, page, err := operatortest.HTTPGet(t, base+"/"); err != nil || !strings.Contains(page, conflict) {
@@ -64,18 +66,17 @@ func TestObjectOfNoReleaseFailsModuleUntilHandedOver(t *testing.T) {
 	if _, err := cms.Update(t.Context(), cm, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	h.Poll("alpha's ConfigMap to be adopted", func() bool { return h.alphaData()["message"] == "from-values-yaml" })
-	h.WaitLog(1, "object adopted", map[string]string{"release": "alpha", "name": "alpha", "owner": "no release"})
-	if cm, err = cms.Get(t.Context(), "alpha", metav1.GetOptions{}); err != nil || cm.Annotations["meta.helm.sh/release-name"] != "alpha" {
-		t.Errorf("adopted ConfigMap annotations %v, %v; want owned by release alpha", cm.GetAnnotations(), err)
-	}
+	h.Poll("alpha's ConfigMap to be adopted by release alpha", func() bool {
+		cm, err := cms.Get(t.Context(), "alpha", metav1.GetOptions{})
+		return err == nil && cm.Data["message"] == "from-values-yaml" && cm.Annotations["meta.helm.sh/release-name"] == "alpha"
+	})
 }
 
 func TestDeletedReleaseRecordIsReportedAndRestored(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	h.start()
-	h.WaitLog(1, "first converge done", nil)
+	h.WaitReady()
 	before, err := h.Client.CoreV1().ConfigMaps(h.Namespace).Get(t.Context(), "alpha", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -124,8 +125,7 @@ func TestForeignReleaseIsRefusedUntilMigrationSwitch(t *testing.T) {
 	h.installForeignAlpha()
 	h.start()
 	refused := `release "alpha" in namespace "` + h.Namespace + `" (revision 1, deployed) was not created by addon-operator`
-	h.WaitLog(1, "module run failed, will retry", map[string]string{"module": "alpha", "error": refused})
-	h.WaitLog(1, "module run failed, will retry", map[string]string{"module": "alpha", "error": "--adopt-unlabeled-releases"})
+	h.WaitModule("alpha", "last error refuses the release and names the switch", operatortest.ErrorContains(refused, "--adopt-unlabeled-releases"))
 	h.waitEvent("ModuleRunFailed", refused)
 	if got := h.alphaData()["message"]; got != "foreign" {
 		t.Errorf("foreign ConfigMap message = %q, want it untouched", got)
@@ -135,7 +135,7 @@ func TestForeignReleaseIsRefusedUntilMigrationSwitch(t *testing.T) {
 	}
 	// Disabled, the module leaves the foreign release alone.
 	h.SetConfig(map[string]string{"alphaEnabled": "false"})
-	h.WaitLog(1, "release not created by addon-operator left in place", map[string]string{"module": "alpha"})
+	h.WaitModule("alpha", "disabled", func(m status.ModuleStatus) bool { return !m.Enabled && m.Phase == status.PhaseDisabled })
 	if got := h.ReleaseRevision("alpha"); got != 1 {
 		t.Errorf("foreign release revision after disabling alpha = %d, want 1, not uninstalled", got)
 	}
@@ -143,8 +143,19 @@ func TestForeignReleaseIsRefusedUntilMigrationSwitch(t *testing.T) {
 
 	h.SetConfig(map[string]string{})
 	h.start("--adopt-unlabeled-releases")
-	h.WaitLog(1, "release without ownership label adopted", map[string]string{"release": "alpha"})
-	h.Poll("alpha's release to be upgraded", func() bool {
-		return h.ReleaseRevision("alpha") == 2 && h.alphaData()["message"] == "from-values-yaml"
+	h.Poll("alpha's release to be upgraded and labelled ours", func() bool {
+		return h.ReleaseRevision("alpha") == 2 && h.alphaData()["message"] == "from-values-yaml" && h.releaseOwned("alpha", 2)
 	})
+}
+
+// releaseOwned reports whether Helm's record of the release's revision
+// carries the operator's ownership label.
+func (h *harness) releaseOwned(name string, revision int) bool {
+	h.T.Helper()
+	selector := fmt.Sprintf("owner=helm,name=%s,version=%d,addon-operator.io/managed-by=addon-operator", name, revision)
+	list, err := h.Client.CoreV1().Secrets(h.Namespace).List(h.T.Context(), metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		h.T.Fatalf("list release secrets: %v", err)
+	}
+	return len(list.Items) == 1
 }

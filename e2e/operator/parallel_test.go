@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/addon-operator/addon-operator/e2e/operatortest"
 )
 
 func TestFailingModuleDoesNotHoldUpOthers(t *testing.T) {
@@ -18,10 +20,12 @@ func TestFailingModuleDoesNotHoldUpOthers(t *testing.T) {
 	trace := startupTrace()
 	last := len(trace) - 1
 	mark := h.expectTrace(0, append(trace[:last:last], "config-writer:beforeHelm", "global:afterAll")...)
-	h.WaitLog(2, "module run failed, will retry", map[string]string{"module": "stubborn", "error": "stubborn fails every time"})
+	failed := operatortest.RunsOf("stubborn", "error")
+	h.WaitMetric(operatortest.ModuleRuns, failed, "to reach 2", operatortest.AtLeast(2))
+	h.WaitModule("stubborn", "last error from its hook", operatortest.ErrorContains("stubborn fails every time"))
 
 	// A change to another module takes effect while stubborn keeps failing.
-	failuresBefore := h.CountLog("module run failed, will retry", map[string]string{"module": "stubborn"})
+	failuresBefore := h.Metric(operatortest.ModuleRuns, failed)
 	changed := time.Now()
 	h.setConfigKey("alpha", "message: while-stubborn-fails")
 	h.expectTrace(mark, "alpha:beforeHelm", "alpha:afterHelm")
@@ -29,7 +33,7 @@ func TestFailingModuleDoesNotHoldUpOthers(t *testing.T) {
 	if got := h.alphaData()["message"]; got != "while-stubborn-fails" {
 		t.Errorf("alpha message = %q, want the new value", got)
 	}
-	h.WaitLog(failuresBefore+1, "module run failed, will retry", map[string]string{"module": "stubborn"})
+	h.WaitMetric(operatortest.ModuleRuns, failed, "to grow", operatortest.AtLeast(failuresBefore+1))
 }
 
 func TestConvergeRestartRunsEachModuleWithoutOverlap(t *testing.T) {
@@ -47,7 +51,7 @@ func TestConvergeRestartRunsEachModuleWithoutOverlap(t *testing.T) {
 	if err := os.WriteFile(h.trace+".release-slow", nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	h.WaitLog(1, "first converge done", nil)
+	h.WaitReady()
 
 	tr := h.readTrace()
 	count := func(line string) int {

@@ -104,12 +104,12 @@ func TestRestartWithoutChangesMakesNoRevision(t *testing.T) {
 	h := newHarness(t)
 	h.start()
 	mark := h.expectTrace(0, startupTrace()...)
-	h.WaitLog(1, "first converge done", nil)
+	h.WaitReady()
 	h.Stop()
 
 	h.start()
 	h.expectTrace(mark, startupTrace()...)
-	h.WaitLog(2, "first converge done", nil)
+	h.WaitReady() // of the new run
 	if got := h.ReleaseRevision("alpha"); got != 1 {
 		t.Errorf("alpha release revision after restart = %d, want 1", got)
 	}

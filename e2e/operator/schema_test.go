@@ -5,6 +5,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/addon-operator/addon-operator/e2e/operatortest"
+	"github.com/addon-operator/addon-operator/pkg/status"
 )
 
 func (h *harness) configMap(name string) map[string]string {
@@ -21,7 +24,7 @@ func TestSchemaDefaultsReachTheChart(t *testing.T) {
 	h := newHarness(t)
 	h.SetConfig(map[string]string{"schemaEnabled": "true", "schema": "replicas: 3\nservers:\n  web: {}\n  api: {port: 9090}\n"})
 	h.start()
-	h.WaitLog(1, "first converge done", nil)
+	h.WaitReady()
 	want := map[string]string{
 		"replicas": "3",                  // ConfigMap
 		"mode":     "safe",               // config-values schema default
@@ -39,12 +42,12 @@ func TestInvalidConfigSectionIsRejectedAndLastGoodKept(t *testing.T) {
 	h := newHarness(t)
 	h.SetConfig(map[string]string{"schemaEnabled": "true", "schema": "mode: fast\n"})
 	h.start()
-	h.WaitLog(1, "first converge done", nil)
+	h.WaitReady()
 
 	h.SetConfig(map[string]string{"schemaEnabled": "true", "schema": "mode: turbo\nextra: 1\n"})
-	h.WaitLog(1, "ConfigMap is invalid, keeping the last valid one", map[string]string{"error": "schema.mode must be one of [fast safe]"})
-	if n := h.CountLog("ConfigMap is invalid, keeping the last valid one", map[string]string{"error": "schema.extra"}); n != 1 {
-		t.Errorf("log lines naming the unknown key schema.extra = %d, want 1", n)
+	h.WaitCondition(status.ConditionConfigMapInvalid, "schema.mode must be one of [fast safe]", "schema.extra")
+	if n := h.Metric(operatortest.ConfigErrors, nil); n != 1 {
+		t.Errorf("rejected ConfigMap contents = %v, want 1", n)
 	}
 	// Rejected by a schema, as by the parser: an Event names the key.
 	h.Poll("the ConfigRejected Event naming the key", func() bool { return h.hasEvent("ConfigRejected", "keys schema rejected") })
@@ -62,7 +65,7 @@ func TestInvalidSectionAtStartupSkipsOnlyThatModule(t *testing.T) {
 	h.SetConfig(map[string]string{"schemaEnabled": "true", "schema": "replicas: 0\n"})
 	h.start()
 	h.expectTrace(0, startupTrace()...)
-	h.WaitLog(1, "first converge done", nil)
+	h.WaitReady()
 	if n := h.CountLog("module skipped: its ConfigMap section is invalid", map[string]string{"module": "schema", "error": "schema.replicas"}); n != 1 {
 		t.Errorf("log lines reporting the skipped module = %d, want 1", n)
 	}

@@ -41,11 +41,16 @@ func SocketPath(tb testing.TB) string {
 // when there is no answer.
 func HTTPGet(tb testing.TB, url string) (code int, body string, err error) {
 	tb.Helper()
+	return httpGet(tb, http.DefaultClient, url)
+}
+
+func httpGet(tb testing.TB, client *http.Client, url string) (code int, body string, err error) {
+	tb.Helper()
 	req, err := http.NewRequestWithContext(tb.Context(), http.MethodGet, url, http.NoBody)
 	if err != nil {
 		return 0, "", err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return 0, "", err
 	}

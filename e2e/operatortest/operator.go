@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/addon-operator/addon-operator/pkg/server"
 )
 
 // Options say how to start one run of the operator. Start adds what every
@@ -41,10 +43,13 @@ type Operator struct {
 	cmd     *exec.Cmd
 	log     *Log
 	socket  string
-	shown   bool          // the output is shown on failure
-	exited  chan struct{} // closed once the process is reaped
-	err     error         // the result of Wait, set before exited is closed
-	awaited bool          // the test has waited for the exit
+	url     string         // the HTTP listener's base URL, once URL has found it
+	tls     bool           // the listener serves HTTPS (--listen-tls)
+	debug   *server.Client // the debug API client, once Debug has made it
+	shown   bool           // the output is shown on failure
+	exited  chan struct{}  // closed once the process is reaped
+	err     error          // the result of Wait, set before exited is closed
+	awaited bool           // the test has waited for the exit
 }
 
 // Start runs the operator with opts.
@@ -53,7 +58,7 @@ func (h *Harness) Start(opts Options) *Operator {
 	t.Helper()
 	op := &Operator{
 		t: t, name: cmp.Or(opts.Name, "operator"), log: newLog(opts.Output), socket: SocketPath(t),
-		shown: opts.Output == nil, exited: make(chan struct{}),
+		shown: opts.Output == nil, exited: make(chan struct{}), tls: slices.Contains(opts.Args, "--listen-tls"),
 	}
 	args := []string{"start", "--log-type=json", "--log-level=debug", "--tmp-dir=" + t.TempDir(),
 		// A flag, so that no KUBE_CONFIG of the developer's shell wins.

@@ -1,7 +1,9 @@
 // Package operatortest runs the addon-operator binary against the local
 // control plane for end-to-end tests: it builds the binary once per test
-// binary, starts and stops it in a test's namespace, records its JSON log
-// and reads what the operator manages there.
+// binary, starts and stops it in a test's namespace, records its JSON log,
+// reads its signals (/readyz, /metrics, the debug API's module states) and
+// what the operator manages there. Tests wait on the signals; they read
+// the log where a log line itself is what they check.
 //
 // A test package builds the binary and starts the control plane in
 // TestMain; each test makes a Harness and starts the operator from it:
@@ -17,7 +19,7 @@
 //		h := operatortest.New(t, cp, bin)
 //		h.SetConfig(map[string]string{"alphaEnabled": "true"})
 //		h.Start(operatortest.Options{ModulesDir: ..., GlobalHooksDir: ...})
-//		h.WaitLog(1, "first converge done", nil)
+//		h.WaitReady()
 //	}
 package operatortest
 

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/addon-operator/addon-operator/e2e/operatortest"
+	"github.com/addon-operator/addon-operator/pkg/status"
 )
 
 // modules are the fixture's modules: two order groups of two.
@@ -112,7 +113,7 @@ func testOutageDuringConverge(t *testing.T, out outage) {
 
 	// Every module fails on the outage and backs off for retryDelay.
 	for name := range modules() {
-		h.WaitLog(1, "module run failed, will retry", map[string]string{"module": name})
+		h.WaitMetric(operatortest.ModuleRuns, operatortest.RunsOf(name, "error"), "to count the failure", operatortest.AtLeast(1))
 	}
 	waitOutageShown(t, h, base, out.failed)
 
@@ -123,7 +124,7 @@ func testOutageDuringConverge(t *testing.T, out outage) {
 	// Well before retryDelay: each module runs again at once, deploys its
 	// release and says it recovered.
 	for name := range modules() {
-		h.WaitLog(1, "module recovered", map[string]string{"module": name})
+		h.WaitModule(name, "ready again", func(m status.ModuleStatus) bool { return m.Phase == status.PhaseReady })
 		if rev := h.ReleaseRevision(name); rev < 1 {
 			t.Errorf("release %s: revision %d after recovery, want deployed", name, rev)
 		}
@@ -160,11 +161,9 @@ func testOutageDuringConverge(t *testing.T, out outage) {
 	}
 }
 
-// waitOutageShown waits until the operator shows an outage: its log line,
-// /readyz, the metrics (a held Event, failed requests) and the status page.
+// waitOutageShown waits until the operator shows an outage: /readyz, the metrics (a held Event, failed requests) and the status page.
 func waitOutageShown(t *testing.T, h *operatortest.Harness, base, failed string) {
 	t.Helper()
-	h.WaitLog(1, "kubernetes api server unreachable", nil)
 	h.Poll("/readyz to report the outage", func() bool {
 		code, body, _ := operatortest.HTTPGet(t, base+"/readyz")
 		return code == 503 && strings.Contains(body, "Kubernetes API server is unreachable")
@@ -180,11 +179,10 @@ func waitOutageShown(t *testing.T, h *operatortest.Harness, base, failed string)
 
 }
 
-// waitOutageOver waits until the operator shows the outage is over: its
-// log line, /readyz and the metrics.
+// waitOutageOver waits until the operator shows the outage is over: /readyz
+// and the metrics.
 func waitOutageOver(t *testing.T, h *operatortest.Harness, base string) {
 	t.Helper()
-	h.WaitLog(1, "kubernetes api server reachable again", nil)
 	h.Poll("/readyz 200 after the outage", func() bool {
 		code, _, _ := operatortest.HTTPGet(t, base+"/readyz")
 		return code == 200

@@ -68,7 +68,7 @@ func startVault(t *testing.T, h *operatortest.Harness, args ...string) (*operato
 		ModulesDir: modules, GlobalHooksDir: globalHooks,
 		Args: append([]string{"--listen-address=" + addr}, args...), // a later flag wins over the harness's
 	})
-	h.WaitLog(1, "first converge done", nil)
+	h.WaitReady()
 	return op, "http://" + addr
 }
 
