@@ -26,9 +26,8 @@ func record(rel string, version int) *metav1.PartialObjectMetadata {
 }
 
 func TestRecordWatcherReportsTheNewestRecordOnce(t *testing.T) {
-	scheme := runtime.NewScheme()
-	_ = metav1.AddMetaToScheme(scheme)
-	client := metadatafake.NewSimpleMetadataClient(scheme, record("a", 1), record("a", 2), record("b", 1), record("c", 1),
+	watches := make(chan schema.GroupVersionResource, 4)
+	client := testClient(watches, record("a", 1), record("a", 2), record("b", 1), record("c", 1),
 		record("d", 1), record("d", 2), record("e", 1))
 	events := make(chan Event)
 	w, err := NewRecordWatcher(RecordWatcherOptions{Metadata: client, Driver: "secret", Namespace: "ops", Events: events})
@@ -47,6 +46,12 @@ func TestRecordWatcherReportsTheNewestRecordOnce(t *testing.T) {
 	}()
 	if err := w.WaitSynced(ctx); err != nil {
 		t.Fatal(err)
+	}
+	// The fake loses deletions made before its watch is established.
+	select {
+	case <-watches:
+	case <-ctx.Done():
+		t.Fatal("the records are never watched")
 	}
 	secrets := client.Resource(schema.GroupVersionResource{Version: "v1", Resource: "secrets"}).Namespace("ops")
 	del := func(rel string, version int) {
