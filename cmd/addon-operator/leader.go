@@ -15,6 +15,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
+
+	"github.com/addon-operator/addon-operator/pkg/logkey"
 )
 
 // errLeadershipLost is returned by runLeading when this replica stopped
@@ -128,7 +130,7 @@ func runLeading(ctx context.Context, opts leaderOptions, client kubernetes.Inter
 		return run(ctx)
 	}
 	identity := opts.identity()
-	log = log.With(slog.String("name", opts.LeaseName), slog.String("namespace", namespace))
+	log = log.With(slog.String(logkey.Name, opts.LeaseName), slog.String(logkey.Namespace, namespace))
 	leading := make(chan context.Context, 1)
 	elector, err := newElector(opts, newLeaseLock(opts, client, namespace, identity), log, leading)
 	if err != nil {
@@ -143,7 +145,7 @@ func runLeading(ctx context.Context, opts leaderOptions, client kubernetes.Inter
 		defer close(electorDone)
 		elector.Run(electCtx)
 	}()
-	log.Info("waiting for leadership", slog.String("identity", identity))
+	log.Info("waiting for leadership", slog.String(logkey.Identity, identity))
 	select {
 	case <-ctx.Done():
 	case leadCtx := <-leading:
@@ -213,7 +215,7 @@ func newElector(opts leaderOptions, lock *resourcelock.LeaseLock, log *slog.Logg
 					log.Info("no leader")
 					return
 				}
-				log.Info("new leader", slog.String("identity", holder))
+				log.Info("new leader", slog.String(logkey.Identity, holder))
 			},
 		},
 	})

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/addon-operator/addon-operator/pkg/logkey"
 )
 
 func TestOutageQuietLowersClientGoLogsDuringAnOutage(t *testing.T) {
@@ -27,7 +29,7 @@ func TestOutageQuietLowersClientGoLogsDuringAnOutage(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var buf bytes.Buffer
 			inner := slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: tt.level, ReplaceAttr: dropTime})
-			log := slog.New(outageQuiet{inner, func() bool { return tt.down }}).With(slog.String("component", "client-go"))
+			log := slog.New(outageQuiet{inner, func() bool { return tt.down }}).With(slog.String(logkey.Component, "client-go"))
 			log.Error("Failed to watch")
 			log.Warn("retrying")
 			log.Debug("detail")

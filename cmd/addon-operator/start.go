@@ -33,6 +33,7 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/kube/event"
 	"github.com/addon-operator/addon-operator/pkg/kube/monitor"
 	"github.com/addon-operator/addon-operator/pkg/kube/patch"
+	"github.com/addon-operator/addon-operator/pkg/logkey"
 	"github.com/addon-operator/addon-operator/pkg/metrics"
 	"github.com/addon-operator/addon-operator/pkg/operator"
 	"github.com/addon-operator/addon-operator/pkg/schedule"
@@ -229,7 +230,7 @@ func (o *startOptions) run(ctx context.Context) error {
 	}
 	var onAPIBack []func() // set below, before the tracker runs
 	apiHealth := trackAPIHealth(electionClient.Discovery().RESTClient(), rec, log, &onAPIBack)
-	klog.SetSlogLogger(slog.New(outageQuiet{log.Handler(), apiHealth.Down}).With(slog.String("component", "client-go")))
+	klog.SetSlogLogger(slog.New(outageQuiet{log.Handler(), apiHealth.Down}).With(slog.String(logkey.Component, "client-go")))
 	op, events, err := o.wire(withRateLimit(restCfg, o.kubeQPS, o.kubeBurst), log, rec, hookMetrics)
 	if err != nil {
 		return err
@@ -271,7 +272,7 @@ func (o *startOptions) run(ctx context.Context) error {
 		return err
 	case <-ctx.Done():
 	}
-	log.Info("shutting down", slog.Duration("duration", shutdownGrace))
+	log.Info("shutting down", slog.Duration(logkey.Duration, shutdownGrace))
 	select {
 	case err := <-done:
 		log.Info("stopped")

@@ -22,6 +22,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
+
+	"github.com/addon-operator/addon-operator/pkg/logkey"
 )
 
 // Defaults of Options.
@@ -214,9 +216,9 @@ func (t *Tracker) record(err error) {
 		return
 	}
 	if tr.Up {
-		t.opts.Logger.Info("kubernetes api server reachable again", slog.Duration("duration", tr.Duration))
+		t.opts.Logger.Info("kubernetes api server reachable again", slog.Duration(logkey.Duration, tr.Duration))
 	} else {
-		t.opts.Logger.Warn("kubernetes api server unreachable", slog.String("error", tr.Err.Error()))
+		t.opts.Logger.Warn("kubernetes api server unreachable", logkey.Err(tr.Err))
 	}
 	if t.opts.Metrics != nil {
 		t.opts.Metrics.KubeAPIUp(tr.Up)

@@ -16,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/addon-operator/addon-operator/pkg/logkey"
 )
 
 // Event is the state of the ConfigMap at one moment: either a parsed Config
@@ -101,8 +103,8 @@ func (s *Source) Run(ctx context.Context) error {
 	if !cache.WaitForCacheSync(ctx.Done(), informer.HasSynced) {
 		return nil // ctx is done
 	}
-	s.log.Debug("config watch synced", "namespace", s.namespace, "name", s.name,
-		"duration", time.Since(start))
+	s.log.Debug("config watch synced", slog.String(logkey.Namespace, s.namespace), slog.String(logkey.Name, s.name),
+		slog.Duration(logkey.Duration, time.Since(start)))
 	return s.deliver(ctx, informer.GetStore(), dirty)
 }
 

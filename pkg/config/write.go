@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"slices"
 	"strconv"
@@ -15,6 +16,7 @@ import (
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/yaml"
 
+	"github.com/addon-operator/addon-operator/pkg/logkey"
 	"github.com/addon-operator/addon-operator/pkg/values"
 )
 
@@ -61,7 +63,8 @@ func (s *Source) Write(ctx context.Context, edit Edit) error {
 	if err := retry.OnError(retry.DefaultBackoff, retriable, func() error { return s.apply(ctx, ops, edit.NoCreate) }); err != nil {
 		return fmt.Errorf("write configmap %s/%s: %w", s.namespace, s.name, err)
 	}
-	s.log.Debug("config written", "namespace", s.namespace, "name", s.name, "duration", time.Since(start))
+	s.log.Debug("config written",
+		slog.String(logkey.Namespace, s.namespace), slog.String(logkey.Name, s.name), slog.Duration(logkey.Duration, time.Since(start)))
 	return nil
 }
 

@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/addon-operator/addon-operator/pkg/config"
+	"github.com/addon-operator/addon-operator/pkg/logkey"
 	"github.com/addon-operator/addon-operator/pkg/metrics"
 	"github.com/addon-operator/addon-operator/pkg/status"
 )
@@ -107,7 +108,7 @@ func (t *Tracker) Deleted() {
 		return
 	}
 	kept := t.keepDeleted
-	attrs := []any{slog.String("namespace", t.namespace), slog.String("name", t.name)}
+	attrs := []any{slog.String(logkey.Namespace, t.namespace), slog.String(logkey.Name, t.name)}
 	if kept {
 		t.log.Warn("ConfigMap deleted, keeping the last valid configuration until it is recreated", attrs...)
 	} else {
@@ -145,7 +146,7 @@ func (t *Tracker) Reject(err error, skipped bool) {
 	t.mu.Lock()
 	t.invalid, t.invalidSince, t.invalidSkipped = err, t.clock.Now(), skipped
 	t.mu.Unlock()
-	attrs := []any{slog.String("name", t.name), slog.String("error", err.Error())}
+	attrs := []any{slog.String(logkey.Name, t.name), logkey.Err(err)}
 	if skipped {
 		t.log.Warn("ConfigMap has invalid sections, skipping their modules", attrs...)
 	} else {
@@ -166,7 +167,7 @@ func (t *Tracker) Accept() {
 	t.invalid = nil
 	t.mu.Unlock()
 	if was != nil {
-		t.log.Info("ConfigMap is valid again", slog.String("name", t.name))
+		t.log.Info("ConfigMap is valid again", slog.String(logkey.Name, t.name))
 	}
 }
 
@@ -208,7 +209,7 @@ func (t *Tracker) Conditions() []status.Condition {
 
 // Recreated reports a deleted ConfigMap that exists again.
 func (t *Tracker) Recreated() {
-	t.log.Info("ConfigMap recreated, applying its content", slog.String("namespace", t.namespace), slog.String("name", t.name))
+	t.log.Info("ConfigMap recreated, applying its content", slog.String(logkey.Namespace, t.namespace), slog.String(logkey.Name, t.name))
 	if t.events != nil {
 		t.events.ConfigMapRecreated()
 	}

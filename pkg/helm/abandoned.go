@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/addon-operator/addon-operator/pkg/logkey"
 )
 
 // Helm's ownership annotations, set on every object of a release.
@@ -100,8 +103,8 @@ func (c *Client) resumeCleanup(ctx context.Context, cfg *action.Configuration, l
 		}
 	}
 	slices.SortFunc(left, func(a, b *release.Release) int { return a.Version - b.Version })
-	c.log.InfoContext(ctx, "resuming deletion of objects left by interrupted revisions", "release", last.Name,
-		"revision", last.Version, "revisions", last.Labels[LabelCleanup])
+	c.log.InfoContext(ctx, "resuming deletion of objects left by interrupted revisions",
+		slog.String(logkey.Release, last.Name), slog.String(logkey.Revision, last.Labels[LabelCleanup]))
 	return c.cleanup(ctx, cfg, last, left)
 }
 
@@ -141,9 +144,10 @@ func (c *Client) deleteAbandoned(ctx context.Context, cfg *action.Configuration,
 		return err
 	}
 	for _, info := range objects {
-		attrs := []any{"release", rel.Name, "kind", info.Mapping.GroupVersionKind.Kind, "name", info.Name}
+		attrs := []any{slog.String(logkey.Release, rel.Name), slog.String(logkey.Kind, info.Mapping.GroupVersionKind.Kind),
+			slog.String(logkey.Name, info.Name)}
 		if info.Namespace != "" && info.Namespace != c.namespace {
-			attrs = append(attrs, "namespace", info.Namespace) // c.log carries the Client's
+			attrs = append(attrs, slog.String(logkey.Namespace, info.Namespace)) // c.log carries the Client's
 		}
 		c.log.InfoContext(ctx, "deleted object left by an interrupted revision", attrs...)
 	}

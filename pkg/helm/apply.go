@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"time"
 
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/release"
+
+	"github.com/addon-operator/addon-operator/pkg/logkey"
 )
 
 // Reason names why Apply deployed a release.
@@ -128,7 +131,7 @@ func (c *Client) Apply(ctx context.Context, r Release) (Outcome, error) {
 	out := Outcome{Checksum: rendered.Checksum, Reason: reason, Missing: missing}
 	if reason == "" {
 		out.Skipped, out.Revision, out.Manifest = true, last.Version, last.Manifest
-		c.log.DebugContext(ctx, "release up to date", "release", r.Name, "duration", time.Since(start))
+		c.log.DebugContext(ctx, "release up to date", slog.String(logkey.Release, r.Name), slog.Duration(logkey.Duration, time.Since(start)))
 		return out, nil
 	}
 	rel, recovered, own, err := c.deploy(ctx, cfg, r, last, rendered)
@@ -143,9 +146,9 @@ func (c *Client) Apply(ctx context.Context, r Release) (Outcome, error) {
 	if last == nil && own > 0 {
 		out.HistoryLost = true
 		c.log.WarnContext(ctx, "release records were deleted while its objects remained, history is lost; installed anew",
-			"release", r.Name, "objects", own)
+			slog.String(logkey.Release, r.Name), slog.Int(logkey.Count, own))
 	}
-	c.log.DebugContext(ctx, "release deployed", "release", r.Name, "duration", time.Since(start))
+	c.log.DebugContext(ctx, "release deployed", slog.String(logkey.Release, r.Name), slog.Duration(logkey.Duration, time.Since(start)))
 	return out, nil
 }
 
@@ -169,7 +172,7 @@ func (c *Client) deploy(ctx context.Context, cfg *action.Configuration, r Releas
 	}
 	step := planDeploy(statusPtr(last))
 	if step == stepRecover {
-		c.log.InfoContext(ctx, "recover interrupted release", "release", r.Name)
+		c.log.InfoContext(ctx, "recover interrupted release", slog.String(logkey.Release, r.Name))
 		last.SetStatus(release.StatusFailed, fmt.Sprintf("interrupted while %s; marked failed by addon-operator", last.Info.Status))
 		if err := cfg.Releases.Update(last); err != nil {
 			return nil, false, 0, fmt.Errorf("mark interrupted revision %d failed: %w", last.Version, err)

@@ -13,6 +13,8 @@ import (
 	"helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/storage/driver"
 	"k8s.io/utils/clock"
+
+	"github.com/addon-operator/addon-operator/pkg/logkey"
 )
 
 // ErrNotFound is returned by Client.Status for a release without any
@@ -102,7 +104,7 @@ func newClient(opts Options, newConfig func(action.DebugLog) (*action.Configurat
 		namespace:        opts.Namespace,
 		historyMax:       opts.HistoryMax,
 		timeout:          opts.Timeout,
-		log:              opts.Logger.With("namespace", opts.Namespace),
+		log:              opts.Logger.With(slog.String(logkey.Namespace, opts.Namespace)),
 		adoptObjects:     slices.Clone(opts.AdoptObjects),
 		adoptReleases:    opts.AdoptUnlabeledReleases,
 		newConfig:        newConfig,
@@ -116,7 +118,7 @@ func newClient(opts Options, newConfig func(action.DebugLog) (*action.Configurat
 func (c *Client) config(ctx context.Context, name string) (*action.Configuration, error) {
 	log := c.log
 	if name != "" {
-		log = log.With("release", name)
+		log = log.With(slog.String(logkey.Release, name))
 	}
 	debug := func(format string, args ...any) {
 		if log.Enabled(ctx, slog.LevelDebug) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 
@@ -13,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/cli-runtime/pkg/resource"
+
+	"github.com/addon-operator/addon-operator/pkg/logkey"
 )
 
 // Helm's label on every object of a release; its install and upgrade
@@ -169,8 +172,8 @@ func (c *Client) claimObjects(ctx context.Context, cfg *action.Configuration, na
 		if err := markOwned(found[i], self); err != nil {
 			return 0, err
 		}
-		c.log.InfoContext(ctx, "object adopted", "release", name, "kind", found[i].Mapping.GroupVersionKind.Kind,
-			"name", found[i].Name, "owner", objects[i].owner.String())
+		c.log.InfoContext(ctx, "object adopted", slog.String(logkey.Release, name), slog.String(logkey.Kind, found[i].Mapping.GroupVersionKind.Kind),
+			slog.String(logkey.Name, found[i].Name), slog.String(logkey.Owner, objects[i].owner.String()))
 	}
 	return plan.own, nil
 }
@@ -250,6 +253,6 @@ func (c *Client) claimRelease(ctx context.Context, last *release.Release) error 
 	if !c.adoptReleases {
 		return &ForeignReleaseError{Release: last.Name, Namespace: last.Namespace, Revision: last.Version, State: last.Info.Status.String()}
 	}
-	c.log.InfoContext(ctx, "release without ownership label adopted", "release", last.Name, "revision", last.Version)
+	c.log.InfoContext(ctx, "release without ownership label adopted", slog.String(logkey.Release, last.Name), slog.Int(logkey.Revision, last.Version))
 	return nil
 }

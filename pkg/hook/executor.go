@@ -11,6 +11,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/addon-operator/addon-operator/pkg/logkey"
 	"github.com/addon-operator/addon-operator/pkg/values"
 )
 
@@ -95,7 +96,7 @@ func (e *Executor) Config(ctx context.Context, path string) ([]byte, error) {
 		path:     path,
 		args:     []string{"--config"},
 		env:      slices.Concat(os.Environ(), e.Env),
-		logger:   e.logger().With(slog.String("hook", path)),
+		logger:   e.logger().With(slog.String(logkey.Hook, path)),
 		stdout:   out,
 		logLimit: e.maxLog(),
 	})
@@ -119,7 +120,7 @@ func (e *Executor) Run(ctx context.Context, r Run) (*Result, error) {
 	logger := e.logger().With(r.attrs()...)
 	defer func() {
 		if err := os.RemoveAll(dir); err != nil {
-			logger.Warn("remove hook run dir", "error", err)
+			logger.Warn("remove hook run dir", logkey.Err(err))
 		}
 	}()
 	files := protocolFiles(dir, r.Kind)
@@ -140,7 +141,7 @@ func (e *Executor) Run(ctx context.Context, r Run) (*Result, error) {
 func (r *Run) attrs() []any {
 	var attrs []any
 	for _, a := range []slog.Attr{
-		slog.String("module", r.Module), slog.String("hook", r.Hook), slog.String("binding", r.Binding),
+		slog.String(logkey.Module, r.Module), slog.String(logkey.Hook, r.Hook), slog.String(logkey.Binding, r.Binding),
 	} {
 		if a.Value.String() != "" {
 			attrs = append(attrs, a)

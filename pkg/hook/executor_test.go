@@ -396,14 +396,14 @@ func TestRunLogLimit(t *testing.T) {
 				case "hook output":
 					lines = append(lines, rec["line"].(string))
 				case "hook output not logged beyond the limit":
-					dropped = rec["dropped_bytes"].(float64)
+					dropped = rec["count"].(float64)
 				}
 			}
 			if diff := cmp.Diff(tt.wantLines, lines); diff != "" {
 				t.Errorf("logged lines (-want +got):\n%s", diff)
 			}
 			if dropped != tt.wantDropped {
-				t.Errorf("dropped_bytes = %v, want %v", dropped, tt.wantDropped)
+				t.Errorf("dropped bytes = %v, want %v", dropped, tt.wantDropped)
 			}
 		})
 	}

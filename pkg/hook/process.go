@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"time"
 	"unicode/utf8"
+
+	"github.com/addon-operator/addon-operator/pkg/logkey"
 )
 
 const (
@@ -76,7 +78,7 @@ func (e *Executor) execute(ctx context.Context, pr process) error {
 	stdout.flush()
 	stderr.flush()
 	if n := budget.dropped.Load(); n > 0 {
-		pr.logger.Warn("hook output not logged beyond the limit", "limit_bytes", pr.logLimit, "dropped_bytes", n)
+		pr.logger.Warn("hook output not logged beyond the limit", slog.Int64(logkey.Limit, pr.logLimit), slog.Int64(logkey.Count, n))
 	}
 
 	switch {
@@ -194,7 +196,7 @@ func (l *lineLogger) line(b []byte) {
 		return
 	}
 	if l.budget == nil || l.budget.take(len(s)) {
-		l.logger.Info("hook output", "stream", l.stream, "line", s)
+		l.logger.Info("hook output", slog.String(logkey.Stream, l.stream), slog.String(logkey.Line, s))
 	}
 	if l.tail != nil {
 		l.tail.add(s)

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/addon-operator/addon-operator/pkg/logkey"
 )
 
 // DefaultUnnumberedOrder is the order the reference implementation gives to
@@ -146,7 +148,8 @@ func scanModulesDirs(dirs []string, unnumberedOrder int, log *slog.Logger) ([]ca
 				continue
 			}
 			if kept, dup := seen[name]; dup {
-				log.Warn("duplicate module dir ignored", "module", name, "path", path, "kept_path", kept)
+				log.Warn("duplicate module dir ignored", slog.String(logkey.Module, name), slog.String(logkey.Path, path),
+					slog.String(logkey.Reason, "kept "+kept))
 				continue
 			}
 			seen[name] = path
@@ -169,13 +172,13 @@ func isModuleDir(path string, log *slog.Logger) (bool, error) {
 	case err != nil:
 		return false, err
 	case info == nil:
-		log.Warn("broken symlink in modules dir ignored", "path", path)
+		log.Warn("broken symlink in modules dir ignored", slog.String(logkey.Path, path))
 		return false, nil
 	case info.IsDir():
 		return true, nil
 	case base != valuesFileName && !isNotHookExt(filepath.Ext(base)):
 		// Documentation (README.md and the like) is expected here.
-		log.Warn("file in modules dir ignored", "path", path)
+		log.Warn("file in modules dir ignored", slog.String(logkey.Path, path))
 	}
 	return false, nil
 }

@@ -135,7 +135,7 @@ func TestDiscoverDirEntries(t *testing.T) {
 				{"a", "a", 10, "$ROOT/m1/010-a"},
 			},
 			wantLogs: []map[string]string{
-				warn("duplicate module dir ignored", "module", "a", "path", "$ROOT/m2/020-a", "kept_path", "$ROOT/m1/010-a"),
+				warn("duplicate module dir ignored", "module", "a", "path", "$ROOT/m2/020-a", "reason", "kept $ROOT/m1/010-a"),
 			},
 		},
 		{

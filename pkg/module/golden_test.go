@@ -142,7 +142,7 @@ func TestDiscoverGolden(t *testing.T) {
 
 	wantLogs := []map[string]string{
 		warn("duplicate module dir ignored", "module", "cert-manager",
-			"path", "$ROOT/extra/010-cert-manager", "kept_path", "$ROOT/modules/010-cert-manager"),
+			"path", "$ROOT/extra/010-cert-manager", "reason", "kept $ROOT/modules/010-cert-manager"),
 		warn("enabled script is not executable, ignored", "module", "ingress-nginx", "path", "$ROOT/modules/020-ingress-nginx/enabled"),
 	}
 	if diff := cmp.Diff(wantLogs, logs.records(t)); diff != "" {

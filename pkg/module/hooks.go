@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/addon-operator/addon-operator/pkg/logkey"
 )
 
 // isSkippedHookDir reports whether a directory named name holds helpers and
@@ -49,7 +51,7 @@ func findHooks(root string, log *slog.Logger) ([]string, error) {
 		return nil, err
 	}
 	if !info.IsDir() {
-		log.Warn("hooks path is not a directory", "path", root)
+		log.Warn("hooks path is not a directory", slog.String(logkey.Path, root))
 		return nil, nil
 	}
 	f := &hookFinder{log: log, walking: map[string]bool{}}
@@ -66,7 +68,7 @@ func (f *hookFinder) walk(dir string) error {
 		return fmt.Errorf("resolve hooks dir: %w", err)
 	}
 	if f.walking[resolved] {
-		f.log.Warn("symlink loop in hooks skipped", "path", dir)
+		f.log.Warn("symlink loop in hooks skipped", slog.String(logkey.Path, dir))
 		return nil
 	}
 	f.walking[resolved] = true
@@ -94,14 +96,14 @@ func (f *hookFinder) visit(path string) error {
 	base := filepath.Base(path)
 	switch {
 	case info == nil:
-		f.log.Warn("broken symlink in hooks ignored", "path", path)
+		f.log.Warn("broken symlink in hooks ignored", slog.String(logkey.Path, path))
 	case info.IsDir():
 		if !isSkippedHookDir(base) {
 			return f.walk(path)
 		}
 	case !info.Mode().IsRegular(), isNotHookExt(filepath.Ext(base)):
 	case info.Mode().Perm()&0o111 == 0:
-		f.log.Warn("hook file is not executable, ignored", "hook", path)
+		f.log.Warn("hook file is not executable, ignored", slog.String(logkey.Hook, path))
 	default:
 		f.found = append(f.found, path)
 	}

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"github.com/addon-operator/addon-operator/pkg/logkey"
 )
 
 const (
@@ -27,7 +29,7 @@ type candidate struct {
 // are filled in by the caller.
 func loadModule(c candidate, log *slog.Logger) (*Module, error) {
 	m := &Module{name: c.name, key: KeyFor(c.name), order: c.order, path: c.path}
-	log = log.With("module", c.name)
+	log = log.With(slog.String(logkey.Module, c.name))
 	var err error
 	if m.hasChartYAML, err = isRegular(filepath.Join(c.path, "Chart.yaml")); err != nil {
 		return nil, err
@@ -69,7 +71,7 @@ func (m *Module) loadStaticValues(log *slog.Logger) error {
 	}
 	_, hasSection := f.top[m.key]
 	if len(f.top) > 0 && !hasSection && m.staticEnabled == nil {
-		log.Warn("module values file has no module section", "path", f.path)
+		log.Warn("module values file has no module section", slog.String(logkey.Path, f.path))
 	}
 	return nil
 }
@@ -84,10 +86,10 @@ func findEnabledScript(path string, log *slog.Logger) (string, error) {
 	case info == nil:
 		return "", nil
 	case !info.Mode().IsRegular():
-		log.Warn("enabled script is not a regular file, ignored", "path", path)
+		log.Warn("enabled script is not a regular file, ignored", slog.String(logkey.Path, path))
 		return "", nil
 	case info.Mode().Perm()&0o111 == 0:
-		log.Warn("enabled script is not executable, ignored", "path", path)
+		log.Warn("enabled script is not executable, ignored", slog.String(logkey.Path, path))
 		return "", nil
 	}
 	return path, nil

@@ -7,6 +7,7 @@ import (
 
 	"github.com/addon-operator/addon-operator/pkg/config"
 	"github.com/addon-operator/addon-operator/pkg/confighealth"
+	"github.com/addon-operator/addon-operator/pkg/logkey"
 	"github.com/addon-operator/addon-operator/pkg/module"
 	"github.com/addon-operator/addon-operator/pkg/status"
 	"github.com/addon-operator/addon-operator/pkg/values"
@@ -117,12 +118,12 @@ func (o *Operator) writeConfigPatch(ctx context.Context, m *module.Module, p val
 	case errors.Is(err, config.ErrAbsent):
 		log := o.log
 		if m != nil {
-			log = log.With(slog.String("module", m.Name()))
+			log = log.With(slog.String(logkey.Module, m.Name()))
 		}
 		if o.cfgHealth.FirstPatchKept() {
-			log.Warn("config patch kept in memory only: the ConfigMap was deleted", slog.String("name", o.opts.ConfigMap))
+			log.Warn("config patch kept in memory only: the ConfigMap was deleted", slog.String(logkey.Name, o.opts.ConfigMap))
 		} else {
-			log.Debug("config patch kept in memory only: the ConfigMap was deleted", slog.String("name", o.opts.ConfigMap))
+			log.Debug("config patch kept in memory only: the ConfigMap was deleted", slog.String(logkey.Name, o.opts.ConfigMap))
 		}
 		return nil
 	default:

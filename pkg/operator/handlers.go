@@ -11,6 +11,7 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/binding"
 	"github.com/addon-operator/addon-operator/pkg/config"
 	"github.com/addon-operator/addon-operator/pkg/hook"
+	"github.com/addon-operator/addon-operator/pkg/logkey"
 	"github.com/addon-operator/addon-operator/pkg/module"
 	"github.com/addon-operator/addon-operator/pkg/plan"
 	"github.com/addon-operator/addon-operator/pkg/status"
@@ -30,12 +31,12 @@ func (o *Operator) handle(ctx context.Context, t task) ([]task, error) {
 	if isDelete {
 		o.state.update(del.module, func(s *moduleState) { s.Phase = phaseAfter(true, s.Enabled, err) })
 	}
-	log := o.log.With(slog.String("task", t.String()), slog.Duration("duration", o.clock.Since(start)))
+	log := o.log.With(slog.String(logkey.Task, t.String()), slog.Duration(logkey.Duration, o.clock.Since(start)))
 	if err != nil {
 		if m := failedModule(t); m != "" {
 			o.state.update(m, func(s *moduleState) { s.LastError = err.Error() })
 		}
-		log.Error("task failed, will retry", slog.String("error", err.Error()))
+		log.Error("task failed, will retry", logkey.Err(err))
 		return nil, err
 	}
 	log.Debug("task done")
@@ -82,7 +83,7 @@ func (o *Operator) startup(ctx context.Context) ([]task, error) {
 	// retrying) while the other modules go on.
 	for _, m := range o.modules.Modules() {
 		if _, err := o.moduleHooks(ctx, m.Name()); err != nil {
-			o.log.Error("module hooks not loaded", slog.String("module", m.Name()), slog.String("error", err.Error()))
+			o.log.Error("module hooks not loaded", slog.String(logkey.Module, m.Name()), logkey.Err(err))
 		}
 	}
 	o.converge.started = true
@@ -110,7 +111,8 @@ func (o *Operator) planConverge(ctx context.Context) ([]task, error) {
 			}
 		})
 	}
-	o.log.Info("modules planned", slog.Any("run", p.Run), slog.Any("delete", p.Delete), slog.Any("purge", p.Purge))
+	// The plan's actions are values of one module attribute, not keys.
+	o.log.Info("modules planned", slog.Any(logkey.Module, map[string][]string{"run": p.Run, "delete": p.Delete, "purge": p.Purge}))
 	var next []task
 	for _, name := range p.Delete {
 		next = append(next, moduleDeleteTask{module: name})
@@ -153,14 +155,14 @@ func (o *Operator) logFirstConverge() {
 			failed = append(failed, m.Name)
 		}
 	}
-	took, count := slog.Duration("duration", o.clock.Since(o.startedAt)), slog.Int("enabled", enabled)
+	took, count := slog.Duration(logkey.Duration, o.clock.Since(o.startedAt)), slog.Int(logkey.Count, enabled)
 	if len(failed) == 0 {
 		o.log.Info("first converge done", took, count)
 		return
 	}
 	// Same message, so that whoever waits for it finds it; the level and
 	// the failed list tell.
-	o.log.Warn("first converge done", took, count, slog.Any("failed", failed), slog.String("note", "failed modules keep retrying"))
+	o.log.Warn("first converge done", took, count, slog.Any(logkey.Module, failed), slog.String(logkey.Reason, "failed modules keep retrying"))
 }
 
 // moduleHooks loads a module's hooks on first use and caches them.
@@ -257,14 +259,17 @@ func (o *Operator) applyConfig(c *config.Config) {
 	}
 	change := config.Diff(old, c)
 	if change.GlobalChanged || len(change.EnabledChanged) > 0 {
-		o.log.Info("ConfigMap changed global values or enabled flags, converging",
-			slog.Bool("global", change.GlobalChanged), slog.Any("module", change.EnabledChanged))
+		keys := change.EnabledChanged // the ConfigMap keys whose change converges
+		if change.GlobalChanged {
+			keys = append([]string{config.GlobalKey}, keys...)
+		}
+		o.log.Info("ConfigMap changed global values or enabled flags, converging", slog.Any(logkey.Module, keys))
 		o.queueConverge()
 	}
 	for _, key := range change.ModulesChanged {
 		m, ok := o.moduleByKey(key)
 		if !ok {
-			o.log.Warn("ConfigMap has a section for an unknown module", slog.String("module", key))
+			o.log.Warn("ConfigMap has a section for an unknown module", slog.String(logkey.Module, key))
 			continue
 		}
 		if o.state.get(m).Enabled {

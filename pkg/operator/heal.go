@@ -5,6 +5,7 @@ import (
 
 	"github.com/addon-operator/addon-operator/pkg/helm"
 	"github.com/addon-operator/addon-operator/pkg/kube/heal"
+	"github.com/addon-operator/addon-operator/pkg/logkey"
 )
 
 // routeHeal reacts to a deleted release object: the module runs again, and
@@ -15,15 +16,15 @@ func (o *Operator) routeHeal(ev heal.Event) {
 	}
 	if helm.IsRecord(ev.Module, ev.Object.Kind, ev.Object.Name) {
 		o.log.Warn("release record deleted, the release history is lost; running module to install the release again",
-			slog.String("module", ev.Module), slog.String("release", ev.Module), slog.String("kind", ev.Object.Kind), slog.String("name", ev.Object.Name))
+			slog.String(logkey.Module, ev.Module), slog.String(logkey.Release, ev.Module), slog.String(logkey.Kind, ev.Object.Kind), slog.String(logkey.Name, ev.Object.Name))
 		if o.moduleEvents != nil {
 			o.moduleEvents.ReleaseRecordDeleted(ev.Module, ev.Object.String())
 		}
 		o.queueModuleRun(ev.Module)
 		return
 	}
-	o.log.Info("release object deleted, running module to restore it", slog.String("module", ev.Module),
-		slog.String("kind", ev.Object.Kind), slog.String("namespace", ev.Object.Namespace), slog.String("name", ev.Object.Name))
+	o.log.Info("release object deleted, running module to restore it", slog.String(logkey.Module, ev.Module),
+		slog.String(logkey.Kind, ev.Object.Kind), slog.String(logkey.Namespace, ev.Object.Namespace), slog.String(logkey.Name, ev.Object.Name))
 	if o.recorder != nil {
 		o.recorder.ObjectsHealed(ev.Module, 1)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/binding"
 	"github.com/addon-operator/addon-operator/pkg/hook"
 	"github.com/addon-operator/addon-operator/pkg/hook/operation"
+	"github.com/addon-operator/addon-operator/pkg/logkey"
 	"github.com/addon-operator/addon-operator/pkg/metrics"
 	"github.com/addon-operator/addon-operator/pkg/module"
 	"github.com/addon-operator/addon-operator/pkg/values"
@@ -55,8 +56,8 @@ func (o *Operator) hookRun(ctx context.Context, id, moduleName string, contexts 
 		if !ref.AllowFailure() {
 			return err
 		}
-		o.log.Warn("hook failed, allowed to", slog.String("module", ref.Module), slog.String("hook", ref.Hook.Name),
-			slog.String("binding", ref.Name()), slog.String("error", err.Error()))
+		o.log.Warn("hook failed, allowed to", slog.String(logkey.Module, ref.Module), slog.String(logkey.Hook, ref.Hook.Name),
+			slog.String(logkey.Binding, ref.Name()), logkey.Err(err))
 		if o.recorder != nil {
 			o.recorder.HookAllowedError(ref.Module, ref.Hook.Name, ref.Name())
 		}
@@ -68,7 +69,7 @@ func (o *Operator) hookRun(ctx context.Context, id, moduleName string, contexts 
 	switch {
 	case !changed:
 	case ref.Module == "":
-		o.log.Info("global values changed by hook, converging", slog.String("hook", ref.Hook.Name), slog.String("binding", ref.Name()))
+		o.log.Info("global values changed by hook, converging", slog.String(logkey.Hook, ref.Hook.Name), slog.String(logkey.Binding, ref.Name()))
 		o.queueConverge()
 	default:
 		o.queueModuleRun(ref.Module)

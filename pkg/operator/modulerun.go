@@ -8,6 +8,7 @@ import (
 
 	"github.com/addon-operator/addon-operator/pkg/config"
 	"github.com/addon-operator/addon-operator/pkg/hook"
+	"github.com/addon-operator/addon-operator/pkg/logkey"
 	"github.com/addon-operator/addon-operator/pkg/module"
 	"github.com/addon-operator/addon-operator/pkg/queue"
 	"github.com/addon-operator/addon-operator/pkg/status"
@@ -81,12 +82,12 @@ func (o *Operator) attempt(ctx context.Context, name string) (bool, error) {
 	})
 	switch {
 	case err != nil && ctx.Err() == nil:
-		o.log.Error("module run failed, will retry", slog.String("module", name), slog.Duration("duration", d),
-			slog.Int("failures", o.pool.Failures(name)+1), slog.String("error", err.Error()))
+		o.log.Error("module run failed, will retry", slog.String(logkey.Module, name), slog.Duration(logkey.Duration, d),
+			slog.Int(logkey.Count, o.pool.Failures(name)+1), logkey.Err(err))
 	case err == nil && failuresBefore > 0:
 		o.logRecovery(name, failuresBefore, failingSince)
 	case err == nil:
-		o.log.Debug("module run done", slog.String("module", name), slog.Duration("duration", d))
+		o.log.Debug("module run done", slog.String(logkey.Module, name), slog.Duration(logkey.Duration, d))
 	}
 	return again, err
 }
@@ -99,7 +100,7 @@ func (o *Operator) runModule(ctx context.Context, name string) (bool, error) {
 	if err := o.cfgHealth.SectionErr(name); err != nil {
 		// Reported, not retried: only a valid section (which requests a
 		// run) can fix it, and the other modules go on.
-		o.log.Error("module skipped: its ConfigMap section is invalid", slog.String("module", name), slog.String("error", err.Error()))
+		o.log.Error("module skipped: its ConfigMap section is invalid", slog.String(logkey.Module, name), logkey.Err(err))
 		o.state.update(name, func(s *moduleState) { s.LastError = err.Error() })
 		return false, nil //nolint:nilerr // reported above; retrying cannot fix a section only the user can
 	}
@@ -164,7 +165,7 @@ func (o *Operator) afterHelmChanged(name string, changedBy []string) (bool, erro
 		return false, fmt.Errorf("module %s: afterHelm hooks %v changed values on %d runs in a row; not running again until they settle",
 			name, changedBy, o.opts.MaxValuesReruns)
 	}
-	o.log.Info("afterHelm hooks changed values, running module again", slog.String("module", name), slog.Any("hook", changedBy))
+	o.log.Info("afterHelm hooks changed values, running module again", slog.String(logkey.Module, name), slog.Any(logkey.Hook, changedBy))
 	return true, nil
 }
 

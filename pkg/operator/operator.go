@@ -19,6 +19,7 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/hook"
 	"github.com/addon-operator/addon-operator/pkg/kube/heal"
 	"github.com/addon-operator/addon-operator/pkg/kube/monitor"
+	"github.com/addon-operator/addon-operator/pkg/logkey"
 	"github.com/addon-operator/addon-operator/pkg/metrics"
 	"github.com/addon-operator/addon-operator/pkg/module"
 	"github.com/addon-operator/addon-operator/pkg/queue"
@@ -145,7 +146,8 @@ func New(opts Options, deps Deps) (*Operator, error) {
 	o.queues = queue.NewSet(mainQueue, deps.Clock, backoff, mergeTasks)
 	o.pool = runner.New(opts.ModuleWorkers, o.attempt, backoff, deps.Clock)
 	o.main = o.queues.Get(mainQueue)
-	deps.Logger.Info("modules discovered", slog.Int("modules", len(names)), slog.Int("global_hooks", len(mods.Global().Hooks())))
+	deps.Logger.Info("modules discovered", slog.Int(logkey.Count, len(names)),
+		slog.Group(logkey.Hook, slog.Int(logkey.Count, len(mods.Global().Hooks()))))
 	return o, nil
 }
 

@@ -366,10 +366,10 @@ func TestFirstConvergeNamesFailedModules(t *testing.T) {
 			if line == nil {
 				t.Fatalf("no first converge line in:\n%s", buf.String())
 			}
-			if line["level"] != tt.wantLevel || line["enabled"] != float64(2) {
-				t.Errorf("level %v, enabled %v; want %s, 2", line["level"], line["enabled"], tt.wantLevel)
+			if line["level"] != tt.wantLevel || line["count"] != float64(2) {
+				t.Errorf("level %v, enabled %v; want %s, 2", line["level"], line["count"], tt.wantLevel)
 			}
-			failed, _ := line["failed"].([]any)
+			failed, _ := line["module"].([]any)
 			if diff := cmp.Diff(tt.wantFailed, failed); diff != "" {
 				t.Errorf("failed (-want +got):\n%s", diff)
 			}

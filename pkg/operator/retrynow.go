@@ -3,6 +3,8 @@ package operator
 import (
 	"log/slog"
 	"time"
+
+	"github.com/addon-operator/addon-operator/pkg/logkey"
 )
 
 // RetryFailedNow runs every module that is backing off after a failure at
@@ -15,12 +17,12 @@ func (o *Operator) RetryFailedNow() {
 	mods := o.pool.RetryFailedNow()
 	o.queues.RetryNow()
 	if len(mods) > 0 {
-		o.log.Info("retrying failed modules now", slog.Any("module", mods))
+		o.log.Info("retrying failed modules now", slog.Any(logkey.Module, mods))
 	}
 }
 
 // logRecovery logs, once, that a module succeeded after failing runs.
 func (o *Operator) logRecovery(name string, failures int, since time.Time) {
-	o.log.Info("module recovered", slog.String("module", name), slog.Int("failures", failures),
-		slog.Duration("duration", o.clock.Since(since)))
+	o.log.Info("module recovered", slog.String(logkey.Module, name), slog.Int(logkey.Count, failures),
+		slog.Duration(logkey.Duration, o.clock.Since(since)))
 }

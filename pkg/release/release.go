@@ -18,6 +18,7 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/helm"
 	"github.com/addon-operator/addon-operator/pkg/kube/drift"
 	"github.com/addon-operator/addon-operator/pkg/kube/heal"
+	"github.com/addon-operator/addon-operator/pkg/logkey"
 	"github.com/addon-operator/addon-operator/pkg/metrics"
 	"github.com/addon-operator/addon-operator/pkg/module"
 )
@@ -108,7 +109,7 @@ func (r *Manager) Exists(ctx context.Context, name string) (bool, error) {
 	st, err := r.opts.Releases.Status(ctx, name)
 	switch {
 	case err == nil && !st.Owned:
-		r.opts.Logger.Info("release not created by addon-operator left in place", slog.String("module", name), slog.String("release", name))
+		r.opts.Logger.Info("release not created by addon-operator left in place", slog.String(logkey.Module, name), slog.String(logkey.Release, name))
 		return false, nil
 	case err == nil:
 		return true, nil
@@ -124,7 +125,7 @@ func (r *Manager) Uninstall(ctx context.Context, name string) error {
 	if _, err := r.opts.Releases.Uninstall(ctx, name); err != nil {
 		return fmt.Errorf("module %s: uninstall release: %w", name, err)
 	}
-	r.opts.Logger.Info("release uninstalled", slog.String("module", name), slog.String("release", name))
+	r.opts.Logger.Info("release uninstalled", slog.String(logkey.Module, name), slog.String(logkey.Release, name))
 	return nil
 }
 
@@ -139,10 +140,10 @@ func (r *Manager) Forget(name string) {
 // failure is logged, not retried: nothing else depends on it.
 func (r *Manager) Purge(ctx context.Context, release string) {
 	if _, err := r.opts.Releases.Uninstall(ctx, release); err != nil {
-		r.opts.Logger.Warn("purge of release without module failed", slog.String("release", release), slog.String("error", err.Error()))
+		r.opts.Logger.Warn("purge of release without module failed", slog.String(logkey.Release, release), logkey.Err(err))
 		return
 	}
-	r.opts.Logger.Info("release without module purged", slog.String("release", release))
+	r.opts.Logger.Info("release without module purged", slog.String(logkey.Release, release))
 }
 
 // Deploy installs or upgrades a module's release with values; the Helm
@@ -168,11 +169,11 @@ func (r *Manager) Deploy(ctx context.Context, m *module.Module, values map[strin
 	if err := r.afterDeploy(ctx, name, out.Manifest); err != nil {
 		return out.Revision, err
 	}
-	log := r.opts.Logger.With(slog.String("module", name), slog.String("release", name), slog.Int("revision", out.Revision))
+	log := r.opts.Logger.With(slog.String(logkey.Module, name), slog.String(logkey.Release, name), slog.Int(logkey.Revision, out.Revision))
 	if out.Skipped {
 		log.Debug("release up to date")
 	} else {
-		log.Info("release deployed", slog.String("reason", string(out.Reason)))
+		log.Info("release deployed", slog.String(logkey.Reason, string(out.Reason)))
 	}
 	return out.Revision, nil
 }
@@ -211,8 +212,8 @@ func (r *Manager) afterDeploy(ctx context.Context, name, manifest string) error 
 		r.opts.Recorder.DriftedObjects(name, len(drifts))
 	}
 	for _, d := range drifts {
-		r.opts.Logger.Warn("release object drifted from its manifest", slog.String("module", name), slog.String("kind", d.Object.Kind),
-			slog.String("namespace", d.Object.Namespace), slog.String("name", d.Object.Name), slog.String("fields", strings.Join(d.Fields, ",")))
+		r.opts.Logger.Warn("release object drifted from its manifest", slog.String(logkey.Module, name), slog.String(logkey.Kind, d.Object.Kind),
+			slog.String(logkey.Namespace, d.Object.Namespace), slog.String(logkey.Name, d.Object.Name), slog.String(logkey.Fields, strings.Join(d.Fields, ",")))
 		if r.opts.Events != nil {
 			r.opts.Events.ObjectDrifted(name, d.Object.String(), d.Fields, r.opts.HealDrift)
 		}
@@ -223,7 +224,7 @@ func (r *Manager) afterDeploy(ctx context.Context, name, manifest string) error 
 	if err := r.opts.Drift.Revert(ctx, manifest, drifts); err != nil {
 		return fmt.Errorf("module %s: revert drift: %w", name, err)
 	}
-	r.opts.Logger.Info("drift reverted", slog.String("module", name), slog.Int("objects", len(drifts)))
+	r.opts.Logger.Info("drift reverted", slog.String(logkey.Module, name), slog.Int(logkey.Count, len(drifts)))
 	return nil
 }
 
@@ -241,6 +242,6 @@ func (r *Manager) ApplyCRDs(ctx context.Context, m *module.Module) error {
 	if err != nil {
 		return fmt.Errorf("module %s: apply CRDs: %w", m.Name(), err)
 	}
-	r.opts.Logger.Debug("CRDs applied", slog.String("module", m.Name()), slog.Int("crds", len(names)))
+	r.opts.Logger.Debug("CRDs applied", slog.String(logkey.Module, m.Name()), slog.Int(logkey.Count, len(names)))
 	return nil
 }

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"strings"
 	"sync/atomic"
+
+	"github.com/addon-operator/addon-operator/pkg/logkey"
 )
 
 // errNoAuth is Serve's error when a protected route is switched on without
@@ -98,7 +100,7 @@ func (g *guard) reviewFailed(w http.ResponseWriter, r *http.Request, err error) 
 		return false
 	}
 	if g.failing.CompareAndSwap(false, true) {
-		g.log.Warn("http auth reviews failing, protected routes answer 503", slog.String("name", r.URL.Path), slog.Any("error", err))
+		g.log.Warn("http auth reviews failing, protected routes answer 503", slog.String(logkey.Name, r.URL.Path), logkey.Err(err))
 	}
 	writeText(w, http.StatusServiceUnavailable, "Service Unavailable: the token or its rights could not be checked with the API server")
 	return true

@@ -10,6 +10,7 @@ import (
 	"net/http/pprof"
 	"slices"
 
+	"github.com/addon-operator/addon-operator/pkg/logkey"
 	"github.com/addon-operator/addon-operator/pkg/status"
 )
 
@@ -136,7 +137,7 @@ func (s *Server) moduleRoute(get func(ctx context.Context, name string) (any, er
 		}
 		v, err := get(r.Context(), name)
 		if err != nil {
-			s.log.Warn("debug request failed", slog.String("module", name), slog.Any("error", err))
+			s.log.Warn("debug request failed", slog.String(logkey.Module, name), logkey.Err(err))
 			writeJSON(w, http.StatusInternalServerError, apiError{Error: err.Error()})
 			return
 		}

@@ -22,6 +22,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/addon-operator/addon-operator/pkg/helm"
+	"github.com/addon-operator/addon-operator/pkg/logkey"
 	"github.com/addon-operator/addon-operator/pkg/status"
 	"github.com/addon-operator/addon-operator/pkg/values"
 )
@@ -183,7 +184,7 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	if tlsCfg != nil {
 		tcp = tls.NewListener(tcp, tlsCfg)
-		s.log.Info("http server speaks tls with a self-signed certificate", slog.String("name", tcp.Addr().String()))
+		s.log.Info("http server speaks tls with a self-signed certificate", slog.String(logkey.Name, tcp.Addr().String()))
 	}
 	var socket net.Listener
 	if s.opts.DebugSocket != "" {
@@ -211,7 +212,7 @@ func (s *Server) Serve(ctx context.Context, tcp, socket net.Listener) error {
 	if socket != nil {
 		s.serve(ctx, gctx, g, socket, s.DebugHandler())
 	}
-	s.log.Info("http server listening", slog.String("name", tcp.Addr().String()))
+	s.log.Info("http server listening", slog.String(logkey.Name, tcp.Addr().String()))
 	return g.Wait()
 }
 
@@ -236,7 +237,7 @@ func (s *Server) serve(ctx, stop context.Context, g *errgroup.Group, ln net.List
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(stop), ShutdownTimeout)
 		defer cancel()
 		if err := srv.Shutdown(sctx); err != nil {
-			s.log.Warn("http server shutdown cut requests off", slog.String("name", ln.Addr().String()), slog.Any("error", err))
+			s.log.Warn("http server shutdown cut requests off", slog.String(logkey.Name, ln.Addr().String()), logkey.Err(err))
 			_ = srv.Close()
 		}
 		return nil

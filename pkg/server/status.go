@@ -5,10 +5,10 @@ import (
 	_ "embed"
 	"fmt"
 	"html/template"
-	"log/slog"
 	"net/http"
 	"strings"
 
+	"github.com/addon-operator/addon-operator/pkg/logkey"
 	"github.com/addon-operator/addon-operator/pkg/status"
 )
 
@@ -46,7 +46,7 @@ func (s *Server) statusPage(w http.ResponseWriter, _ *http.Request) {
 	}
 	var buf bytes.Buffer
 	if err := s.page.Execute(&buf, data); err != nil {
-		s.log.Warn("status page failed", slog.Any("error", err))
+		s.log.Warn("status page failed", logkey.Err(err))
 		writeText(w, http.StatusInternalServerError, "render status page: "+err.Error())
 		return
 	}

@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/addon-operator/addon-operator/pkg/kube"
+	"github.com/addon-operator/addon-operator/pkg/logkey"
 )
 
 // FieldManager is the field manager of the server-side applies with
@@ -141,7 +142,7 @@ func (c *Checker) check(ctx context.Context, obj map[string]any) (Drift, error) 
 	live, err := t.res.Get(ctx, t.ref.Name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		c.log.DebugContext(ctx, "drift check skips a missing object",
-			"kind", t.ref.Kind, "namespace", t.ref.Namespace, "name", t.ref.Name)
+			slog.String(logkey.Kind, t.ref.Kind), slog.String(logkey.Namespace, t.ref.Namespace), slog.String(logkey.Name, t.ref.Name))
 		return Drift{}, nil
 	}
 	if err != nil {
@@ -237,7 +238,8 @@ func (c *Checker) revert(ctx context.Context, t driftTarget, obj map[string]any,
 	if err != nil || missing {
 		return err
 	}
-	c.log.InfoContext(ctx, "drift reverted", "kind", t.ref.Kind, "namespace", t.ref.Namespace, "name", t.ref.Name)
+	c.log.InfoContext(ctx, "drift reverted",
+		slog.String(logkey.Kind, t.ref.Kind), slog.String(logkey.Namespace, t.ref.Namespace), slog.String(logkey.Name, t.ref.Name))
 	return nil
 }
 
@@ -258,7 +260,8 @@ func (c *Checker) target(ctx context.Context, obj map[string]any) (t driftTarget
 	}
 	res, err := c.kinds.Resolve(ctx, gv.WithKind(t.ref.Kind))
 	if meta.IsNoMatchError(err) {
-		c.log.DebugContext(ctx, "drift check skips an object of an unknown kind", "kind", t.ref.Kind, "name", t.ref.Name)
+		c.log.DebugContext(ctx, "drift check skips an object of an unknown kind",
+			slog.String(logkey.Kind, t.ref.Kind), slog.String(logkey.Name, t.ref.Name))
 		return t, false, nil
 	}
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/addon-operator/addon-operator/pkg/kube"
+	"github.com/addon-operator/addon-operator/pkg/logkey"
 )
 
 // ErrStopped is returned by WaitSynced when Run has returned.
@@ -167,7 +168,8 @@ func (w *Watcher) Watch(module string, objects []ObjectRef) {
 	for _, obj := range objects {
 		gv, err := schema.ParseGroupVersion(obj.APIVersion)
 		if err != nil {
-			w.log.Warn("object not watched", "module", module, "kind", obj.Kind, "name", obj.Name, "error", err)
+			w.log.Warn("object not watched",
+				slog.String(logkey.Module, module), slog.String(logkey.Kind, obj.Kind), slog.String(logkey.Name, obj.Name), logkey.Err(err))
 			continue
 		}
 		key := healName{group: gv.Group, kind: obj.Kind, name: obj.Name}

@@ -13,6 +13,8 @@ import (
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/addon-operator/addon-operator/pkg/logkey"
 )
 
 // Labels of Helm's storage records (secret and configmap drivers).
@@ -134,7 +136,7 @@ func (w *RecordWatcher) Run(ctx context.Context) error {
 	// Neither setter fails on an informer that has not started.
 	_ = inf.SetTransform(recordSlim)
 	_ = inf.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
-		w.log.Warn("watch failed", "kind", w.kind, "namespace", w.namespace, "error", err)
+		w.log.Warn("watch failed", slog.String(logkey.Kind, w.kind), slog.String(logkey.Namespace, w.namespace), logkey.Err(err))
 	})
 	reg, _ := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {

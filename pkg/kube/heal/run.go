@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -14,6 +15,8 @@ import (
 	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/clock"
+
+	"github.com/addon-operator/addon-operator/pkg/logkey"
 )
 
 const (
@@ -204,7 +207,7 @@ func (w *Watcher) resolve(ctx context.Context, run *healRun, kind schema.GroupKi
 	if err != nil {
 		if !run.unresolved[kind] {
 			run.unresolved[kind] = true
-			w.log.Warn("kind not watched", "kind", kind.String(), "error", err)
+			w.log.Warn("kind not watched", slog.String(logkey.Kind, kind.String()), logkey.Err(err))
 		}
 		return nil
 	}
@@ -242,7 +245,8 @@ func (w *Watcher) onDelete(ctx context.Context, res healResource, obj any) {
 		return
 	}
 	for _, ev := range w.deleted(res.kind, res.namespaced, namespace, name) {
-		w.log.Debug("managed object deleted", "module", ev.Module, "kind", ev.Object.Kind, "namespace", namespace, "name", name)
+		w.log.Debug("managed object deleted",
+			slog.String(logkey.Module, ev.Module), slog.String(logkey.Kind, ev.Object.Kind), slog.String(logkey.Namespace, namespace), slog.String(logkey.Name, name))
 		select {
 		case w.events <- ev:
 		case <-ctx.Done():
@@ -254,10 +258,10 @@ func (w *Watcher) onDelete(ctx context.Context, res healResource, obj any) {
 // watchFailed logs a failed list or watch; client-go retries either way.
 func (w *Watcher) watchFailed(res healResource, namespace string, err error) {
 	if errors.Is(err, io.EOF) || apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
-		w.log.Debug("watch restarted", "kind", res.kind.String(), "namespace", namespace, "error", err)
+		w.log.Debug("watch restarted", slog.String(logkey.Kind, res.kind.String()), slog.String(logkey.Namespace, namespace), logkey.Err(err))
 		return
 	}
-	w.log.Warn("watch failed", "kind", res.kind.String(), "namespace", namespace, "error", err)
+	w.log.Warn("watch failed", slog.String(logkey.Kind, res.kind.String()), slog.String(logkey.Namespace, namespace), logkey.Err(err))
 }
 
 // objectKey returns the namespace and name of a deleted object, also

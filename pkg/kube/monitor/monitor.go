@@ -15,6 +15,7 @@ import (
 
 	"github.com/addon-operator/addon-operator/pkg/hook"
 	"github.com/addon-operator/addon-operator/pkg/kube"
+	"github.com/addon-operator/addon-operator/pkg/logkey"
 )
 
 // Monitor errors.
@@ -164,7 +165,7 @@ func (m *Monitors) start(ctx context.Context, id string, b hook.KubernetesBindin
 	}
 	// The binding's own name for people, the id to tell two hooks' bindings
 	// of one name apart; the monitor's lines do not repeat either.
-	mon := newMonitor(id, spec, m.dynamic, m.events, m.log.With("binding", b.Name, "monitor", id))
+	mon := newMonitor(id, spec, m.dynamic, m.events, m.log.With(slog.String(logkey.Binding, b.Name), slog.String(logkey.Monitor, id)))
 	if err := m.register(mon); err != nil {
 		return nil, err
 	}
@@ -189,7 +190,7 @@ func (m *Monitors) start(ctx context.Context, id string, b hook.KubernetesBindin
 			<-mon.done
 			return nil, r.err
 		}
-		mon.log.Debug("monitor synced", "kind", b.Kind, "duration", time.Since(begin))
+		mon.log.Debug("monitor synced", slog.String(logkey.Kind, b.Kind), slog.Duration(logkey.Duration, time.Since(begin)))
 		return r.objects, nil
 	case <-ctx.Done():
 		m.forget(mon)

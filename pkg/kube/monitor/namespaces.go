@@ -2,6 +2,7 @@ package monitor
 
 import (
 	"context"
+	"log/slog"
 	"maps"
 	"slices"
 
@@ -9,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/addon-operator/addon-operator/pkg/logkey"
 )
 
 // followNamespaces runs a binding with namespace.labelSelector: it watches
@@ -78,12 +81,12 @@ func (mon *monitor) reconcileNamespaces(ctx context.Context, r *monitorRun, want
 		r.groups[ns].stop()
 		delete(r.groups, ns)
 		mon.state.dropNamespace(ns)
-		mon.log.Debug("namespace stopped matching", "namespace", ns)
+		mon.log.Debug("namespace stopped matching", slog.String(logkey.Namespace, ns))
 	}
 	for _, ns := range want {
 		if r.groups[ns] == nil {
 			r.groups[ns] = mon.startGroup(ctx, ns, true, nil)
-			mon.log.Debug("namespace started matching", "namespace", ns)
+			mon.log.Debug("namespace started matching", slog.String(logkey.Namespace, ns))
 		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/addon-operator/addon-operator/pkg/hook"
+	"github.com/addon-operator/addon-operator/pkg/logkey"
 )
 
 // monitor watches the objects of one binding. Its goroutines are started
@@ -211,10 +212,10 @@ func (mon *monitor) watchFailed(reg cache.ResourceEventHandlerRegistration, errs
 		return
 	}
 	if errors.Is(err, io.EOF) || apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
-		mon.log.Debug("watch restarted", "kind", mon.spec.resource.Kind, "error", err)
+		mon.log.Debug("watch restarted", slog.String(logkey.Kind, mon.spec.resource.Kind), logkey.Err(err))
 		return
 	}
-	mon.log.Warn("watch failed", "kind", mon.spec.resource.Kind, "error", err)
+	mon.log.Warn("watch failed", slog.String(logkey.Kind, mon.spec.resource.Kind), logkey.Err(err))
 }
 
 // newInformer returns an informer of resource gvr in namespace ns ("" for all)

@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/addon-operator/addon-operator/pkg/hook"
+	"github.com/addon-operator/addon-operator/pkg/logkey"
 )
 
 // monitorState is what one monitor knows: the objects its informers have
@@ -70,7 +71,8 @@ func (s *monitorState) apply(ev hook.WatchEvent, obj any, emit bool) {
 	queued := changed && emit && s.queueLocked(ev, e)
 	s.mu.Unlock()
 	if failed {
-		s.log.Error("filter object", "binding", s.id, "namespace", e.namespace, "name", e.name, "error", e.err)
+		s.log.Error("filter object", // s.log carries the binding and the monitor id
+			slog.String(logkey.Namespace, e.namespace), slog.String(logkey.Name, e.name), logkey.Err(e.err))
 	}
 	if queued {
 		s.signal()

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/itchyny/gojq"
@@ -20,6 +21,7 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/hook/operation"
 	"github.com/addon-operator/addon-operator/pkg/jq"
 	"github.com/addon-operator/addon-operator/pkg/kube"
+	"github.com/addon-operator/addon-operator/pkg/logkey"
 	"github.com/addon-operator/addon-operator/pkg/values"
 )
 
@@ -45,7 +47,8 @@ func (p *Patcher) create(ctx context.Context, op operation.Operation) error {
 	switch {
 	case err == nil:
 		name = created.GetName() // set by the server from generateName
-		p.log.DebugContext(ctx, "object created", "kind", op.Kind, "namespace", op.Namespace, "name", name)
+		p.log.DebugContext(ctx, "object created",
+			slog.String(logkey.Kind, op.Kind), slog.String(logkey.Namespace, op.Namespace), slog.String(logkey.Name, name))
 	case !apierrors.IsAlreadyExists(err) || op.Type == operation.Create:
 		return err
 	case op.Type == operation.CreateIfNotExists:
@@ -54,7 +57,8 @@ func (p *Patcher) create(ctx context.Context, op operation.Operation) error {
 		if err := p.replace(ctx, res, op.Object, ""); err != nil {
 			return err
 		}
-		p.log.DebugContext(ctx, "object updated", "kind", op.Kind, "namespace", op.Namespace, "name", op.Name)
+		p.log.DebugContext(ctx, "object updated",
+			slog.String(logkey.Kind, op.Kind), slog.String(logkey.Namespace, op.Namespace), slog.String(logkey.Name, op.Name))
 	}
 	if op.Subresource == "" {
 		return nil
@@ -101,7 +105,8 @@ func (p *Patcher) delete(ctx context.Context, op operation.Operation) error {
 	if err != nil {
 		return err
 	}
-	p.log.DebugContext(ctx, "object deleted", "kind", op.Kind, "namespace", op.Namespace, "name", op.Name)
+	p.log.DebugContext(ctx, "object deleted",
+		slog.String(logkey.Kind, op.Kind), slog.String(logkey.Namespace, op.Namespace), slog.String(logkey.Name, op.Name))
 	if policy != metav1.DeletePropagationForeground {
 		return nil
 	}
@@ -170,13 +175,15 @@ func (p *Patcher) patch(ctx context.Context, op operation.Operation) error {
 	}
 	_, err = res.Patch(ctx, op.Name, patchType, data, metav1.PatchOptions{}, subresources(op.Subresource)...)
 	if op.IgnoreMissingObject && isMissing(err, op.Name) {
-		p.log.DebugContext(ctx, "missing object not patched", "kind", op.Kind, "namespace", op.Namespace, "name", op.Name)
+		p.log.DebugContext(ctx, "missing object not patched",
+			slog.String(logkey.Kind, op.Kind), slog.String(logkey.Namespace, op.Namespace), slog.String(logkey.Name, op.Name))
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	p.log.DebugContext(ctx, "object patched", "kind", op.Kind, "namespace", op.Namespace, "name", op.Name)
+	p.log.DebugContext(ctx, "object patched",
+		slog.String(logkey.Kind, op.Kind), slog.String(logkey.Namespace, op.Namespace), slog.String(logkey.Name, op.Name))
 	return nil
 }
 
@@ -192,7 +199,8 @@ func (p *Patcher) jqPatch(ctx context.Context, op operation.Operation) error {
 	return kube.RetryOnConflict(ctx, func(ctx context.Context) error {
 		live, err := res.Get(ctx, op.Name, metav1.GetOptions{})
 		if op.IgnoreMissingObject && isMissing(err, op.Name) {
-			p.log.DebugContext(ctx, "missing object not patched", "kind", op.Kind, "namespace", op.Namespace, "name", op.Name)
+			p.log.DebugContext(ctx, "missing object not patched",
+				slog.String(logkey.Kind, op.Kind), slog.String(logkey.Namespace, op.Namespace), slog.String(logkey.Name, op.Name))
 			return nil
 		}
 		if err != nil {
@@ -205,7 +213,8 @@ func (p *Patcher) jqPatch(ctx context.Context, op operation.Operation) error {
 		if _, err := res.Update(ctx, patched, metav1.UpdateOptions{}, subresources(op.Subresource)...); err != nil {
 			return err
 		}
-		p.log.DebugContext(ctx, "object patched", "kind", op.Kind, "namespace", op.Namespace, "name", op.Name)
+		p.log.DebugContext(ctx, "object patched",
+			slog.String(logkey.Kind, op.Kind), slog.String(logkey.Namespace, op.Namespace), slog.String(logkey.Name, op.Name))
 		return nil
 	})
 }
