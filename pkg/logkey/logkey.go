@@ -9,13 +9,13 @@
 // other package. A new key belongs here only when none of these fits;
 // document what it means next to it.
 //
-// Values follow STYLE rule 8: names, counts, durations and errors; never
+// Values are names, counts, durations and errors; never
 // configuration values or secrets (log a checksum instead).
 package logkey
 
 import "log/slog"
 
-// The keys of STYLE rule 8.
+// The keys most lines carry.
 const (
 	// Module is an addon module's name (or a list of module names, or of
 	// the ConfigMap keys of module sections, when a line is about several).
