@@ -24,6 +24,9 @@ COPY modules /modules
 COPY global-hooks /global-hooks
 ENV ADDON_OPERATOR_MODULES_DIR=/modules \
     ADDON_OPERATOR_GLOBAL_HOOKS_DIR=/global-hooks
+# Hooks run in the operator's working directory, / as in the established
+# image.
+WORKDIR /
 USER 65532:65532
 ENTRYPOINT ["/usr/bin/tini", "--", "/usr/local/bin/addon-operator"]
 CMD ["start"]

@@ -48,7 +48,7 @@ type leaderOptions struct {
 // those of Kubernetes' own controllers.
 func newLeaderOptions() leaderOptions {
 	return leaderOptions{
-		LeaseName:     "addon-operator-leader",
+		LeaseName:     "addon-operator-leader-election",
 		LeaseDuration: 15 * time.Second,
 		RenewDeadline: 10 * time.Second,
 		RetryPeriod:   2 * time.Second,

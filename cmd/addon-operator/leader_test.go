@@ -39,7 +39,7 @@ func TestLeaderOptionsFlags(t *testing.T) {
 	}{
 		{
 			name: "defaults",
-			want: leaderOptions{LeaseName: "addon-operator-leader", LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second},
+			want: leaderOptions{LeaseName: "addon-operator-leader-election", LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second},
 		},
 		{
 			name: "every flag",

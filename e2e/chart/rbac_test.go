@@ -60,7 +60,7 @@ func TestServiceAccountRights(t *testing.T) {
 				access{verb: "delete", resource: "configmaps", name: "addon-operator"},
 				access{verb: "watch", resource: "secrets"},
 				access{verb: "create", group: "apps", resource: "deployments"},
-				access{verb: "get", group: "coordination.k8s.io", resource: "leases", name: "addon-operator-leader"},
+				access{verb: "get", group: "coordination.k8s.io", resource: "leases", name: "addon-operator-leader-election"},
 				access{verb: "create", group: "coordination.k8s.io", resource: "leases"},
 			),
 		},

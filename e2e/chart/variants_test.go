@@ -18,7 +18,7 @@ import (
 // haArgs are the container's args under leader election with the default
 // Lease name.
 func haArgs() []string {
-	return []string{"start", "--ha", "--ha-lease-name=addon-operator-leader"}
+	return []string{"start", "--ha", "--ha-lease-name=addon-operator-leader-election"}
 }
 
 func TestTwoReplicas(t *testing.T) {
@@ -69,7 +69,7 @@ func checkHA(t *testing.T, ns string, replicas int32) {
 	if d.Spec.Strategy.Type != appsv1.RollingUpdateDeploymentStrategyType {
 		t.Errorf("strategy = %s, want RollingUpdate", d.Spec.Strategy.Type)
 	}
-	checkRole(t, ns, slices.Concat(operatorRules("addon-operator"), leaseRules("addon-operator-leader"), defaultModuleRules()))
+	checkRole(t, ns, slices.Concat(operatorRules("addon-operator"), leaseRules("addon-operator-leader-election"), defaultModuleRules()))
 }
 
 func TestClusterWide(t *testing.T) {

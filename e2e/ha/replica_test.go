@@ -18,7 +18,7 @@ import (
 )
 
 // leaseName is the default of --ha-lease-name.
-const leaseName = "addon-operator-leader"
+const leaseName = "addon-operator-leader-election"
 
 // timing are the --ha durations of one test.
 type timing struct {

@@ -132,6 +132,11 @@ func TestRunProtocol(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
+	// A hook runs in the operator's working directory, not its own.
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	want := &Result{
 		ValuesPatch: values.Patch{
@@ -149,7 +154,7 @@ func TestRunProtocol(t *testing.T) {
 		"context.json":       `[{"binding":"pods","type":"Synchronization","objects":[]}]`,
 		"values.json":        `{"a":{"y":true},"global":{"a":1}}`,
 		"config-values.json": `{}`,
-		"pwd":                hookDir + "\n",
+		"pwd":                wd + "\n",
 		"modes":              "700\n600\n600\n",
 		"enabled-env":        "unset\n",
 	}

@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -54,7 +53,9 @@ func (e *Executor) execute(ctx context.Context, pr process) error {
 	defer cancel()
 
 	cmd := exec.CommandContext(runCtx, pr.path, pr.args...)
-	cmd.Dir = filepath.Dir(pr.path)
+	// cmd.Dir stays empty: a hook runs in the operator's working directory,
+	// as in the established implementation, so hooks written for it that
+	// use paths relative to that directory keep working.
 	cmd.Env = pr.env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return signalGroup(cmd.Process.Pid, syscall.SIGTERM) }

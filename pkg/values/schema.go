@@ -9,7 +9,6 @@ import (
 	"regexp"
 
 	"k8s.io/kube-openapi/pkg/validation/spec"
-	"sigs.k8s.io/yaml"
 )
 
 // SchemaKind names one of the three schemas of a section (a module or
@@ -191,10 +190,11 @@ func openTop(doc map[string]any) map[string]any {
 	return out
 }
 
-// decodeSchema reads a YAML or JSON schema document; empty or null is {}.
+// decodeSchema reads a YAML (1.2 core rules, see decodeYAML) or JSON schema
+// document; empty or null is {}.
 func decodeSchema(data []byte) (map[string]any, error) {
-	var tree any
-	if err := yaml.Unmarshal(data, &tree); err != nil {
+	tree, err := decodeYAML(data)
+	if err != nil {
 		return nil, fmt.Errorf("decode yaml: %w", err)
 	}
 	switch t := tree.(type) {

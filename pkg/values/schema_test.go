@@ -211,7 +211,7 @@ func loadErrorCases() []loadErrorCase {
 		{
 			name:   "bad yaml",
 			config: "type: object\n  properties: [\n",
-			want:   "schema DIR/config-values.yaml: decode yaml: error converting YAML to JSON: yaml: line 2: mapping values are not allowed in this context",
+			want:   "schema DIR/config-values.yaml: decode yaml: yaml: line 2: mapping values are not allowed in this context",
 		},
 		{
 			name:   "top level list",

@@ -7,8 +7,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-
-	"sigs.k8s.io/yaml"
 )
 
 // Values is a tree of JSON-compatible data: maps with string keys, slices,
@@ -19,13 +17,13 @@ import (
 // slices as []any; functions here also accept nested Values.
 type Values map[string]any
 
-// FromYAML decodes a YAML document into Values the way Helm reads values
-// files: YAML is converted to JSON first, so every number becomes float64.
-// Empty input, or a document that is only comments or null, yields empty
+// FromYAML decodes a YAML document into Values with YAML 1.2 core rules:
+// only true and false are booleans (on, off, yes, no, y, n stay strings),
+// and every number becomes float64 as in JSON. Empty input, or a document that is only comments or null, yields empty
 // Values. A top level that is not a map is an error naming what it is.
 func FromYAML(data []byte) (Values, error) {
-	var tree any
-	if err := yaml.Unmarshal(data, &tree); err != nil {
+	tree, err := decodeYAML(data)
+	if err != nil {
 		return nil, fmt.Errorf("decode yaml values: %w", err)
 	}
 	return topLevel(tree)
