@@ -105,11 +105,11 @@ func checkEchoObjects(t *testing.T, h *harness) (checksum string) {
 	c := d.Spec.Template.Spec.Containers[0]
 	got := map[string]any{
 		"replicas": *d.Spec.Replicas, "image": c.Image, "port": c.Ports[0].ContainerPort,
-		"heritage": d.Labels["heritage"], "module": d.Labels["addon-operator.io/module"],
+		"managed-by": d.Labels["addon-operator.io/managed-by"], "heritage": d.Labels["heritage"], "module": d.Labels["addon-operator.io/module"],
 	}
 	want := map[string]any{
 		"replicas": int32(2), "image": "nginxinc/nginx-unprivileged:1.27-alpine", "port": int32(8080),
-		"heritage": "addon-operator", "module": "echo-service",
+		"managed-by": "addon-operator", "heritage": "", "module": "echo-service",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Deployment (-want +got):\n%s", diff)

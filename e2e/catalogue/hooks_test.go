@@ -97,7 +97,7 @@ func TestNamespaceDefaultsHookOffline(t *testing.T) {
 
 	meta := func(ns string) map[string]any {
 		return map[string]any{"name": "namespace-defaults", "namespace": ns,
-			"labels": map[string]any{"heritage": "addon-operator", "addon-operator.io/module": "namespace-defaults"}}
+			"labels": map[string]any{"addon-operator.io/managed-by": "addon-operator", "addon-operator.io/module": "namespace-defaults"}}
 	}
 	apply := func(ns string) []any {
 		quota := map[string]any{"apiVersion": "v1", "kind": "ResourceQuota", "metadata": meta(ns), "spec": map[string]any{"hard": map[string]any{

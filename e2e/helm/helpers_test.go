@@ -43,9 +43,24 @@ func configMap(t *testing.T, ns, name string) *corev1.ConfigMap {
 // checkObjectLabels checks the labels every rendered object carries.
 func checkObjectLabels(t *testing.T, what string, labels map[string]string) {
 	t.Helper()
-	if labels[helm.LabelHeritage] != helm.HeritageValue || labels[helm.LabelModule] != "echo" {
-		t.Errorf("%s labels = %v, want %s=%s and %s=echo", what, labels, helm.LabelHeritage, helm.HeritageValue, helm.LabelModule)
+	if labels[helm.LabelManagedBy] != helm.ManagedByValue || labels[helm.LabelModule] != "echo" {
+		t.Errorf("%s labels = %v, want %s=%s and %s=echo", what, labels, helm.LabelManagedBy, helm.ManagedByValue, helm.LabelModule)
 	}
+}
+
+// configMapsLabelled returns the names of the ConfigMaps in ns that
+// selector selects.
+func configMapsLabelled(t *testing.T, ns, selector string) []string {
+	t.Helper()
+	list, err := cp.Clientset(t).CoreV1().ConfigMaps(ns).List(t.Context(), metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		t.Fatalf("list ConfigMaps -l %s: %v", selector, err)
+	}
+	names := make([]string, 0, len(list.Items))
+	for i := range list.Items {
+		names = append(names, list.Items[i].Name)
+	}
+	return names
 }
 
 // eventually polls check until it returns nil or waitTimeout passes.

@@ -86,7 +86,7 @@ type Outcome struct {
 // If that deletion fails, the new revision is marked failed so that the
 // next Apply retries.
 //
-// Every revision carries LabelManagedBy and LabelChecksum; every object carries LabelHeritage and LabelModule. A release of r.Name
+// Every revision carries LabelManagedBy and LabelChecksum; every object carries LabelManagedBy and LabelModule. A release of r.Name
 // whose last revision lacks LabelManagedBy was not created by the
 // operator: Apply refuses it with a *ForeignReleaseError, unless
 // Options.AdoptUnlabeledReleases, when it upgrades it and so owns it from

@@ -82,7 +82,7 @@ func checkStoredRelease(t *testing.T, rel *release.Release, checksum, greeting s
 	if rel.Labels[LabelManagedBy] != ManagedByValue || rel.Labels[LabelChecksum] != checksum {
 		t.Errorf("release labels = %v, want %s=%s and %s=%s", rel.Labels, LabelManagedBy, ManagedByValue, LabelChecksum, checksum)
 	}
-	for _, want := range []string{"heritage: addon-operator", "addon-operator.io/module: echo", "greeting: " + greeting} {
+	for _, want := range []string{"addon-operator.io/managed-by: addon-operator", "addon-operator.io/module: echo", "greeting: " + greeting} {
 		if !strings.Contains(rel.Manifest, want) {
 			t.Errorf("manifest lacks %q:\n%s", want, rel.Manifest)
 		}

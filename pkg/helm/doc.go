@@ -7,8 +7,8 @@
 // left pending by a killed process and deletes the objects they left
 // behind, uninstalls, and lists the releases the operator owns. Every
 // revision it creates carries LabelManagedBy and LabelChecksum on its
-// storage record; every object it renders carries LabelHeritage and
-// LabelModule. It never takes an existing object of another release or of
+// storage record; every object it renders carries LabelManagedBy and
+// LabelModule, and no other label of the chart's is changed. It never takes an existing object of another release or of
 // none unless handed over (AnnotationAdopt, Options.AdoptObjects), nor a
 // release it did not create unless Options.AdoptUnlabeledReleases.
 package helm
@@ -17,7 +17,10 @@ package helm
 // records (the release Secrets); object labels on every rendered object.
 const (
 	// LabelManagedBy marks a release as created by the operator; only such
-	// releases are returned by Client.Owned and may be purged.
+	// releases are returned by Client.Owned and may be purged. It is also
+	// set on every rendered object, so the operator's objects can be
+	// selected without touching a label the chart sets (Helm's charts set
+	// heritage: {{ .Release.Service }}, which the operator leaves alone).
 	LabelManagedBy = "addon-operator.io/managed-by"
 	// ManagedByValue is the value of LabelManagedBy.
 	ManagedByValue = "addon-operator"
@@ -38,11 +41,6 @@ const (
 	// release or of another release to that release only.
 	AnnotationAdopt = "addon-operator.io/adopt"
 
-	// LabelHeritage is set on every rendered object, as by the established
-	// implementation, so watchers can select the operator's objects.
-	LabelHeritage = "heritage"
-	// HeritageValue is the value of LabelHeritage.
-	HeritageValue = "addon-operator"
 	// LabelModule is set on every rendered object to the release (module)
 	// name.
 	LabelModule = "addon-operator.io/module"

@@ -25,8 +25,12 @@ type labeler struct {
 	labels map[string]string
 }
 
+// objectLabels are the labels set on every object of release. All keys are
+// under the operator's prefix: a chart's own labels (heritage,
+// app.kubernetes.io/managed-by...) are never overwritten, and keys under
+// the prefix are the operator's, whatever a chart sets.
 func objectLabels(release string) map[string]string {
-	return map[string]string{LabelHeritage: HeritageValue, LabelModule: release}
+	return map[string]string{LabelManagedBy: ManagedByValue, LabelModule: release}
 }
 
 // Run implements postrender.PostRenderer.

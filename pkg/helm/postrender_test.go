@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/yaml"
 )
 
 //nolint:gochecknoglobals // a test flag must be registered at package init; it is only read
@@ -70,6 +71,68 @@ func TestSplitLeadingComments(t *testing.T) {
 			head, body := splitLeadingComments(tt.doc)
 			if head != tt.head || body != tt.body {
 				t.Errorf("splitLeadingComments(%q) = %q, %q; want %q, %q", tt.doc, head, body, tt.head, tt.body)
+			}
+		})
+	}
+}
+
+func TestLabelerKeepsChartLabels(t *testing.T) {
+	tests := []struct {
+		name  string
+		chart map[string]string
+		want  map[string]string
+	}{
+		{
+			name: "no labels",
+			want: map[string]string{LabelManagedBy: ManagedByValue, LabelModule: "echo"},
+		},
+		{
+			name:  "helm's own labels",
+			chart: map[string]string{"heritage": "Helm", "app.kubernetes.io/managed-by": "Helm", "release": "echo"},
+			want: map[string]string{
+				"heritage": "Helm", "app.kubernetes.io/managed-by": "Helm", "release": "echo",
+				LabelManagedBy: ManagedByValue, LabelModule: "echo",
+			},
+		},
+		{
+			name:  "the label an earlier version set",
+			chart: map[string]string{"heritage": "addon-operator"},
+			want:  map[string]string{"heritage": "addon-operator", LabelManagedBy: ManagedByValue, LabelModule: "echo"},
+		},
+		{
+			name:  "keys under the operator's prefix are the operator's",
+			chart: map[string]string{LabelModule: "other", LabelManagedBy: "someone"},
+			want:  map[string]string{LabelManagedBy: ManagedByValue, LabelModule: "echo"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			obj := map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "echo"}}
+			if tt.chart != nil {
+				chartLabels := map[string]any{}
+				for k, v := range tt.chart {
+					chartLabels[k] = v
+				}
+				obj["metadata"].(map[string]any)["labels"] = chartLabels
+			}
+			raw, err := yaml.Marshal(obj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err := labeler{labels: objectLabels("echo")}.Run(bytes.NewBuffer(raw))
+			if err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			var got struct {
+				Metadata struct {
+					Labels map[string]string `json:"labels"`
+				} `json:"metadata"`
+			}
+			if err := yaml.Unmarshal(bytes.TrimPrefix(out.Bytes(), []byte("---\n")), &got); err != nil {
+				t.Fatalf("decode labelled object: %v", err)
+			}
+			if diff := cmp.Diff(tt.want, got.Metadata.Labels); diff != "" {
+				t.Errorf("labels (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -122,16 +122,18 @@ func ParseConfig(source string, data []byte, kind Kind) (*Config, error) {
 }
 
 // version checks configVersion; nothing else is parsed without a valid one.
+// A v0 configuration (or one without a version) is refused with
+// ErrConfigV0, whose message says how to convert it.
 func (p *parser) version(root *object) bool {
 	v, ok := root.get("configVersion")
 	switch {
 	case !ok:
-		p.errorf("configVersion", `missing (want "v1"; the legacy v0 format is not supported)`)
+		p.errs = append(p.errs, &ConfigError{Source: p.source, Err: fmt.Errorf("configVersion missing, read as v0: %w: %s", ErrConfigV0, convertV0)})
 		return false
 	case v == "v1":
 		return true
 	case v == "v0":
-		p.errorf("configVersion", `"v0" is not supported (want "v1")`)
+		p.errs = append(p.errs, &ConfigError{Source: p.source, Err: fmt.Errorf("%w: %s", ErrConfigV0, convertV0)})
 		return false
 	default:
 		p.errorf("configVersion", "unsupported version %s (want \"v1\")", describe(v))

@@ -204,12 +204,12 @@ func TestParseConfigErrorsDocument(t *testing.T) {
 		{
 			name:  "missing version",
 			input: "onStartup: 1",
-			want:  []string{`configVersion: missing (want "v1"; the legacy v0 format is not supported)`},
+			want:  []string{`configVersion missing, read as v0: configVersion v0 is not supported: ` + convertV0},
 		},
 		{
 			name:  "v0",
 			input: "configVersion: v0\nonStartup: 1",
-			want:  []string{`configVersion: "v0" is not supported (want "v1")`},
+			want:  []string{`configVersion v0 is not supported: ` + convertV0},
 		},
 		{
 			name:  "unknown version",
@@ -393,6 +393,32 @@ func TestParseConfigFormats(t *testing.T) {
 			}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("config differs from the YAML one (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestParseConfigV0IsPermanent(t *testing.T) {
+	tests := []struct {
+		name, input string
+		want        bool
+	}{
+		{name: "v0", input: "configVersion: v0\nonStartup: 1", want: true},
+		{name: "v0 in json", input: `{"configVersion": "v0", "onKubernetesEvent": [{"kind": "Pod", "event": ["add"]}]}`, want: true},
+		{name: "no version", input: `{"onStartup": 10, "schedule": [{"crontab": "* * * * *"}]}`, want: true},
+		{name: "unknown version", input: "configVersion: v2\nonStartup: 1"},
+		{name: "broken v1", input: "configVersion: v1\nschedule:\n- crontab: never"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ParseConfig("hooks/x", []byte(tt.input), Module)
+			if err == nil {
+				t.Fatal("ParseConfig succeeded, want an error")
+			}
+			var p interface{ Permanent() bool }
+			got := errors.As(err, &p) && p.Permanent()
+			if got != tt.want || errors.Is(err, ErrConfigV0) != tt.want {
+				t.Errorf("error %q: permanent %t, errors.Is(ErrConfigV0) %t; want both %t", err, got, errors.Is(err, ErrConfigV0), tt.want)
 			}
 		})
 	}

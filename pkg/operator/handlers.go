@@ -79,8 +79,9 @@ func (o *Operator) startup(ctx context.Context) ([]task, error) {
 	}
 	o.global = hooks
 	// Every module hook prints its config now, so a broken one is reported
-	// at startup; the module's runs keep failing with that error (and
-	// retrying) while the other modules go on.
+	// at startup while the other modules go on. A permanent error (a v0
+	// configuration) keeps the module from running at all; with any other
+	// error its runs fail and retry.
 	for _, m := range o.modules.Modules() {
 		if _, err := o.moduleHooks(ctx, m.Name()); err != nil {
 			o.log.Error("module hooks not loaded", slog.String(logkey.Module, m.Name()), logkey.Err(err))
@@ -167,13 +168,17 @@ func (o *Operator) logFirstConverge() {
 
 // moduleHooks loads a module's hooks on first use and caches them.
 func (o *Operator) moduleHooks(ctx context.Context, name string) ([]*binding.Hook, error) {
-	if hooks := o.state.get(name).Hooks; hooks != nil {
-		return hooks, nil
+	if s := o.state.get(name); s.Hooks != nil || s.HooksErr != nil {
+		return s.Hooks, s.HooksErr
 	}
 	m, _ := o.modules.Module(name)
 	hooks, err := binding.Load(ctx, o.runner, m.Path(), m.Hooks(), hook.Module)
 	if err != nil {
-		return nil, fmt.Errorf("module %s: %w", name, err)
+		err = fmt.Errorf("module %s: %w", name, err)
+		if permanent(err) {
+			o.state.update(name, func(s *moduleState) { s.HooksErr = err })
+		}
+		return nil, err
 	}
 	o.state.update(name, func(s *moduleState) { s.Hooks = hooks })
 	return hooks, nil
@@ -202,10 +207,11 @@ func (o *Operator) runModuleHooks(ctx context.Context, name string, hooks []*bin
 func (o *Operator) moduleDelete(ctx context.Context, name string) error {
 	m, _ := o.modules.Module(name)
 	hooks, err := o.moduleHooks(ctx, name)
-	if err != nil {
+	if err != nil && !permanent(err) {
 		return err
 	}
-	// A run in flight or backing off would race the uninstall; the
+	// Hooks that can never be loaded never ran: the module is deleted
+	// without them. A run in flight or backing off would race the uninstall; the
 	// uninstall's deletions are not heal events.
 	o.pool.Cancel(name)
 	defer o.releases.Pause(name)()

@@ -2,6 +2,7 @@ package operator
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -63,6 +64,12 @@ func (b *groupBarrier) arrive(error) {
 func (o *Operator) attempt(ctx context.Context, name string) (bool, error) {
 	if !o.state.get(name).Enabled {
 		return false, nil // disabled since it was requested
+	}
+	if err := o.state.get(name).HooksErr; err != nil {
+		// Not run, so not retried either: loading its hooks failed for good,
+		// reported once when they were loaded; only changed hooks fix it.
+		o.state.update(name, func(s *moduleState) { s.Phase, s.LastError = status.PhaseFailed, err.Error() })
+		return false, nil
 	}
 	start := o.clock.Now()
 	defer o.releases.Pause(name)()
@@ -189,4 +196,12 @@ func (o *Operator) recordModuleEvent(name string, failuresBefore int, err error)
 	case err == nil && failuresBefore > 0:
 		o.moduleEvents.ModuleRecovered(name, failuresBefore)
 	}
+}
+
+// permanent reports whether err is marked permanent (an error in its chain
+// has a Permanent method that returns true, as hook.ErrConfigV0): retrying
+// cannot fix it.
+func permanent(err error) bool {
+	var p interface{ Permanent() bool }
+	return errors.As(err, &p) && p.Permanent()
 }

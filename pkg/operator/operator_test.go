@@ -28,7 +28,11 @@ import (
 type fakeRunner struct {
 	mu      sync.Mutex
 	configs map[string]string // by hook base name
-	calls   []string
+	// configOf, when set, answers for the hooks whose path it knows.
+	configOf func(path string) (string, bool)
+	// configRuns counts Config calls by hook path.
+	configRuns map[string]int
+	calls      []string
 	// patch returns the values patch for a run, or nil.
 	patch func(call string, n int) values.Patch
 	// fail returns the error of a run, or nil.
@@ -37,6 +41,17 @@ type fakeRunner struct {
 }
 
 func (f *fakeRunner) Config(_ context.Context, path string) ([]byte, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.configRuns == nil {
+		f.configRuns = map[string]int{}
+	}
+	f.configRuns[path]++
+	if f.configOf != nil {
+		if cfg, ok := f.configOf(path); ok {
+			return []byte(cfg), nil
+		}
+	}
 	return []byte(f.configs[filepath.Base(path)]), nil
 }
 

@@ -14,6 +14,10 @@ type moduleState struct {
 	By      status.Source
 	// Hooks are loaded on the module's first run; nil until then.
 	Hooks []*binding.Hook
+	// HooksErr is a permanent error from loading the hooks (a hook's
+	// configuration is v0): the module does not run, and its hooks are not
+	// loaded again.
+	HooksErr error
 	// StartupDone is set once onStartup hooks ran after the module was
 	// enabled.
 	StartupDone bool

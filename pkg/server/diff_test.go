@@ -29,7 +29,7 @@ const renderedDeployment = `apiVersion: apps/v1
 kind: Deployment
 metadata:
   name: web
-  labels: {heritage: addon-operator, module: web}
+  labels: {addon-operator.io/managed-by: addon-operator, module: web}
 spec:
   replicas: 2
   template:
@@ -51,7 +51,7 @@ metadata:
   generation: 3
   creationTimestamp: "2026-05-04T10:30:00Z"
   managedFields: [{manager: helm, operation: Update}]
-  labels: {heritage: addon-operator, module: web, app.kubernetes.io/managed-by: Helm}
+  labels: {addon-operator.io/managed-by: addon-operator, module: web, app.kubernetes.io/managed-by: Helm}
   annotations: {meta.helm.sh/release-name: web, deployment.kubernetes.io/revision: "3"}
 spec:
   replicas: 2
@@ -112,7 +112,7 @@ func diffObjectCases() []diffObjectCase {
 @@ -3,6 +3,7 @@
  metadata:
    labels:
-     heritage: addon-operator
+     addon-operator.io/managed-by: addon-operator
 +    module: web
    name: web
  spec:

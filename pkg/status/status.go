@@ -28,7 +28,7 @@ const (
 	PhaseWaiting  Phase = "Waiting"  // enabled, its run not done yet
 	PhaseRunning  Phase = "Running"  // a run or delete is in progress
 	PhaseReady    Phase = "Ready"    // the last run succeeded
-	PhaseFailed   Phase = "Failed"   // the last run failed; it is retried
+	PhaseFailed   Phase = "Failed"   // the last run failed; it is retried unless the error is permanent
 	PhaseDeleting Phase = "Deleting" // being uninstalled
 )
 
