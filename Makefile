@@ -15,14 +15,14 @@ E2E_TIMEOUT ?= 30m
 
 .PHONY: help
 help: ## list targets
-	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-14s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_ -]+:.*## / {printf "  %-28s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: packages-run packages-test
 packages-run packages-test: ## install missing Debian packages (jq; gcc and Chromium for tests)
 	@hack/packages/ensure.sh $(@:packages-%=%)
 
 .PHONY: run
-run: packages-run build ## run the operator with ./modules and ./global-hooks against $$KUBECONFIG, else a local control plane
+run: packages-run build ## run the operator with ./modules and ./global-hooks against KUBECONFIG, else a local control plane
 	@if [ -z "$${KUBECONFIG:-}" ]; then \
 		eval "$$($(GO) run ./e2e/cluster/cmd/localcluster up $(CLUSTER_DIR))"; \
 		echo "using the local control plane (make cluster-down stops it): KUBECONFIG=$$KUBECONFIG" >&2; \
