@@ -5,9 +5,13 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -139,4 +143,24 @@ func withContentDefaults(cfg *rest.Config) *rest.Config {
 	cfg.GroupVersion = &schema.GroupVersion{Version: "v1"}
 	cfg.NegotiatedSerializer = scheme.Codecs.WithoutConversion()
 	return cfg
+}
+
+// TestEveryDocumentedVariableIsRead checks that each environment variable
+// a start flag's help names is one applyEnv reads for that flag, so --help
+// and docs/configuration.md never promise a variable nobody reads.
+func TestEveryDocumentedVariableIsRead(t *testing.T) {
+	envName := regexp.MustCompile(`\b[A-Z][A-Z0-9_]*[A-Z0-9]\b`)
+	fallbacks := envFallbacks()
+	newStartCommand().Flags().VisitAll(func(f *pflag.Flag) {
+		_, after, ok := strings.Cut(f.Usage, "(env ")
+		if !ok {
+			return
+		}
+		doc, _, _ := strings.Cut(after, ")")
+		for _, name := range envName.FindAllString(doc, -1) {
+			if !slices.Contains(fallbacks[f.Name], name) {
+				t.Errorf("--%s: help names %s, but applyEnv reads %v", f.Name, name, fallbacks[f.Name])
+			}
+		}
+	})
 }

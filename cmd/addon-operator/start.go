@@ -115,6 +115,7 @@ func envFallbacks() map[string][]string {
 		"tmp-dir":                  {"ADDON_OPERATOR_TMP_DIR"},
 		"hook-timeout":             {"ADDON_OPERATOR_HOOK_TIMEOUT"},
 		"hook-log-max-bytes":       {"ADDON_OPERATOR_HOOK_LOG_MAX_BYTES"},
+		"heal-drift":               {"ADDON_OPERATOR_HEAL_DRIFT"},
 		"retry-delay":              {"ADDON_OPERATOR_RETRY_DELAY"},
 		"retry-max-delay":          {"ADDON_OPERATOR_RETRY_MAX_DELAY"},
 		"helm-history-max":         {"HELM_HISTORY_MAX"},
