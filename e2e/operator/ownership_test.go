@@ -8,6 +8,7 @@ import (
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/chart"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
@@ -96,10 +97,10 @@ func TestDeletedReleaseRecordIsReportedAndRestored(t *testing.T) {
 	}
 }
 
-// installForeignAlpha installs a release named alpha with plain Helm, as
-// another tool, or an addon-operator that did not label its releases,
-// would: its chart renders ConfigMap alpha with message "foreign".
-func (h *harness) installForeignAlpha() {
+// installForeign installs release name with plain Helm, as another tool,
+// or an addon-operator that did not label its releases, would: its chart
+// renders ConfigMap name with message "foreign".
+func (h *harness) installForeign(name string) {
 	h.T.Helper()
 	flags := genericclioptions.NewConfigFlags(false)
 	flags.KubeConfig, flags.Namespace = &cp.Kubeconfig, &h.Namespace
@@ -108,21 +109,21 @@ func (h *harness) installForeignAlpha() {
 		h.T.Fatalf("init helm: %v", err)
 	}
 	install := action.NewInstall(cfg)
-	install.ReleaseName, install.Namespace = "alpha", h.Namespace
+	install.ReleaseName, install.Namespace = name, h.Namespace
 	foreign := &chart.Chart{
-		Metadata: &chart.Metadata{APIVersion: chart.APIVersionV2, Name: "alpha", Version: "1.0.0"},
+		Metadata: &chart.Metadata{APIVersion: chart.APIVersionV2, Name: name, Version: "1.0.0"},
 		Templates: []*chart.File{{Name: "templates/cm.yaml", Data: []byte(
-			"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: alpha\ndata:\n  message: foreign\n")}},
+			"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: " + name + "\ndata:\n  message: foreign\n")}},
 	}
 	if _, err := install.RunWithContext(h.T.Context(), foreign, nil); err != nil {
-		h.T.Fatalf("install foreign release: %v", err)
+		h.T.Fatalf("install foreign release %s: %v", name, err)
 	}
 }
 
 func TestForeignReleaseIsRefusedUntilMigrationSwitch(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	h.installForeignAlpha()
+	h.installForeign("alpha")
 	h.start()
 	refused := `release "alpha" in namespace "` + h.Namespace + `" (revision 1, deployed) was not created by addon-operator`
 	h.WaitModule("alpha", "last error refuses the release and names the switch", operatortest.ErrorContains(refused, "--adopt-unlabeled-releases"))
@@ -158,4 +159,31 @@ func (h *harness) releaseOwned(name string, revision int) bool {
 		h.T.Fatalf("list release secrets: %v", err)
 	}
 	return len(list.Items) == 1
+}
+
+func TestForeignReleaseOfNoModuleIsListedUntilMigrationSwitchPurgesIt(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.installForeign("gone")
+	op := h.start()
+	op.WaitReady()
+	op.WaitCondition(status.ConditionForeignReleases, "gone")
+	h.WaitLog(1, "release not created by addon-operator, not touched", map[string]string{"release": "gone"})
+	if _, page, err := operatortest.HTTPGet(t, op.URL()+"/"); err != nil || !strings.Contains(page, `<code class="release">gone</code>`) {
+		t.Errorf("status page does not list release gone (err %v)", err)
+	}
+	if got := h.ReleaseRevision("gone"); got != 1 {
+		t.Errorf("foreign release revision = %d, want 1, untouched", got)
+	}
+	if got := h.configMap("gone")["message"]; got != "foreign" {
+		t.Errorf("foreign release's ConfigMap message = %q, want it untouched", got)
+	}
+	h.Stop()
+
+	h.start("--adopt-unlabeled-releases")
+	h.WaitLog(1, "release without ownership label adopted", map[string]string{"release": "gone"})
+	h.Poll("release gone and its ConfigMap to be purged", func() bool {
+		_, err := h.Client.CoreV1().ConfigMaps(h.Namespace).Get(t.Context(), "gone", metav1.GetOptions{})
+		return h.ReleaseRevision("gone") == 0 && apierrors.IsNotFound(err)
+	})
 }

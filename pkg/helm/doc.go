@@ -5,7 +5,8 @@
 // deployment (a pure function of the last revision, the rendered checksum
 // and the objects present), installs or upgrades it, recovers revisions
 // left pending by a killed process and deletes the objects they left
-// behind, uninstalls, and lists the releases the operator owns. Every
+// behind, uninstalls, lists the releases the operator owns, and adopts or
+// lists those it did not label. Every
 // revision it creates carries LabelManagedBy and LabelChecksum on its
 // storage record; every object it renders carries LabelManagedBy and
 // LabelModule, and no other label of the chart's is changed. It never takes an existing object of another release or of

@@ -69,9 +69,10 @@ type Options struct {
 	// AnnotationAdopt. Objects of another release are never taken this way.
 	AdoptObjects []string
 	// AdoptUnlabeledReleases lets Apply upgrade, and so take over, a release
-	// of a module's name that has no LabelManagedBy: the way to move from
-	// an addon-operator that did not label its releases. Without it such a
-	// release is refused with a *ForeignReleaseError.
+	// of a module's name that has no LabelManagedBy, and ClaimUnlabeled
+	// label every such release in the namespace: the way to move from an
+	// addon-operator that did not label its releases. Without it Apply
+	// refuses such a release with a *ForeignReleaseError.
 	AdoptUnlabeledReleases bool
 	// Logger receives the package's logs and Helm's debug output, the latter
 	// at debug level. Nil discards them.
@@ -85,8 +86,8 @@ func (o *Options) BindFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.Timeout, "helm-timeout", DefaultTimeout, "timeout of one Helm install, upgrade or uninstall, chart hooks included (env HELM_TIMEOUT)")
 	fs.StringSliceVar(&o.AdoptObjects, flagAdoptObjects, nil, "modules whose releases take over existing objects that belong to no Helm release, as if each were annotated "+
 		AnnotationAdopt+"=true; objects of another release are never taken (env ADDON_OPERATOR_ADOPT_OBJECTS)")
-	fs.BoolVar(&o.AdoptUnlabeledReleases, flagAdoptUnlabeledReleases, false, "take over Helm releases named like a module that addon-operator did not label as its own, "+
-		"for the migration from an addon-operator that did not label its releases; without it they are refused (env ADDON_OPERATOR_ADOPT_UNLABELED_RELEASES)")
+	fs.BoolVar(&o.AdoptUnlabeledReleases, flagAdoptUnlabeledReleases, false, "take over, at startup, the Helm releases in the namespace that addon-operator did not label as its own (those of removed modules are then purged), "+
+		"for the migration from an addon-operator that did not label its releases; without it they are never touched (env ADDON_OPERATOR_ADOPT_UNLABELED_RELEASES)")
 	fs.StringVar(&o.Driver, "helm-driver", DefaultDriver, `Helm release storage: "secret" or "configmap" (env HELM_DRIVER)`)
 }
 

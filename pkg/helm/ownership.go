@@ -253,6 +253,12 @@ func (c *Client) claimRelease(ctx context.Context, last *release.Release) error 
 	if !c.adoptReleases {
 		return &ForeignReleaseError{Release: last.Name, Namespace: last.Namespace, Revision: last.Version, State: last.Info.Status.String()}
 	}
-	c.log.InfoContext(ctx, "release without ownership label adopted", slog.String(logkey.Release, last.Name), slog.Int(logkey.Revision, last.Version))
+	c.logAdopted(ctx, last)
 	return nil
+}
+
+// logAdopted says once that release rel, which has no LabelManagedBy, is
+// the operator's from now on.
+func (c *Client) logAdopted(ctx context.Context, rel *release.Release) {
+	c.log.InfoContext(ctx, "release without ownership label adopted", slog.String(logkey.Release, rel.Name), slog.Int(logkey.Revision, rel.Version))
 }

@@ -70,10 +70,16 @@ func (o *Operator) queueApply(c *config.Config) {
 	o.main.PushFront(applyConfigTask{config: c})
 }
 
-// Conditions returns what is wrong with the ConfigMap now: its deletion
-// and the rejection of its content, each with what the operator does
-// about it.
-func (o *Operator) Conditions() []status.Condition { return o.cfgHealth.Conditions() }
+// Conditions returns what the operator works around now: the ConfigMap's
+// deletion and the rejection of its content, and releases it left in
+// place as not its own, each with what the operator does about it.
+func (o *Operator) Conditions() []status.Condition {
+	conds := o.cfgHealth.Conditions()
+	if c := o.foreign.Load(); c != nil {
+		conds = append(conds, *c)
+	}
+	return conds
+}
 
 // newConfigHealth tracks the ConfigMap's health for the options in force.
 func (o *Operator) newConfigHealth(events confighealth.Events) *confighealth.Tracker {

@@ -87,6 +87,9 @@ func (o *Operator) startup(ctx context.Context) ([]task, error) {
 			o.log.Error("module hooks not loaded", slog.String(logkey.Module, m.Name()), logkey.Err(err))
 		}
 	}
+	if err := o.claimUnlabeled(ctx); err != nil {
+		return nil, err
+	}
 	o.converge.started = true
 	next := append(globalHookTasks(hooks, hook.OnStartup), globalBindingsTask{}, convergeTask{})
 	return next, nil

@@ -110,6 +110,9 @@ type Operator struct {
 	ready     atomic.Bool
 
 	cfgHealth *confighealth.Tracker
+	// foreign is the ForeignReleases condition, set once by startup on the
+	// main queue worker; nil when there is none.
+	foreign atomic.Pointer[status.Condition]
 }
 
 // New discovers modules and global hooks and prepares the operator.

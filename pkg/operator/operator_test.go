@@ -97,6 +97,8 @@ func (f *fakeRunner) recorded() []string {
 type fakeReleaser struct {
 	runner *fakeRunner
 	owned  []string
+	// unlabeled answers ClaimUnlabeled.
+	unlabeled []string
 	// status answers Status; a release not in it is not found.
 	status map[string]helm.Status
 }
@@ -125,6 +127,8 @@ func (f *fakeReleaser) Status(_ context.Context, name string) (helm.Status, erro
 }
 
 func (f *fakeReleaser) Owned(context.Context) ([]string, error) { return f.owned, nil }
+
+func (f *fakeReleaser) ClaimUnlabeled(context.Context) ([]string, error) { return f.unlabeled, nil }
 
 type fakeConfig struct{ writes []config.Edit }
 

@@ -90,3 +90,14 @@ func TestRouteHealReportsDeletedReleaseRecord(t *testing.T) {
 		})
 	}
 }
+
+func TestRouteHealIgnoresReleaseOfNoModule(t *testing.T) {
+	o, _ := newTestOperator(t, &fakeRunner{})
+	events := &fakeEvents{}
+	o.moduleEvents = events
+	// A purged release's records are deleted under its name, which is no module.
+	o.routeHeal(heal.Event{Module: "gone", Object: heal.ObjectRef{APIVersion: "v1", Kind: "Secret", Namespace: "ns", Name: "sh.helm.release.v1.gone.v1"}})
+	if len(events.events) != 0 || len(requested(o)) != 0 {
+		t.Errorf("events %v, runs requested %v; want none", events.events, requested(o))
+	}
+}

@@ -57,11 +57,16 @@ func (s *states) update(name string, f func(*moduleState)) {
 	f(s.byName[name])
 }
 
-// get returns a copy of a module's state.
+// get returns a copy of a module's state; for a name that is no module
+// (the heal watch reports the records of a purged release under its
+// name) the zero state, disabled.
 func (s *states) get(name string) moduleState {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return *s.byName[name]
+	if st, ok := s.byName[name]; ok {
+		return *st
+	}
+	return moduleState{}
 }
 
 // enabledList returns enabled modules in module order.

@@ -60,3 +60,17 @@ func OrderGroups(mods *module.Set, names []string) [][]string {
 	}
 	return groups
 }
+
+// Foreign returns the releases of unlabeled, releases the operator did not
+// create, that are named like no module (isModule): they are left in place
+// and reported. A release named like a module is that module's business:
+// its run refuses it.
+func Foreign(unlabeled []string, isModule func(name string) bool) []string {
+	var foreign []string
+	for _, name := range unlabeled {
+		if !isModule(name) {
+			foreign = append(foreign, name)
+		}
+	}
+	return foreign
+}

@@ -126,6 +126,16 @@ func TestPlanConverge(t *testing.T) {
 			},
 		},
 		{
+			name:  "adopted releases: one of a removed module is purged, one of an enabled module runs",
+			owned: []string{"a", "gone"},
+			want: Plan{
+				Decisions: decisions,
+				Run:       []string{"a", "b"},
+				Startup:   map[string]bool{"a": true, "b": true},
+				Purge:     []string{"gone"},
+			},
+		},
+		{
 			name:       "later converge: newly enabled start up, newly disabled are deleted in reverse order",
 			wasEnabled: map[string]bool{"a": true, "c": true, "e": true},
 			owned:      []string{"a", "c", "e"},

@@ -29,6 +29,7 @@ type Releaser interface {
 	Uninstall(ctx context.Context, name string) (bool, error)
 	Status(ctx context.Context, name string) (helm.Status, error)
 	Owned(ctx context.Context) ([]string, error)
+	ClaimUnlabeled(ctx context.Context) ([]string, error)
 }
 
 // Healer watches deployed release objects and reports deletions;
@@ -101,6 +102,13 @@ func (r *Manager) Pause(name string) func() {
 
 // Owned lists the releases the operator made.
 func (r *Manager) Owned(ctx context.Context) ([]string, error) { return r.opts.Releases.Owned(ctx) }
+
+// ClaimUnlabeled adopts the releases without the operator's label, with
+// --adopt-unlabeled-releases, or else lists them untouched; see
+// helm.Client.ClaimUnlabeled.
+func (r *Manager) ClaimUnlabeled(ctx context.Context) ([]string, error) {
+	return r.opts.Releases.ClaimUnlabeled(ctx)
+}
 
 // Exists reports whether the module has a release that the operator owns.
 // A release of the module's name that someone else made is never

@@ -20,8 +20,9 @@ type fakeReleases struct {
 func (*fakeReleases) Apply(context.Context, helm.Release) (helm.Outcome, error) {
 	return helm.Outcome{}, nil
 }
-func (*fakeReleases) Uninstall(context.Context, string) (bool, error) { return true, nil }
-func (*fakeReleases) Owned(context.Context) ([]string, error)         { return nil, nil }
+func (*fakeReleases) Uninstall(context.Context, string) (bool, error)  { return true, nil }
+func (*fakeReleases) Owned(context.Context) ([]string, error)          { return nil, nil }
+func (*fakeReleases) ClaimUnlabeled(context.Context) ([]string, error) { return nil, nil }
 func (f *fakeReleases) Status(_ context.Context, name string) (helm.Status, error) {
 	if f.err != nil {
 		return helm.Status{}, f.err

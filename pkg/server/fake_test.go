@@ -87,7 +87,8 @@ func newFakeSource() *fakeSource {
 // errRender stands for a chart that does not render.
 var errRender = errors.New(`render chart "ingress": template: bad`)
 
-// withConditions gives the source a deleted and a rejected ConfigMap.
+// withConditions gives the source a deleted and a rejected ConfigMap and
+// foreign releases.
 func withConditions(f *fakeSource) {
 	since := time.Date(2026, 5, 4, 11, 0, 0, 0, time.UTC)
 	f.conds = []status.Condition{
@@ -95,5 +96,7 @@ func withConditions(f *fakeSource) {
 			Message: "ConfigMap ns/addon-operator was deleted; the last valid configuration stays in force"},
 		{Type: status.ConditionConfigMapInvalid, Since: since, Keys: []string{"fooEnabled", "global"},
 			Message: `key "fooEnabled": enabled flag is "yes"`},
+		{Type: status.ConditionForeignReleases, Since: since, Releases: []string{"gone", "other"},
+			Message: "releases not created by addon-operator are never touched"},
 	}
 }

@@ -70,7 +70,8 @@ func TestHandlerRoutes(t *testing.T) {
 			name: "readyz names conditions and stays ready", src: withConditions, path: "/readyz", wantCode: 200,
 			wantType: "text/plain; charset=utf-8",
 			wantBody: "ok\nwarning: ConfigMapMissing: ConfigMap ns/addon-operator was deleted; the last valid configuration stays in force\n" +
-				"warning: ConfigMapInvalid: key \"fooEnabled\": enabled flag is \"yes\"\n",
+				"warning: ConfigMapInvalid: key \"fooEnabled\": enabled flag is \"yes\"\n" +
+				"warning: ForeignReleases: releases not created by addon-operator are never touched (releases: gone, other)\n",
 		},
 		{name: "operator metrics", path: "/metrics", wantCode: 200, wantBody: "operator_metric 1\n"},
 		{name: "hook metrics", path: "/metrics/hooks", wantCode: 200, wantBody: "hook_metric 1\n"},

@@ -56,8 +56,9 @@ func (s *Server) statusPage(w http.ResponseWriter, _ *http.Request) {
 
 // readyz answers 503 until the first converge has finished, then 200. A
 // condition the operator works around (a deleted or rejected ConfigMap:
-// the last valid configuration stays in force) is named in the body, one
-// line each, but keeps the answer 200: the operator still does its work,
+// the last valid configuration stays in force; releases left in place as
+// not its own, named) is named in the body, one line each, but keeps the
+// answer 200: the operator still does its work,
 // and an unready pod would only stall rollouts and drop the status page
 // from its Service, without making the ConfigMap come back.
 func (s *Server) readyz(w http.ResponseWriter, _ *http.Request) {
@@ -73,6 +74,9 @@ func (s *Server) readyz(w http.ResponseWriter, _ *http.Request) {
 	b.WriteString("ok")
 	for _, c := range s.src.Conditions() {
 		fmt.Fprintf(&b, "\nwarning: %s: %s", c.Type, c.Message)
+		if len(c.Releases) > 0 {
+			fmt.Fprintf(&b, " (releases: %s)", strings.Join(c.Releases, ", "))
+		}
 	}
 	writeText(w, http.StatusOK, b.String())
 }

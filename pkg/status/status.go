@@ -71,6 +71,8 @@ type Condition struct {
 	Since time.Time `json:"since"`
 	// Keys lists the ConfigMap keys the condition is about, if any.
 	Keys []string `json:"keys,omitempty"`
+	// Releases lists the Helm releases the condition is about, if any.
+	Releases []string `json:"releases,omitempty"`
 }
 
 // Condition types.
@@ -80,4 +82,7 @@ const (
 	ConditionConfigMapMissing = "ConfigMapMissing"
 	// ConditionConfigMapInvalid: the ConfigMap's content was rejected.
 	ConditionConfigMapInvalid = "ConfigMapInvalid"
+	// ConditionForeignReleases: releases in the namespace that the operator
+	// did not create and that are named like no module are left in place.
+	ConditionForeignReleases = "ForeignReleases"
 )
