@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -121,6 +122,16 @@ func TestSnapshotsAreReadAtExecution(t *testing.T) {
 	lifecycle := o.lifecycleSnapshots("m", h)
 	if len(lifecycle) != 2 || len(lifecycle["pods"]) != 1 || len(lifecycle["cms"]) != 2 {
 		t.Errorf("lifecycle snapshots = %v, want every kubernetes binding of the hook", lifecycle)
+	}
+	// A hook without kubernetes bindings still gets "snapshots": {} in its
+	// lifecycle contexts, as the protocol writes them.
+	plain := &binding.Hook{Name: "hooks/plain", Config: &hook.Config{}}
+	data, err := json.Marshal(hook.BindingContext{Binding: "beforeHelm", Snapshots: o.lifecycleSnapshots("m", plain)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), `"snapshots":{}`) {
+		t.Errorf("lifecycle context of a hook without kubernetes bindings = %s, want \"snapshots\":{}", data)
 	}
 }
 

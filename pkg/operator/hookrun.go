@@ -147,10 +147,12 @@ func (o *Operator) snapshots(owner string, h *binding.Hook, names []string) map[
 }
 
 // lifecycleSnapshots are what a lifecycle binding context carries: the
-// snapshots of all the hook's kubernetes bindings, nil when it has none.
+// snapshots of all the hook's kubernetes bindings. A hook without any gets
+// an empty map, written as "snapshots": {}, as the protocol's lifecycle
+// contexts always carry the key.
 func (o *Operator) lifecycleSnapshots(owner string, h *binding.Hook) map[string][]hook.FilteredObject {
 	if len(h.Config.Kubernetes) == 0 || o.monitors == nil {
-		return nil
+		return map[string][]hook.FilteredObject{}
 	}
 	names := make([]string, 0, len(h.Config.Kubernetes))
 	for j := range h.Config.Kubernetes {
