@@ -349,7 +349,7 @@ func (o *startOptions) wire(restCfg *rest.Config, log *slog.Logger, rec *metrics
 	events := make(chan config.Event)
 	recorder := event.NewRecorder(client, o.operator.Namespace, o.operator.ConfigMap).WithMetrics(rec)
 	op, err := operator.New(o.operator, operator.Deps{
-		Hooks:         &hook.Executor{Logger: log, Timeout: o.operator.HookTimeout, TempDir: o.operator.TempDir, MaxLogBytes: hookLogLimit(o.operator.HookLogMaxBytes)},
+		Hooks:         &hook.Executor{Logger: log, Timeout: o.operator.HookTimeout, TempDir: o.operator.TempDir, MaxLogBytes: o.operator.HookLogMaxBytes},
 		Releases:      releases,
 		Config:        config.NewSource(client, o.operator.Namespace, o.operator.ConfigMap, events, log),
 		ConfigEvents:  events,
@@ -372,15 +372,6 @@ func (o *startOptions) wire(restCfg *rest.Config, log *slog.Logger, rec *metrics
 		ConfigMapEvents: recorder,
 	})
 	return op, recorder, err
-}
-
-// hookLogLimit maps --hook-log-max-bytes, where 0 means no bound, to
-// hook.Executor.MaxLogBytes, where a negative value does.
-func hookLogLimit(flag int64) int64 {
-	if flag == 0 {
-		return -1
-	}
-	return flag
 }
 
 // standbyReady reports a standby replica (one not leading) as ready: it is

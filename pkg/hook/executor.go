@@ -20,7 +20,6 @@ const (
 	DefaultTimeout       = 10 * time.Minute
 	DefaultWaitDelay     = 5 * time.Second
 	DefaultMaxOutputSize = 32 << 20
-	DefaultMaxLogBytes   = 256 << 10
 )
 
 // Executor runs hooks and enabled scripts as child processes speaking the
@@ -47,9 +46,8 @@ type Executor struct {
 	MaxOutputSize int64
 	// MaxLogBytes bounds the output lines logged for one run (stdout and
 	// stderr together), so a chatty hook cannot flood the operator's log;
-	// the rest is counted and reported in one warning. Zero means
-	// DefaultMaxLogBytes, a negative value no bound. The stderr tail of a
-	// failed run is kept regardless.
+	// the rest is counted and reported in one warning. Zero means no
+	// bound. The stderr tail of a failed run is kept regardless.
 	MaxLogBytes int64
 }
 
@@ -98,7 +96,7 @@ func (e *Executor) Config(ctx context.Context, path string) ([]byte, error) {
 		env:      slices.Concat(os.Environ(), e.Env),
 		logger:   e.logger().With(slog.String(logkey.Hook, path)),
 		stdout:   out,
-		logLimit: e.maxLog(),
+		logLimit: e.MaxLogBytes,
 	})
 	if err != nil {
 		return nil, err
@@ -131,7 +129,7 @@ func (e *Executor) Run(ctx context.Context, r Run) (*Result, error) {
 	for _, f := range files {
 		env = append(env, f.env+"="+f.path)
 	}
-	err = e.execute(ctx, process{path: r.Path, env: env, timeout: r.Timeout, logger: logger, logLimit: e.maxLog()})
+	err = e.execute(ctx, process{path: r.Path, env: env, timeout: r.Timeout, logger: logger, logLimit: e.MaxLogBytes})
 	if err != nil {
 		return nil, err
 	}
@@ -155,18 +153,6 @@ func (e *Executor) logger() *slog.Logger {
 		return slog.New(slog.DiscardHandler)
 	}
 	return e.Logger
-}
-
-// maxLog is the per-run log bound for process.logLimit: zero there means
-// no bound.
-func (e *Executor) maxLog() int64 {
-	switch {
-	case e.MaxLogBytes < 0:
-		return 0
-	case e.MaxLogBytes == 0:
-		return DefaultMaxLogBytes
-	}
-	return e.MaxLogBytes
 }
 
 func (e *Executor) maxOutput() int64 {

@@ -382,7 +382,7 @@ func TestRunLogLimit(t *testing.T) {
 	}{
 		{name: "within the limit", limit: 1 << 10, wantLines: all},
 		{name: "cut after three lines", limit: 20, wantLines: all[:3], wantDropped: 7 * 6},
-		{name: "no bound", limit: -1, wantLines: all},
+		{name: "no bound", limit: 0, wantLines: all},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
