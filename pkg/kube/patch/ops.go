@@ -57,8 +57,7 @@ func (p *Patcher) create(ctx context.Context, op operation.Operation) error {
 		if err := p.replace(ctx, res, op.Object, ""); err != nil {
 			return err
 		}
-		p.log.DebugContext(ctx, "object updated",
-			slog.String(logkey.Kind, op.Kind), slog.String(logkey.Namespace, op.Namespace), slog.String(logkey.Name, op.Name))
+		p.log.DebugContext(ctx, "object updated", objectAttrs(op)...)
 	}
 	if op.Subresource == "" {
 		return nil
@@ -105,8 +104,7 @@ func (p *Patcher) delete(ctx context.Context, op operation.Operation) error {
 	if err != nil {
 		return err
 	}
-	p.log.DebugContext(ctx, "object deleted",
-		slog.String(logkey.Kind, op.Kind), slog.String(logkey.Namespace, op.Namespace), slog.String(logkey.Name, op.Name))
+	p.log.DebugContext(ctx, "object deleted", objectAttrs(op)...)
 	if policy != metav1.DeletePropagationForeground {
 		return nil
 	}
@@ -175,16 +173,19 @@ func (p *Patcher) patch(ctx context.Context, op operation.Operation) error {
 	}
 	_, err = res.Patch(ctx, op.Name, patchType, data, metav1.PatchOptions{}, subresources(op.Subresource)...)
 	if op.IgnoreMissingObject && isMissing(err, op.Name) {
-		p.log.DebugContext(ctx, "missing object not patched",
-			slog.String(logkey.Kind, op.Kind), slog.String(logkey.Namespace, op.Namespace), slog.String(logkey.Name, op.Name))
+		p.log.DebugContext(ctx, "missing object not patched", objectAttrs(op)...)
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	p.log.DebugContext(ctx, "object patched",
-		slog.String(logkey.Kind, op.Kind), slog.String(logkey.Namespace, op.Namespace), slog.String(logkey.Name, op.Name))
+	p.log.DebugContext(ctx, "object patched", objectAttrs(op)...)
 	return nil
+}
+
+// objectAttrs name op's object in a log line.
+func objectAttrs(op operation.Operation) []any {
+	return []any{slog.String(logkey.Kind, op.Kind), slog.String(logkey.Namespace, op.Namespace), slog.String(logkey.Name, op.Name)}
 }
 
 func (p *Patcher) jqPatch(ctx context.Context, op operation.Operation) error {
@@ -199,8 +200,7 @@ func (p *Patcher) jqPatch(ctx context.Context, op operation.Operation) error {
 	return kube.RetryOnConflict(ctx, func(ctx context.Context) error {
 		live, err := res.Get(ctx, op.Name, metav1.GetOptions{})
 		if op.IgnoreMissingObject && isMissing(err, op.Name) {
-			p.log.DebugContext(ctx, "missing object not patched",
-				slog.String(logkey.Kind, op.Kind), slog.String(logkey.Namespace, op.Namespace), slog.String(logkey.Name, op.Name))
+			p.log.DebugContext(ctx, "missing object not patched", objectAttrs(op)...)
 			return nil
 		}
 		if err != nil {
@@ -213,8 +213,7 @@ func (p *Patcher) jqPatch(ctx context.Context, op operation.Operation) error {
 		if _, err := res.Update(ctx, patched, metav1.UpdateOptions{}, subresources(op.Subresource)...); err != nil {
 			return err
 		}
-		p.log.DebugContext(ctx, "object patched",
-			slog.String(logkey.Kind, op.Kind), slog.String(logkey.Namespace, op.Namespace), slog.String(logkey.Name, op.Name))
+		p.log.DebugContext(ctx, "object patched", objectAttrs(op)...)
 		return nil
 	})
 }
