@@ -23,8 +23,9 @@ import (
 // entry is immutable once made.
 type monitorEntry struct {
 	namespace, name, resourceVersion string
-	// object is the object as JSON without managedFields; nil unless the
-	// binding keeps full objects.
+	// object is the object as JSON, as the API server sent it
+	// (managedFields included, as hooks of the protocol expect); nil unless
+	// the binding keeps full objects.
 	object json.RawMessage
 	// filterResult is the jqFilter result as JSON; nil without jqFilter.
 	filterResult json.RawMessage
@@ -45,8 +46,8 @@ func (e *monitorEntry) GetObjectMeta() metav1.Object {
 
 // noiseFields are metadata fields left out of the checksum of a binding
 // without jqFilter: resourceVersion changes on every write, generation only
-// with a spec change that the checksum sees anyway, and managedFields is
-// dropped from every object. A write that only touches them (a server-side
+// with a spec change that the checksum sees anyway, and managedFields with
+// every write of another manager. A write that only touches them (a server-side
 // apply of unchanged values by another manager) is not a change for hooks.
 func noiseFields() []string { return []string{"resourceVersion", "generation", "managedFields"} }
 
@@ -79,7 +80,6 @@ func (f monitorFilter) transform(ctx context.Context, obj any) any {
 
 // entry filters u, which it may modify (transforms own their input).
 func (f monitorFilter) entry(ctx context.Context, u *unstructured.Unstructured) *monitorEntry {
-	u.SetManagedFields(nil)
 	e := &monitorEntry{namespace: u.GetNamespace(), name: u.GetName(), resourceVersion: u.GetResourceVersion()}
 	var err error
 	if f.keepFull {

@@ -44,7 +44,7 @@ func TestMonitorFilterEntry(t *testing.T) {
 		{name: "halt ends the output", jq: `.data.a, halt, .data.b`, filterResult: `"1"`},
 		{name: "integers stay integers", jq: ".metadata.generation", filterResult: `2`},
 		{name: "no HTML escaping", jq: ".data.html", filterResult: `"<a&b>"`},
-		{name: "managedFields are gone", jq: ".metadata.managedFields", filterResult: `null`},
+		{name: "managedFields are kept", jq: ".metadata.managedFields[0].manager", filterResult: `"kubectl"`},
 		{name: "runtime error", jq: `error("boom")`, keepFull: true, wantErr: true},
 	}
 	for _, tt := range tests {
@@ -78,8 +78,8 @@ func TestMonitorFilterEntry(t *testing.T) {
 	}
 }
 
-// checkObject checks that raw is the test ConfigMap without
-// managedFields, or nil when !want.
+// checkObject checks that raw is the test ConfigMap as the API server
+// sent it, managedFields included, or nil when !want.
 func checkObject(t *testing.T, raw json.RawMessage, want bool) {
 	t.Helper()
 	if !want {
@@ -94,7 +94,8 @@ func checkObject(t *testing.T, raw json.RawMessage, want bool) {
 	}
 	wantObj := map[string]any{
 		"apiVersion": "v1", "kind": "ConfigMap",
-		"metadata": map[string]any{"name": "cm", "namespace": "ns", "resourceVersion": "7", "generation": float64(2)},
+		"metadata": map[string]any{"name": "cm", "namespace": "ns", "resourceVersion": "7", "generation": float64(2),
+			"managedFields": []any{map[string]any{"manager": "kubectl"}}},
 		"data":     map[string]any{"a": "1", "b": "2", "html": "<a&b>"},
 	}
 	if diff := cmp.Diff(wantObj, got); diff != "" {

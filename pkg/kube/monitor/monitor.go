@@ -41,8 +41,8 @@ type Event struct {
 	Namespace string
 	Name      string
 	// Object is the object at the moment of the event (for Deleted, its last
-	// known state) without metadata.managedFields; nil when the binding has
-	// keepFullObjectsInMemory: false.
+	// known state), metadata.managedFields included; nil when the binding
+	// has keepFullObjectsInMemory: false.
 	Object json.RawMessage
 	// FilterResult is the jqFilter's result on Object; nil without jqFilter.
 	FilterResult json.RawMessage
