@@ -106,3 +106,31 @@ func countPrefix(lines []string, prefix string) int {
 	}
 	return n
 }
+
+// TestSynchronizationOfAllBindingsInOneRun checks that a hook with two
+// kubernetes bindings gets one Synchronization run carrying both contexts,
+// then one run per event of the binding it matches, with objects as the
+// API server sent them (managedFields included).
+func TestSynchronizationOfAllBindingsInOneRun(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.SetConfig(map[string]string{"pairEnabled": "true"})
+	h.start()
+	trace := startupTrace()
+	last := len(trace) - 1
+	mark := h.expectTrace(0, append(trace[:last:last],
+		"pair:Synchronization,Synchronization:created-deleted,labels-modified:plain", "global:afterAll")...)
+
+	h.createWatched("paired", "one", map[string]string{"pair": "yes"})
+	mark = h.expectTrace(mark, "pair:Event:created-deleted:managedFields")
+	cms := h.Client.CoreV1().ConfigMaps(h.Namespace)
+	cm, err := cms.Get(t.Context(), "paired", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm.Labels["tier"] = "db"
+	if _, err := cms.Update(t.Context(), cm, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h.expectTrace(mark, "pair:Event:labels-modified:managedFields")
+}

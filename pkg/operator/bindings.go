@@ -102,25 +102,71 @@ func hookRunModule(t task) string {
 // synchronize runs or queues the Synchronization of each binding id: those
 // on main run now, in order; the others are queued on their queue, and
 // waited for unless the binding says waitForSynchronization: false.
+// Consecutive bindings of one hook that share a queue and both
+// Synchronization settings make one run with all their contexts, so a hook
+// sees the Synchronization of all its bindings in its first run.
 func (o *Operator) synchronize(ctx context.Context, ids []string) error {
 	var wait []string
+	for _, run := range o.syncRuns(ids) {
+		ref := run.ref
+		if q := ref.Queue(); q != "" && q != mainQueue {
+			var queue []string
+			for _, id := range run.ids {
+				if !o.bindings.MarkQueued(id) {
+					queue = append(queue, id)
+				}
+			}
+			if len(queue) > 0 {
+				o.queues.Get(q).PushBack(syncTask{module: ref.Module, hook: ref.Hook, bindingIDs: queue})
+			}
+			if ref.Kube.WaitForSynchronization {
+				wait = append(wait, run.ids...)
+			}
+			continue
+		}
+		if err := o.syncRun(ctx, ref.Module, run.ids); err != nil {
+			return err
+		}
+	}
+	return o.bindings.WaitSynced(ctx, wait)
+}
+
+// syncRun is one Synchronization run of a hook: its binding ids, of one
+// hook, in order.
+type syncRun struct {
+	ref binding.Ref
+	ids []string
+}
+
+// syncRuns groups the ids still to synchronize into runs: consecutive ids
+// of one hook join a run when queue, waitForSynchronization and
+// executeHookOnSynchronization match.
+func (o *Operator) syncRuns(ids []string) []syncRun {
+	var runs []syncRun
 	for _, id := range ids {
 		ref, ok := o.bindings.Get(id)
 		if !ok || o.bindings.IsSynced(id) {
 			continue
 		}
-		if q := ref.Queue(); q != "" && q != mainQueue {
-			if !o.bindings.MarkQueued(id) {
-				o.queues.Get(q).PushBack(syncTask{module: ref.Module, hook: ref.Hook, bindingID: id})
-			}
-			if ref.Kube.WaitForSynchronization {
-				wait = append(wait, id)
-			}
+		if n := len(runs); n > 0 && sameSyncRun(runs[n-1].ref, ref) {
+			runs[n-1].ids = append(runs[n-1].ids, id)
 			continue
 		}
-		if err := o.hookRun(ctx, id, ref.Module, nil, true); err != nil {
-			return err
-		}
+		runs = append(runs, syncRun{ref: ref, ids: []string{id}})
 	}
-	return o.bindings.WaitSynced(ctx, wait)
+	return runs
+}
+
+func sameSyncRun(a, b binding.Ref) bool {
+	return a.Hook == b.Hook && a.Module == b.Module && queueName(a) == queueName(b) &&
+		a.Kube.WaitForSynchronization == b.Kube.WaitForSynchronization &&
+		a.Kube.ExecuteHookOnSynchronization == b.Kube.ExecuteHookOnSynchronization
+}
+
+// queueName is the queue a binding's runs go to.
+func queueName(r binding.Ref) string {
+	if q := r.Queue(); q != "" {
+		return q
+	}
+	return mainQueue
 }

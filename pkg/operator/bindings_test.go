@@ -176,7 +176,12 @@ func TestHookRunOutcomes(t *testing.T) {
 			h := &binding.Hook{Name: "hooks/k", Config: &hook.Config{Kubernetes: []hook.KubernetesBinding{tt.binding}}}
 			id := binding.ID("a", h, hook.Kubernetes, 0)
 			o.bindings.Add(id, binding.Ref{Module: "a", Hook: h, Kube: &h.Config.Kubernetes[0]})
-			err := o.hookRun(t.Context(), id, "a", []hook.BindingContext{{Binding: "b", Type: hook.TypeEvent}}, tt.sync)
+			var err error
+			if tt.sync {
+				err = o.syncRun(t.Context(), "a", []string{id})
+			} else {
+				err = o.hookRun(t.Context(), id, "a", []hook.BindingContext{{Binding: "b", Type: hook.TypeEvent}})
+			}
 			if (err != nil) != tt.wantErr {
 				t.Fatalf("hookRun error = %v, want error %v", err, tt.wantErr)
 			}
@@ -188,6 +193,96 @@ func TestHookRunOutcomes(t *testing.T) {
 			}
 			if diff := cmp.Diff(tt.wantQueued, requested(o), cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("queued (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestSynchronizeCombinesHookBindings checks that a hook gets one
+// Synchronization run with the contexts of all its bindings that share a
+// queue and Synchronization settings, and separate runs where they differ.
+func TestSynchronizeCombinesHookBindings(t *testing.T) {
+	kb := func(name, queue string, execute bool) hook.KubernetesBinding {
+		// Bindings of named queues are not waited for, so synchronize
+		// returns and the test runs their queued task itself.
+		return hook.KubernetesBinding{Name: name, Queue: queue, ExecuteHookOnSynchronization: execute, WaitForSynchronization: queue == "" || queue == "main"}
+	}
+	tests := []struct {
+		name     string
+		bindings []hook.KubernetesBinding
+		want     [][]string // per run on main, the contexts' bindings
+		queued   map[string][]string
+	}{
+		{
+			name:     "all on main: one run",
+			bindings: []hook.KubernetesBinding{kb("pods", "", true), kb("cms", "", true), kb("nss", "main", true)},
+			want:     [][]string{{"pods", "cms", "nss"}},
+		},
+		{
+			name:     "a binding without executeHookOnSynchronization splits the run",
+			bindings: []hook.KubernetesBinding{kb("pods", "", true), kb("cms", "", false), kb("nss", "", true)},
+			want:     [][]string{{"pods"}, {"nss"}},
+		},
+		{
+			name:     "bindings of a named queue make one queued run",
+			bindings: []hook.KubernetesBinding{kb("pods", "", true), kb("cms", "q", true), kb("nss", "q", true)},
+			want:     [][]string{{"pods"}},
+			queued:   map[string][]string{"q": {"cms", "nss"}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			runner := &fakeRunner{}
+			o, _ := newTestOperator(t, runner)
+			o.monitors = &fakeMonitors{}
+			o.state.update("a", func(s *moduleState) { s.Enabled = true })
+			h := &binding.Hook{Name: "hooks/k", Config: &hook.Config{Kubernetes: tt.bindings}}
+			var ids []string
+			for i := range h.Config.Kubernetes {
+				id := binding.ID("a", h, hook.Kubernetes, i)
+				o.bindings.Add(id, binding.Ref{Module: "a", Hook: h, Kube: &h.Config.Kubernetes[i]})
+				ids = append(ids, id)
+			}
+			if err := o.synchronize(t.Context(), ids); err != nil {
+				t.Fatalf("synchronize: %v", err)
+			}
+			queued := map[string][]string{}
+			for q := range tt.queued {
+				for _, it := range o.queues.Get(q).Snapshot().Items {
+					st := it.Task.(syncTask)
+					for _, id := range st.bindingIDs {
+						ref, _ := o.bindings.Get(id)
+						queued[q] = append(queued[q], ref.Name())
+					}
+					if err := o.syncRun(t.Context(), st.module, st.bindingIDs); err != nil {
+						t.Fatalf("queued run: %v", err)
+					}
+				}
+			}
+			if n := len(tt.want) + len(tt.queued); len(runner.contexts) != n {
+				t.Fatalf("hook runs = %d, want %d", len(runner.contexts), n)
+			}
+			var got [][]string
+			for _, cs := range runner.contexts[:len(tt.want)] {
+				var names []string
+				for _, c := range cs {
+					if c.Type != hook.TypeSynchronization {
+						t.Errorf("context %s has type %q, want Synchronization", c.Binding, c.Type)
+					}
+					names = append(names, c.Binding)
+				}
+				got = append(got, names)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("runs on main (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.queued, queued, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("queued runs (-want +got):\n%s", diff)
+			}
+			for _, id := range ids {
+				if !o.bindings.IsSynced(id) {
+					t.Errorf("binding %s not marked synchronized", id)
+				}
 			}
 		})
 	}

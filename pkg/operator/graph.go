@@ -116,12 +116,12 @@ type hookRunTask struct {
 	contexts  []hook.BindingContext
 }
 
-// syncTask is the Synchronization run of a kubernetes binding; its objects
-// are read when it runs.
+// syncTask is one Synchronization run of a hook for one or more of its
+// kubernetes bindings; their objects are read when it runs.
 type syncTask struct {
-	module    string // "" for global hooks
-	hook      *binding.Hook
-	bindingID string
+	module     string // "" for global hooks
+	hook       *binding.Hook
+	bindingIDs []string
 }
 
 func (startupTask) isTask()        {}
@@ -179,9 +179,9 @@ func (o *Operator) dispatch(ctx context.Context, t task) ([]task, error) {
 		}
 		return nil, o.synchronize(ctx, ids)
 	case hookRunTask:
-		return nil, o.hookRun(ctx, t.bindingID, t.module, t.contexts, false)
+		return nil, o.hookRun(ctx, t.bindingID, t.module, t.contexts)
 	case syncTask:
-		return nil, o.hookRun(ctx, t.bindingID, t.module, nil, true)
+		return nil, o.syncRun(ctx, t.module, t.bindingIDs)
 	}
 	return nil, fmt.Errorf("unknown task %T", t)
 }

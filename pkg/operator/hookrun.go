@@ -21,12 +21,9 @@ type hookMetricsSink interface {
 }
 
 // hookRun runs the hook of binding id (of moduleName, "" for global hooks)
-// with the binding contexts of one or more merged hookRunTasks, or, for
-// sync, with a Synchronization context read now. A Synchronization run
-// releases its binding's events when done. Values changed by a
-// non-Synchronization run queue a converge (global values) or a module run
-// (module values).
-func (o *Operator) hookRun(ctx context.Context, id, moduleName string, contexts []hook.BindingContext, sync bool) error {
+// with the binding contexts of one or more merged hookRunTasks. Values it
+// changed queue a converge (global values) or a module run (module values).
+func (o *Operator) hookRun(ctx context.Context, id, moduleName string, contexts []hook.BindingContext) error {
 	ref, ok := o.bindings.Get(id)
 	if !ok {
 		return nil // the binding was stopped since the task was queued
@@ -38,33 +35,9 @@ func (o *Operator) hookRun(ctx context.Context, id, moduleName string, contexts 
 		// The module's hooks may delete its objects on purpose.
 		defer o.releases.Pause(moduleName)()
 	}
-	if sync && !ref.Kube.ExecuteHookOnSynchronization {
-		o.finishSync(id)
-		return nil
-	}
-	if l := o.bindings.Limiter(ref.Hook); l != nil {
-		if err := l.Wait(ctx); err != nil {
-			return err
-		}
-	}
-	if sync {
-		contexts = []hook.BindingContext{o.syncContext(id, ref)}
-	}
-	contexts = o.withSnapshots(ref.Owner(), ref.Hook, compactGroups(contexts))
-	changed, err := o.runBindingHook(ctx, ref, contexts)
+	changed, err := o.runRefHook(ctx, ref, compactGroups(contexts))
 	if err != nil {
-		if !ref.AllowFailure() {
-			return err
-		}
-		o.log.Warn("hook failed, allowed to", slog.String(logkey.Module, ref.Module), slog.String(logkey.Hook, ref.Hook.Name),
-			slog.String(logkey.Binding, ref.Name()), logkey.Err(err))
-		if o.recorder != nil {
-			o.recorder.HookAllowedError(ref.Module, ref.Hook.Name, ref.Name())
-		}
-	}
-	if sync {
-		o.finishSync(id)
-		return nil
+		return err
 	}
 	switch {
 	case !changed:
@@ -75,6 +48,64 @@ func (o *Operator) hookRun(ctx context.Context, id, moduleName string, contexts 
 		o.queueModuleRun(ref.Module)
 	}
 	return nil
+}
+
+// syncRun is one Synchronization run of a hook for binding ids (of one
+// hook, in order), with a Synchronization context per binding read now.
+// It releases the bindings' events when done. Values it changes queue
+// nothing: the module run or converge that started it goes on.
+func (o *Operator) syncRun(ctx context.Context, moduleName string, ids []string) error {
+	var refs []binding.Ref
+	var live []string
+	for _, id := range ids {
+		if ref, ok := o.bindings.Get(id); ok && !o.bindings.IsSynced(id) {
+			refs, live = append(refs, ref), append(live, id)
+		}
+	}
+	if len(refs) == 0 {
+		return nil // stopped or done since the task was queued
+	}
+	if moduleName != "" && !o.state.get(moduleName).Enabled {
+		return nil
+	}
+	if moduleName != "" {
+		defer o.releases.Pause(moduleName)()
+	}
+	if refs[0].Kube.ExecuteHookOnSynchronization {
+		contexts := make([]hook.BindingContext, len(live))
+		for i, id := range live {
+			contexts[i] = o.syncContext(id, refs[i])
+		}
+		if _, err := o.runRefHook(ctx, refs[0], compactGroups(contexts)); err != nil {
+			return err
+		}
+	}
+	for _, id := range live {
+		o.finishSync(id)
+	}
+	return nil
+}
+
+// runRefHook runs the hook of ref after its rate limit with contexts, their
+// snapshots read now. A failure its config allows is logged and counted,
+// not returned.
+func (o *Operator) runRefHook(ctx context.Context, ref binding.Ref, contexts []hook.BindingContext) (bool, error) {
+	if l := o.bindings.Limiter(ref.Hook); l != nil {
+		if err := l.Wait(ctx); err != nil {
+			return false, err
+		}
+	}
+	contexts = o.withSnapshots(ref.Owner(), ref.Hook, contexts)
+	changed, err := o.runBindingHook(ctx, ref, contexts)
+	if err == nil || !ref.AllowFailure() {
+		return changed, err
+	}
+	o.log.Warn("hook failed, allowed to", slog.String(logkey.Module, ref.Module), slog.String(logkey.Hook, ref.Hook.Name),
+		slog.String(logkey.Binding, ref.Name()), logkey.Err(err))
+	if o.recorder != nil {
+		o.recorder.HookAllowedError(ref.Module, ref.Hook.Name, ref.Name())
+	}
+	return changed, nil
 }
 
 func (o *Operator) finishSync(id string) {

@@ -38,6 +38,8 @@ type fakeRunner struct {
 	// fail returns the error of a run, or nil.
 	fail func(call string) error
 	runs map[string]int
+	// contexts holds each run's binding contexts, in run order.
+	contexts [][]hook.BindingContext
 }
 
 func (f *fakeRunner) Config(_ context.Context, path string) ([]byte, error) {
@@ -67,6 +69,7 @@ func (f *fakeRunner) Run(_ context.Context, r hook.Run) (*hook.Result, error) {
 		call = who + ":enabled"
 	}
 	f.calls = append(f.calls, call)
+	f.contexts = append(f.contexts, r.Contexts)
 	if f.runs == nil {
 		f.runs = map[string]int{}
 	}
