@@ -102,6 +102,13 @@ func TestDeletedReleaseRecordIsReportedAndRestored(t *testing.T) {
 // renders ConfigMap name with message "foreign".
 func (h *harness) installForeign(name string) {
 	h.T.Helper()
+	h.installUnlabeled(name, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: "+name+"\ndata:\n  message: foreign\n")
+}
+
+// installUnlabeled installs release name with one template, manifest, as
+// plain Helm or an earlier operator does: without the ownership label.
+func (h *harness) installUnlabeled(name, manifest string) {
+	h.T.Helper()
 	flags := genericclioptions.NewConfigFlags(false)
 	flags.KubeConfig, flags.Namespace = &cp.Kubeconfig, &h.Namespace
 	cfg := new(action.Configuration)
@@ -112,8 +119,7 @@ func (h *harness) installForeign(name string) {
 	install.ReleaseName, install.Namespace = name, h.Namespace
 	foreign := &chart.Chart{
 		Metadata: &chart.Metadata{APIVersion: chart.APIVersionV2, Name: name, Version: "1.0.0"},
-		Templates: []*chart.File{{Name: "templates/cm.yaml", Data: []byte(
-			"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: " + name + "\ndata:\n  message: foreign\n")}},
+		Templates: []*chart.File{{Name: "templates/cm.yaml", Data: []byte(manifest)}},
 	}
 	if _, err := install.RunWithContext(h.T.Context(), foreign, nil); err != nil {
 		h.T.Fatalf("install foreign release %s: %v", name, err)

@@ -67,8 +67,8 @@ const (
 
 // Run describes one execution.
 type Run struct {
-	// Path is the executable; it runs with its own directory as working
-	// directory.
+	// Path is the executable; it runs in the operator's working
+	// directory, as the protocol's hooks expect.
 	Path string
 	Kind RunKind
 	// Contexts are written as a JSON array to BINDING_CONTEXT_PATH.
