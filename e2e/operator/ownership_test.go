@@ -118,7 +118,7 @@ func (h *harness) installUnlabeled(name, manifest string) {
 	install := action.NewInstall(cfg)
 	install.ReleaseName, install.Namespace = name, h.Namespace
 	foreign := &chart.Chart{
-		Metadata: &chart.Metadata{APIVersion: chart.APIVersionV2, Name: name, Version: "1.0.0"},
+		Metadata:  &chart.Metadata{APIVersion: chart.APIVersionV2, Name: name, Version: "1.0.0"},
 		Templates: []*chart.File{{Name: "templates/cm.yaml", Data: []byte(manifest)}},
 	}
 	if _, err := install.RunWithContext(h.T.Context(), foreign, nil); err != nil {

@@ -246,19 +246,7 @@ func TestSynchronizeCombinesHookBindings(t *testing.T) {
 			if err := o.synchronize(t.Context(), ids); err != nil {
 				t.Fatalf("synchronize: %v", err)
 			}
-			queued := map[string][]string{}
-			for q := range tt.queued {
-				for _, it := range o.queues.Get(q).Snapshot().Items {
-					st := it.Task.(syncTask)
-					for _, id := range st.bindingIDs {
-						ref, _ := o.bindings.Get(id)
-						queued[q] = append(queued[q], ref.Name())
-					}
-					if err := o.syncRun(t.Context(), st.module, st.bindingIDs); err != nil {
-						t.Fatalf("queued run: %v", err)
-					}
-				}
-			}
+			queued := runQueuedSyncs(t, o, tt.queued)
 			if n := len(tt.want) + len(tt.queued); len(runner.contexts) != n {
 				t.Fatalf("hook runs = %d, want %d", len(runner.contexts), n)
 			}
@@ -286,4 +274,24 @@ func TestSynchronizeCombinesHookBindings(t *testing.T) {
 			}
 		})
 	}
+}
+
+// runQueuedSyncs runs the Synchronization tasks on the queues named in
+// want and returns, per queue, the binding names of their tasks.
+func runQueuedSyncs(t *testing.T, o *Operator, want map[string][]string) map[string][]string {
+	t.Helper()
+	queued := map[string][]string{}
+	for q := range want {
+		for _, it := range o.queues.Get(q).Snapshot().Items {
+			st := it.Task.(syncTask)
+			for _, id := range st.bindingIDs {
+				ref, _ := o.bindings.Get(id)
+				queued[q] = append(queued[q], ref.Name())
+			}
+			if err := o.syncRun(t.Context(), st.module, st.bindingIDs); err != nil {
+				t.Fatalf("queued run: %v", err)
+			}
+		}
+	}
+	return queued
 }

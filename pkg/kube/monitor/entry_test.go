@@ -96,7 +96,7 @@ func checkObject(t *testing.T, raw json.RawMessage, want bool) {
 		"apiVersion": "v1", "kind": "ConfigMap",
 		"metadata": map[string]any{"name": "cm", "namespace": "ns", "resourceVersion": "7", "generation": float64(2),
 			"managedFields": []any{map[string]any{"manager": "kubectl"}}},
-		"data":     map[string]any{"a": "1", "b": "2", "html": "<a&b>"},
+		"data": map[string]any{"a": "1", "b": "2", "html": "<a&b>"},
 	}
 	if diff := cmp.Diff(wantObj, got); diff != "" {
 		t.Errorf("object (-want +got):\n%s", diff)
