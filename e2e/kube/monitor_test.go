@@ -99,9 +99,6 @@ func monitorNames(t *testing.T, objects []hook.FilteredObject) []string {
 		if err := json.Unmarshal(o.Object, &obj); err != nil {
 			t.Fatal(err)
 		}
-		if obj.Metadata.ManagedFields != nil {
-			t.Errorf("object %s keeps managedFields", obj.Metadata.Name)
-		}
 		names = append(names, obj.Metadata.Name)
 	}
 	return names
