@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -300,4 +303,30 @@ func eventReasons(t *testing.T, client kubernetes.Interface, ns, name string) []
 		out = append(out, e.Reason)
 	}
 	return out
+}
+
+// scrape reads the metrics at url and sums the samples of family name
+// whose labels include labels: counters' values, histograms' counts.
+func scrape(t *testing.T, url, name string, labels map[string]string) float64 {
+	t.Helper()
+	code, body, err := operatortest.HTTPGet(t, url)
+	if err != nil || code != http.StatusOK {
+		t.Fatalf("GET %s: %d, %v", url, code, err)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := 0.0
+next:
+	for _, m := range families[name].GetMetric() {
+		for _, l := range m.GetLabel() {
+			if want, ok := labels[l.GetName()]; ok && want != l.GetValue() {
+				continue next
+			}
+		}
+		total += m.GetCounter().GetValue() + float64(m.GetHistogram().GetSampleCount())
+	}
+	return total
 }

@@ -29,10 +29,10 @@ import (
 	"syscall"
 	"time"
 
+	"k8s.io/client-go/util/cert"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/cri-streaming/pkg/streaming"
 	remotecommandserver "k8s.io/cri-streaming/pkg/streaming/remotecommand"
-	"k8s.io/client-go/util/cert"
 	utilexec "k8s.io/utils/exec"
 )
 
