@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/addon-operator/addon-operator/e2e/operatortest"
 	hooksv1 "github.com/addon-operator/addon-operator/pkg/apis/hooks/v1alpha1"
@@ -27,6 +29,7 @@ func TestExecutionHooks(t *testing.T) {
 		t.Run("ExecuteOnceFromTemplate", func(t *testing.T) { t.Parallel(); testExecuteOnce(t, n, ns) })
 		t.Run("FailingAndHanging", func(t *testing.T) { t.Parallel(); testFailures(t, n, ns) })
 		t.Run("Expiration", func(t *testing.T) { t.Parallel(); testExpiration(t, n, ns) })
+		t.Run("Validation", func(t *testing.T) { t.Parallel(); testValidation(t, ns) })
 	})
 	if t.Failed() {
 		return
@@ -173,5 +176,27 @@ func testExpiration(t *testing.T, n *node, ns string) {
 	}
 	if !slices.Contains(eventReasons(t, cp.Clientset(t), ns, "exp"), "Expired") {
 		t.Errorf("no Expired event")
+	}
+}
+
+// testValidation checks that the CRD's schema rejects bad hooks at
+// admission, with a message naming the rule.
+func testValidation(t *testing.T, ns string) {
+	for name, tc := range map[string]struct{ spec, want string }{
+		"no-action":    {`{"podSelector": {}}`, "set preAction or executionHookTemplateName"},
+		"no-selection": {`{"preAction": ` + appendCmd("x") + `}`, "select containers with podContainerNamesList or podSelector"},
+		"bad-policy":   {`{"podSelector": {}, "policy": "Sometimes", "preAction": ` + appendCmd("x") + `}`, `Unsupported value: "Sometimes"`},
+		"no-command":   {`{"podSelector": {}, "preAction": {"exec": {"command": []}}}`, "spec.preAction.exec.command"},
+		"zero-timeout": {`{"podSelector": {}, "preAction": {"exec": {"command": ["true"]}, "actionTimeoutSeconds": 0}}`, "actionTimeoutSeconds"},
+	} {
+		u := &unstructured.Unstructured{}
+		manifest := `{"apiVersion": "hooks.addon-operator.io/v1alpha1", "kind": "ExecutionHook", "metadata": {"name": "` + name + `"}, "spec": ` + tc.spec + `}`
+		if err := u.UnmarshalJSON([]byte(manifest)); err != nil {
+			t.Fatal(err)
+		}
+		_, err := dyn(t).Resource(hooksv1.ExecutionHooksGVR()).Namespace(ns).Create(t.Context(), u, metav1.CreateOptions{})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: create = %v, want rejected with %q", name, err, tc.want)
+		}
 	}
 }
