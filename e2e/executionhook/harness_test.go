@@ -88,10 +88,11 @@ func (n *node) pod(t *testing.T, ns, name string, labels map[string]string, cont
 	}
 }
 
-// lines returns the lines of a file in a container's directory.
-func (n *node) lines(t *testing.T, ns, pod, container, file string) []string {
+// lines returns the words the actions appended to the file runs in a
+// container's directory.
+func (n *node) lines(t *testing.T, ns, pod, container string) []string {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(n.ContainerDir(ns, pod, container), file))
+	data, err := os.ReadFile(filepath.Join(n.ContainerDir(ns, pod, container), "runs"))
 	if os.IsNotExist(err) {
 		return nil
 	}
@@ -131,6 +132,7 @@ func kubeconfig(t *testing.T, token string) string {
 // core group, or "group/resource"; with subresource) in ns, as the API
 // server's authorizer decides.
 func can(t *testing.T, saNamespace, verb, resource, subresource, ns string) bool {
+	t.Helper()
 	group := ""
 	if g, r, ok := strings.Cut(resource, "/"); ok {
 		group, resource = g, r
@@ -298,9 +300,9 @@ func eventReasons(t *testing.T, client kubernetes.Interface, ns, name string) []
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []string
-	for _, e := range list.Items {
-		out = append(out, e.Reason)
+	out := make([]string, 0, len(list.Items))
+	for i := range list.Items {
+		out = append(out, list.Items[i].Reason)
 	}
 	return out
 }

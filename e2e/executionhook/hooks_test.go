@@ -60,6 +60,7 @@ func appendCmd(word string) string {
 }
 
 func testExecuteAll(t *testing.T, n *node, ns string) {
+	t.Helper()
 	for _, p := range []string{"all-a", "all-b"} {
 		n.pod(t, ns, p, map[string]string{"app": "all-db"}, "db", "sidecar")
 	}
@@ -76,21 +77,21 @@ func testExecuteAll(t *testing.T, n *node, ns string) {
 		t.Errorf("finalizers %v, want %s", hook.Finalizers, hooksv1.Finalizer)
 	}
 	for _, p := range []string{"all-a", "all-b"} {
-		if diff := cmp.Diff([]string{"freeze"}, n.lines(t, ns, p, "db", "runs")); diff != "" {
+		if diff := cmp.Diff([]string{"freeze"}, n.lines(t, ns, p, "db")); diff != "" {
 			t.Errorf("%s/db runs (-want +got):\n%s", p, diff)
 		}
-		if got := n.lines(t, ns, p, "sidecar", "runs"); got != nil {
+		if got := n.lines(t, ns, p, "sidecar"); got != nil {
 			t.Errorf("%s/sidecar ran %v, want nothing (not selected)", p, got)
 		}
 	}
-	if got := n.lines(t, ns, "all-other", "db", "runs"); got != nil {
+	if got := n.lines(t, ns, "all-other", "db"); got != nil {
 		t.Errorf("all-other/db ran %v, want nothing (not selected)", got)
 	}
 
 	deleteHook(t, ns, "all")
 	waitGone(t, ns, "all")
 	for _, p := range []string{"all-a", "all-b"} {
-		if diff := cmp.Diff([]string{"freeze", "thaw"}, n.lines(t, ns, p, "db", "runs")); diff != "" {
+		if diff := cmp.Diff([]string{"freeze", "thaw"}, n.lines(t, ns, p, "db")); diff != "" {
 			t.Errorf("%s/db runs after delete (-want +got):\n%s", p, diff)
 		}
 	}
@@ -103,6 +104,7 @@ func testExecuteAll(t *testing.T, n *node, ns string) {
 }
 
 func testExecuteOnce(t *testing.T, n *node, ns string) {
+	t.Helper()
 	for _, p := range []string{"once-c", "once-a", "once-b"} {
 		n.pod(t, ns, p, map[string]string{"app": "once"}, "db")
 	}
@@ -116,7 +118,7 @@ func testExecuteOnce(t *testing.T, n *node, ns string) {
 	}
 	var ran []string
 	for _, p := range []string{"once-a", "once-b", "once-c"} {
-		if got := n.lines(t, ns, p, "db", "runs"); got != nil {
+		if got := n.lines(t, ns, p, "db"); got != nil {
 			ran = append(ran, p+":"+strings.Join(got, ","))
 		}
 	}
@@ -125,12 +127,13 @@ func testExecuteOnce(t *testing.T, n *node, ns string) {
 	}
 	deleteHook(t, ns, "once")
 	waitGone(t, ns, "once")
-	if diff := cmp.Diff([]string{"freeze", "thaw"}, n.lines(t, ns, "once-a", "db", "runs")); diff != "" {
+	if diff := cmp.Diff([]string{"freeze", "thaw"}, n.lines(t, ns, "once-a", "db")); diff != "" {
 		t.Errorf("once-a runs after delete (-want +got):\n%s", diff)
 	}
 }
 
 func testFailures(t *testing.T, n *node, ns string) {
+	t.Helper()
 	n.pod(t, ns, "bad", nil, "db")
 	create(t, hooksv1.ExecutionHooksGVR(), ns, `{"apiVersion": "hooks.addon-operator.io/v1alpha1", "kind": "ExecutionHook",
 		"metadata": {"name": "failing"}, "spec": {"podContainerNamesList": [{"podName": "bad", "containerNames": ["db"]}],
@@ -158,6 +161,7 @@ func testFailures(t *testing.T, n *node, ns string) {
 }
 
 func testExpiration(t *testing.T, n *node, ns string) {
+	t.Helper()
 	n.pod(t, ns, "exp", nil, "db")
 	create(t, hooksv1.ExecutionHooksGVR(), ns, `{"apiVersion": "hooks.addon-operator.io/v1alpha1", "kind": "ExecutionHook",
 		"metadata": {"name": "exp"}, "spec": {"podContainerNamesList": [{"podName": "exp"}], "expirationSeconds": 3,
@@ -166,12 +170,12 @@ func testExpiration(t *testing.T, n *node, ns string) {
 	if !*hook.Status.PostActionSucceed || hook.DeletionTimestamp != nil {
 		t.Errorf("status %+v, deletion %v: want PostAction succeeded, not deleted", hook.Status, hook.DeletionTimestamp)
 	}
-	if diff := cmp.Diff([]string{"freeze", "thaw"}, n.lines(t, ns, "exp", "db", "runs")); diff != "" {
+	if diff := cmp.Diff([]string{"freeze", "thaw"}, n.lines(t, ns, "exp", "db")); diff != "" {
 		t.Errorf("runs after expiration (-want +got):\n%s", diff)
 	}
 	deleteHook(t, ns, "exp")
 	waitGone(t, ns, "exp")
-	if diff := cmp.Diff([]string{"freeze", "thaw"}, n.lines(t, ns, "exp", "db", "runs")); diff != "" {
+	if diff := cmp.Diff([]string{"freeze", "thaw"}, n.lines(t, ns, "exp", "db")); diff != "" {
 		t.Errorf("runs after delete (-want +got): the PostAction ran again\n%s", diff)
 	}
 	if !slices.Contains(eventReasons(t, cp.Clientset(t), ns, "exp"), "Expired") {
@@ -182,6 +186,7 @@ func testExpiration(t *testing.T, n *node, ns string) {
 // testValidation checks that the CRD's schema rejects bad hooks at
 // admission, with a message naming the rule.
 func testValidation(t *testing.T, ns string) {
+	t.Helper()
 	for name, tc := range map[string]struct{ spec, want string }{
 		"no-action":    {`{"podSelector": {}}`, "set preAction or executionHookTemplateName"},
 		"no-selection": {`{"preAction": ` + appendCmd("x") + `}`, "select containers with podContainerNamesList or podSelector"},

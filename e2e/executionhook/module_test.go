@@ -16,12 +16,8 @@ import (
 
 // env is what the tests of one module installation share.
 type env struct {
-	h         *operatortest.Harness
-	op        *operatortest.Operator
-	node      *node
-	kubecfg   string // of the module's ServiceAccount
-	allowed   []string
-	forbidden string
+	h       *operatortest.Harness
+	kubecfg string // of the module's ServiceAccount
 }
 
 // installModule runs the operator with the module enabled for the given
@@ -41,7 +37,7 @@ func installModule(t *testing.T, namespaces []string) *env {
 	op := h.Start(operatortest.Options{ModulesDir: modules, GlobalHooksDir: globalHooks,
 		Args: []string{"--retry-delay=200ms", "--retry-max-delay=2s"}})
 	op.WaitModule("execution-hooks", "installed", func(m status.ModuleStatus) bool { return m.Revision > 0 && m.LastError == "" })
-	return &env{h: h, op: op, kubecfg: kubeconfig(t, controllerToken(t, h.Namespace)), allowed: namespaces}
+	return &env{h: h, kubecfg: kubeconfig(t, controllerToken(t, h.Namespace))}
 }
 
 // TestModuleGrantsExecOnlyWhereAllowed checks the RBAC the module makes:

@@ -187,7 +187,7 @@ func (c *Controller) serveMetrics(ctx context.Context, g *errgroup.Group) error 
 		<-ctx.Done()
 		shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
-		return srv.Shutdown(shutdown) //nolint:contextcheck // the run's context has ended; shutdown gets its own bound
+		return srv.Shutdown(shutdown)
 	})
 	return nil
 }

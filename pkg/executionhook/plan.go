@@ -100,9 +100,9 @@ func namedContainers(pod *corev1.Pod, names []string) ([]string, error) {
 // the selector's values; all of them when the selector is empty.
 func selectedContainers(pod *corev1.Pod, selector map[string]string) []string {
 	var out []string
-	for _, c := range pod.Spec.Containers {
-		if len(selector) == 0 || slices.Contains(mapValues(selector), c.Name) {
-			out = append(out, c.Name)
+	for i := range pod.Spec.Containers {
+		if name := pod.Spec.Containers[i].Name; len(selector) == 0 || slices.Contains(mapValues(selector), name) {
+			out = append(out, name)
 		}
 	}
 	return out
