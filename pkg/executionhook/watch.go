@@ -2,6 +2,7 @@ package executionhook
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"time"
 
@@ -22,13 +23,19 @@ func (c *Controller) watchHooks(ctx context.Context, ns string) {
 	hooks := c.hooks(ns)
 	backoff := time.Second
 	for ctx.Err() == nil {
+		start := c.clock.Now()
 		err := c.listAndWatch(ctx, hooks)
 		if ctx.Err() != nil {
 			return
 		}
-		if err == nil {
+		if err == nil && c.clock.Since(start) > backoff {
 			backoff = time.Second
 			continue
+		}
+		if err == nil {
+			// A watch that ends at once (a proxy cutting it) must not
+			// make a loop of lists.
+			err = errors.New("watch ended right after it started")
 		}
 		c.log.WarnContext(ctx, "watch execution hooks, will retry", slog.String(logkey.Namespace, ns),
 			slog.Duration(logkey.Duration, backoff), logkey.Err(err))
