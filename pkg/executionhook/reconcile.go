@@ -71,6 +71,9 @@ func (c *Controller) reconcile(ctx context.Context, key string) (time.Duration, 
 // prepare copies the template into the spec and selects the containers,
 // once. It returns nil (and records why) when the hook cannot run.
 func (c *Controller) prepare(ctx context.Context, hook *hooksv1.ExecutionHook) (*hooksv1.ExecutionHook, error) {
+	if hook.DeletionTimestamp != nil {
+		return hook, nil // nothing new starts; the PostAction undoes what did
+	}
 	if hook.Spec.PreAction == nil && hook.Spec.ExecutionHookTemplateName != "" && hook.Status.PreActionSucceed == nil {
 		tpl, err := c.template(ctx, hook.Namespace, hook.Spec.ExecutionHookTemplateName)
 		if err != nil {
@@ -88,7 +91,7 @@ func (c *Controller) prepare(ctx context.Context, hook *hooksv1.ExecutionHook) (
 		}
 		c.event(hook, false, "TemplateCopied", "policy, actions and expiration copied from ExecutionHookTemplate %q", tpl.Name)
 	}
-	if len(hook.Status.ContainerExecutionHookStatuses) > 0 || hook.Status.PreActionSucceed != nil || hook.DeletionTimestamp != nil {
+	if len(hook.Status.ContainerExecutionHookStatuses) > 0 || hook.Status.PreActionSucceed != nil {
 		return hook, nil
 	}
 	if hook.Spec.PreAction == nil {
@@ -121,6 +124,9 @@ func (c *Controller) fail(ctx context.Context, hook *hooksv1.ExecutionHook, msg 
 // again: it is marked failed. A deleted hook starts no new PreAction.
 func (c *Controller) runPre(ctx context.Context, hook *hooksv1.ExecutionHook) (*hooksv1.ExecutionHook, error) {
 	entries := hook.Status.ContainerExecutionHookStatuses
+	if len(entries) == 0 {
+		return hook, nil // deleted before anything was selected
+	}
 	for i := range entries {
 		st := entries[i].PreActionStatus
 		switch {

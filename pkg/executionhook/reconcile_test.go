@@ -236,3 +236,19 @@ func TestReconcilePostActionTimeout(t *testing.T) {
 		}
 	})
 }
+
+// A hook deleted before its template exists runs nothing and lets go.
+func TestReconcileDeletedBeforeTemplate(t *testing.T) {
+	h := &hooksv1.ExecutionHook{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "h",
+		Finalizers: []string{hooksv1.Finalizer}, DeletionTimestamp: ptr.To(metav1.Now())}}
+	h.Spec.ExecutionHookTemplateName = "missing"
+	h.Spec.PodSelector = &metav1.LabelSelector{}
+	c, fx := newTestController(t, h, testPods()...)
+	if _, err := c.reconcile(t.Context(), "ns/h"); err != nil {
+		t.Fatal(err)
+	}
+	hook, _ := c.get(t.Context(), "ns", "h")
+	if len(fx.calls) != 0 || hasFinalizer(hook) || hook.Status.PreActionSucceed != nil {
+		t.Errorf("calls %v, finalizers %v, status %+v: want nothing run, no finalizer, no PreAction summary", fx.calls, hook.Finalizers, hook.Status)
+	}
+}
