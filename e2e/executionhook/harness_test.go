@@ -26,6 +26,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/utils/ptr"
@@ -331,4 +332,37 @@ next:
 		total += m.GetCounter().GetValue() + float64(m.GetHistogram().GetSampleCount())
 	}
 	return total
+}
+
+// table returns the hooks of ns as kubectl get shows them: the column
+// names, and the cells of each row by the row's name.
+func table(t *testing.T, ns string) (columns []string, rows map[string][]any) {
+	t.Helper()
+	client, err := rest.HTTPClientFor(cp.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := cp.Config.Host + "/apis/" + hooksv1.Group + "/" + hooksv1.Version + "/namespaces/" + ns + "/executionhooks"
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url, http.NoBody)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io")
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	var tbl metav1.Table
+	if err := json.NewDecoder(resp.Body).Decode(&tbl); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range tbl.ColumnDefinitions {
+		columns = append(columns, c.Name)
+	}
+	rows = map[string][]any{}
+	for _, r := range tbl.Rows {
+		rows[r.Cells[0].(string)] = r.Cells
+	}
+	return columns, rows
 }

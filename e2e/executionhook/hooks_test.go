@@ -73,6 +73,13 @@ func testExecuteAll(t *testing.T, n *node, ns string) {
 	if !*hook.Status.PreActionSucceed || hook.Status.Containers != 2 {
 		t.Fatalf("status %+v, want PreAction succeeded in 2 containers", hook.Status)
 	}
+	columns, rows := table(t, ns)
+	if diff := cmp.Diff([]string{"Name", "Template", "Policy", "Containers", "PreAction", "PostAction", "Message", "Age"}, columns); diff != "" {
+		t.Errorf("printer columns (-want +got):\n%s", diff)
+	}
+	if row := rows["all"]; len(row) < 6 || row[2] != "ExecuteAll" || row[3] != float64(2) || row[4] != true || row[5] != nil {
+		t.Errorf("kubectl get row %v, want policy ExecuteAll, 2 containers, PreAction true, PostAction empty", row)
+	}
 	if !slices.Contains(hook.Finalizers, hooksv1.Finalizer) {
 		t.Errorf("finalizers %v, want %s", hook.Finalizers, hooksv1.Finalizer)
 	}
