@@ -84,7 +84,6 @@ type Controller struct {
 	log      *slog.Logger
 	clock    clock.Clock
 	queue    workqueue.TypedRateLimitingInterface[string]
-	listener func(addr net.Addr) // told the metrics listener's address
 }
 
 // Params are what New needs besides the options.
@@ -173,9 +172,6 @@ func (c *Controller) serveMetrics(ctx context.Context, g *errgroup.Group) error 
 		return fmt.Errorf("listen on %s: %w", c.opts.MetricsAddress, err)
 	}
 	c.log.InfoContext(ctx, "metrics listening", slog.String(logkey.Name, l.Addr().String()))
-	if c.listener != nil {
-		c.listener(l.Addr())
-	}
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	g.Go(func() error {
 		if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
