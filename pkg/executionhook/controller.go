@@ -75,15 +75,15 @@ type Executor interface {
 // is reconciled by one worker at a time, which is what makes the
 // timestamp-before-exec rule enough to never start an action twice.
 type Controller struct {
-	opts     Options
-	dyn      dynamic.Interface
-	client   kubernetes.Interface
-	exec     Executor
-	events   record.EventRecorder
-	metrics  *Metrics
-	log      *slog.Logger
-	clock    clock.Clock
-	queue    workqueue.TypedRateLimitingInterface[string]
+	opts    Options
+	dyn     dynamic.Interface
+	client  kubernetes.Interface
+	exec    Executor
+	events  record.EventRecorder
+	metrics *Metrics
+	log     *slog.Logger
+	clock   clock.Clock
+	queue   workqueue.TypedRateLimitingInterface[string]
 }
 
 // Params are what New needs besides the options.
