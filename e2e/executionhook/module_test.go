@@ -41,8 +41,8 @@ func installModule(t *testing.T, namespaces []string) *env {
 }
 
 // TestModuleGrantsExecOnlyWhereAllowed checks the RBAC the module makes:
-// its ServiceAccount may exec into pods of the allowed namespaces only,
-// only while the module is enabled.
+// its ServiceAccount may exec into pods of the allowed namespaces only (all
+// of them when none are listed), only while the module is enabled.
 func TestModuleGrantsExecOnlyWhereAllowed(t *testing.T) {
 	t.Parallel()
 	allowed := []string{cp.Namespace(t), cp.Namespace(t)}
@@ -70,9 +70,15 @@ func TestModuleGrantsExecOnlyWhereAllowed(t *testing.T) {
 		t.Errorf("the ServiceAccount may delete pods or read secrets")
 	}
 
+	// No namespaces: granted everywhere, by a ClusterRoleBinding.
+	e.h.SetConfig(map[string]string{"executionHooksEnabled": "true", "executionHooks": "namespaces: []\n"})
+	operatortest.Poll(t, "pods/exec granted in every namespace", func() bool {
+		return can(t, saNS, "create", "pods", "exec", other) && can(t, saNS, "list", "pods", "", "")
+	})
+
 	e.h.SetConfig(map[string]string{"executionHooksEnabled": "false"})
 	operatortest.Poll(t, "pods/exec revoked after disabling the module", func() bool {
-		return !slices.ContainsFunc(allowed, func(ns string) bool { return can(t, saNS, "create", "pods", "exec", ns) })
+		return !slices.ContainsFunc(append(allowed, other), func(ns string) bool { return can(t, saNS, "create", "pods", "exec", ns) })
 	})
 	_, err := cp.Clientset(t).RbacV1().ClusterRoles().Get(t.Context(), "addon-operator:execution-hooks:"+saNS, metav1.GetOptions{})
 	if !apierrors.IsNotFound(err) {
