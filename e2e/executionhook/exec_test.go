@@ -86,4 +86,8 @@ func TestKubectlExec(t *testing.T) {
 	if _, _, err := kubectlExec(t.Context(), t, ns, "db", "nope", "", "true"); err == nil {
 		t.Errorf("exec into a container the pod does not have succeeded")
 	}
+	// A refused exec is known not to have started the command.
+	if err := pe.Exec(t.Context(), ns, "db", "nope", []string{"true"}); !errors.Is(err, executionhook.ErrNotStarted) {
+		t.Errorf("PodExec.Exec into a missing container = %v, want ErrNotStarted", err)
+	}
 }

@@ -66,7 +66,8 @@ func (o *Options) Validate() error {
 }
 
 // Executor runs a command in a container and waits for it until ctx ends;
-// a non-zero exit is an *ExitError.
+// a non-zero exit is an *ExitError, a failure before the command could
+// start wraps ErrNotStarted.
 type Executor interface {
 	Exec(ctx context.Context, namespace, pod, container string, command []string) error
 }

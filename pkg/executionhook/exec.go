@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -21,8 +22,8 @@ import (
 const maxOutput = 1024
 
 // PodExec runs commands in containers through the pods/exec subresource,
-// as kubectl exec does: WebSocket first, SPDY when the server cannot
-// upgrade to it.
+// as kubectl exec does: WebSocket first, SPDY when the upgrade to it fails
+// other than by the API server refusing the request.
 type PodExec struct {
 	config *rest.Config
 	client kubernetes.Interface
@@ -32,6 +33,11 @@ type PodExec struct {
 func NewPodExec(config *rest.Config, client kubernetes.Interface) *PodExec {
 	return &PodExec{config: config, client: client}
 }
+
+// ErrNotStarted marks an exec that failed before its streams were set up
+// (the upgrade was refused or never answered): the command did not run,
+// so trying again cannot run it twice.
+var ErrNotStarted = errors.New("command not started")
 
 // ExitError is a command's non-zero exit, with the end of its output.
 type ExitError struct {
@@ -61,9 +67,7 @@ func (p *PodExec) Exec(ctx context.Context, namespace, pod, container string, co
 	if err != nil {
 		return fmt.Errorf("make WebSocket executor: %w", err)
 	}
-	exec, err := remotecommand.NewFallbackExecutor(ws, spdy, func(err error) bool {
-		return httpstream.IsUpgradeFailure(err) || httpstream.IsHTTPSProxyError(err)
-	})
+	exec, err := remotecommand.NewFallbackExecutor(ws, spdy, shouldFallback)
 	if err != nil {
 		return fmt.Errorf("make executor: %w", err)
 	}
@@ -79,7 +83,37 @@ func (p *PodExec) Exec(ctx context.Context, namespace, pod, container string, co
 	if ctx.Err() != nil {
 		return fmt.Errorf("exec in %s/%s: %w", pod, container, context.Cause(ctx))
 	}
+	if refused(err) {
+		return fmt.Errorf("exec in %s/%s: %w: %w", pod, container, ErrNotStarted, err)
+	}
 	return fmt.Errorf("exec in %s/%s: %w", pod, container, err)
+}
+
+// refused reports whether the API server answered the WebSocket upgrade
+// with an error Status (pod or container not found, bad request): nothing
+// ran.
+func refused(err error) bool {
+	var up *httpstream.UpgradeFailureError
+	var status *apierrors.StatusError
+	return errors.As(err, &up) && errors.As(up.Cause, &status)
+}
+
+// shouldFallback says when to try SPDY after WebSocket failed: the upgrade
+// failed other than by a refusal of the API server (a proxy without
+// WebSocket, an old server), or was forbidden (a role granting pods/exec
+// create without get allows the SPDY POST).
+func shouldFallback(err error) bool {
+	if httpstream.IsHTTPSProxyError(err) {
+		return true
+	}
+	if !httpstream.IsUpgradeFailure(err) {
+		return false
+	}
+	var up *httpstream.UpgradeFailureError
+	if errors.As(err, &up) && apierrors.IsForbidden(up.Cause) {
+		return true
+	}
+	return !refused(err)
 }
 
 // tailBuffer keeps the last max bytes written to it; the streams of one

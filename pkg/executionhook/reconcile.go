@@ -249,7 +249,10 @@ func (c *Controller) runAction(ctx context.Context, hook *hooksv1.ExecutionHook,
 
 // runCommand runs command in the entry's container within timeout; with
 // retry, a failed run is repeated (after a pause that doubles up to 5s)
-// until the timeout. It returns the result label and the last error.
+// until the timeout. A run that could not start (ErrNotStarted: the API
+// server or kubelet refused the stream) is repeated also without retry,
+// since it cannot have run. It returns the result label and the last
+// error.
 func (c *Controller) runCommand(ctx context.Context, ns string, e hooksv1.ContainerExecutionHookStatus, command []string, timeout time.Duration, retry bool) (string, error) {
 	ctx, cancel := context.WithTimeoutCause(ctx, timeout, fmt.Errorf("timed out after %s", timeout))
 	defer cancel()
@@ -262,7 +265,7 @@ func (c *Controller) runCommand(ctx context.Context, ns string, e hooksv1.Contai
 		if ctx.Err() != nil {
 			return resultTimeout, fmt.Errorf("%w (last: %w)", context.Cause(ctx), err)
 		}
-		if !retry {
+		if !retry && !errors.Is(err, ErrNotStarted) {
 			return resultFailure, err
 		}
 		select {

@@ -31,7 +31,9 @@ type fakeExec struct {
 	c     *Controller
 	mu    sync.Mutex
 	calls []string
-	fail  map[string]int // pod/container/command -> failures before success
+	fail  map[string]int // pod/container:command -> failures before success
+	// notStarted counts refusals before the command starts, by call.
+	notStarted map[string]int
 }
 
 func (f *fakeExec) Exec(ctx context.Context, ns, pod, container string, command []string) error {
@@ -53,6 +55,10 @@ func (f *fakeExec) Exec(ctx context.Context, ns, pod, container string, command 
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls = append(f.calls, call)
+	if f.notStarted[call] > 0 {
+		f.notStarted[call]--
+		return fmt.Errorf("exec: %w: upgrade refused", ErrNotStarted)
+	}
 	if f.fail[call] > 0 {
 		f.fail[call]--
 		return &ExitError{Code: 1, Output: "not yet"}
@@ -251,4 +257,24 @@ func TestReconcileDeletedBeforeTemplate(t *testing.T) {
 	if len(fx.calls) != 0 || hasFinalizer(hook) || hook.Status.PreActionSucceed != nil {
 		t.Errorf("calls %v, finalizers %v, status %+v: want nothing run, no finalizer, no PreAction summary", fx.calls, hook.Finalizers, hook.Status)
 	}
+}
+
+// A PreAction whose exec could not start is tried again until it runs; one
+// that ran and failed is not.
+func TestReconcilePreActionNotStarted(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, fx := newTestController(t, baseHook(), testPods()...)
+		fx.notStarted = map[string]int{"p1/db:freeze": 2}
+		fx.fail["p2/db:freeze"] = 1
+		if _, err := c.reconcile(t.Context(), "ns/h"); err != nil {
+			t.Fatal(err)
+		}
+		hook, _ := c.get(t.Context(), "ns", "h")
+		if diff := cmp.Diff([]string{"p1/db:freeze", "p1/db:freeze", "p1/db:freeze", "p2/db:freeze"}, fx.calls); diff != "" {
+			t.Errorf("calls (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff([]string{"p1:true", "p2:false"}, results(hook, false)); diff != "" {
+			t.Errorf("PreAction results (-want +got):\n%s", diff)
+		}
+	})
 }
