@@ -2,6 +2,8 @@ package executionhook
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -68,7 +70,8 @@ func testExecuteAll(t *testing.T, n *node, ns string) {
 	create(t, hooksv1.ExecutionHooksGVR(), ns, `{"apiVersion": "hooks.addon-operator.io/v1alpha1", "kind": "ExecutionHook",
 		"metadata": {"name": "all"},
 		"spec": {"podSelector": {"matchLabels": {"app": "all-db"}}, "containerSelector": {"containerName": "db"},
-			"policy": "ExecuteAll", "preAction": `+appendCmd("freeze")+`, "postAction": `+appendCmd("thaw")+`}}`)
+			"policy": "ExecuteAll", "preAction": `+appendCmd("freeze")+`,
+			"postAction": {"exec": {"command": ["sh", "-c", "while [ ! -e go ]; do sleep 0.1; done; echo thaw >> runs"]}, "actionTimeoutSeconds": 60}}}`)
 	hook := waitHook(t, ns, "all", "PreAction done", preDone)
 	if !*hook.Status.PreActionSucceed || hook.Status.Containers != 2 {
 		t.Fatalf("status %+v, want PreAction succeeded in 2 containers", hook.Status)
@@ -95,7 +98,18 @@ func testExecuteAll(t *testing.T, n *node, ns string) {
 		t.Errorf("all-other/db ran %v, want nothing (not selected)", got)
 	}
 
+	// The PostAction waits for a file "go": until then the finalizer must
+	// hold the deleted hook.
 	deleteHook(t, ns, "all")
+	waitHook(t, ns, "all", "PostAction started in the first container", func(h *hooksv1.ExecutionHook) bool {
+		st := h.Status.ContainerExecutionHookStatuses[0].PostActionStatus
+		return h.DeletionTimestamp != nil && st != nil && st.ActionTimestamp != nil
+	})
+	for _, p := range []string{"all-a", "all-b"} {
+		if err := os.WriteFile(filepath.Join(n.ContainerDir(ns, p, "db"), "go"), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
 	waitGone(t, ns, "all")
 	for _, p := range []string{"all-a", "all-b"} {
 		if diff := cmp.Diff([]string{"freeze", "thaw"}, n.lines(t, ns, p, "db")); diff != "" {
