@@ -98,6 +98,7 @@ func TestCatalogueOffline(t *testing.T) {
 		{"echo-service", 20, false, "static", true},
 		{"node-exporter", 30, false, "enabled-script", true}, // no nodes offline
 		{"maintenance-windows", 40, false, "static", true},
+		{"execution-hooks", 50, false, "static", true},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("modules list (-want +got):\n%s", diff)

@@ -75,6 +75,8 @@ const (
 	Stream = "stream"
 	// Line is one line of a hook's output.
 	Line = "line"
+	// Container is a container of a pod, as pod/container.
+	Container = "container"
 )
 
 // Err is the Error attribute of err: its message, as text in every handler

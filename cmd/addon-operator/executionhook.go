@@ -1,0 +1,83 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	"github.com/addon-operator/addon-operator/pkg/executionhook"
+	"github.com/addon-operator/addon-operator/pkg/logkey"
+)
+
+// executionHookOptions are the flags of execution-hook-controller.
+type executionHookOptions struct {
+	kubeconfig, kubeContext string
+	logLevel, logType       string
+	controller              executionhook.Options
+}
+
+func newExecutionHookCommand() *cobra.Command {
+	o := &executionHookOptions{}
+	cmd := &cobra.Command{
+		Use:   "execution-hook-controller",
+		Short: "Run the ExecutionHook controller of the execution-hooks module",
+		Long: "Run the ExecutionHook controller: PreAction commands in the selected containers when an\n" +
+			"ExecutionHook appears, PostAction commands when it is deleted or expires, through pods/exec.\n" +
+			"The execution-hooks module deploys it; it needs no operator.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd.Context()) },
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&o.kubeconfig, "kube-config", os.Getenv("KUBECONFIG"), "Path of a kubeconfig; empty means the in-cluster config (env KUBECONFIG)")
+	fs.StringVar(&o.kubeContext, "kube-context", "", "Context of the kubeconfig to use")
+	fs.StringVar(&o.logLevel, "log-level", "info", "Log level: debug, info, warn or error")
+	fs.StringVar(&o.logType, "log-type", "text", "Log format: text or json")
+	o.controller.BindFlags(fs)
+	return cmd
+}
+
+func (o *executionHookOptions) run(ctx context.Context) error {
+	log, err := newLogger(o.logLevel, o.logType)
+	if err != nil {
+		return err
+	}
+	if err := o.controller.Validate(); err != nil {
+		return err
+	}
+	restCfg, err := (&startOptions{kubeconfig: o.kubeconfig, kubeContext: o.kubeContext}).restConfig()
+	if err != nil {
+		return err
+	}
+	klog.SetSlogLogger(log.With(slog.String(logkey.Component, "client-go")))
+	client, err := kubernetes.NewForConfig(restCfg)
+	if err != nil {
+		return fmt.Errorf("kubernetes client: %w", err)
+	}
+	dyn, err := dynamic.NewForConfig(restCfg)
+	if err != nil {
+		return fmt.Errorf("dynamic client: %w", err)
+	}
+	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
+	defer broadcaster.Shutdown()
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
+	ctrl := executionhook.New(o.controller, executionhook.Params{
+		Dynamic: dyn, Client: client, Exec: executionhook.NewPodExec(restCfg, client),
+		Events:  broadcaster.NewRecorder(scheme.Scheme, executionhook.EventSource()),
+		Metrics: executionhook.NewMetrics(), Log: log, Clock: clock.RealClock{},
+	})
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return ctrl.Run(ctx)
+}
