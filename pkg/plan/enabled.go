@@ -26,10 +26,14 @@ type ScriptRunner interface {
 // Enabled decides every module's enabled state from the sources in st,
 // running the enabled scripts of modules the other sources enable.
 func Enabled(ctx context.Context, mods *module.Set, st *store.Store, scripts ScriptRunner) ([]Decision, error) {
-	return decideEnabled(inputs(mods, st), func(name string, soFar []string) (bool, error) {
+	decisions, err := decideEnabled(inputs(mods, st), func(name string, soFar []string) (bool, error) {
 		m, _ := mods.Module(name)
 		return runScript(ctx, scripts, st, m, soFar)
 	})
+	if err != nil {
+		return nil, err
+	}
+	return DisableUnmet(mods, decisions), nil
 }
 
 // inputs collects what each module's enabled state depends on, except its
@@ -89,6 +93,9 @@ type Decision struct {
 	Name    string
 	Enabled bool
 	By      status.Source
+	// Reason says why an otherwise enabled module is not: a module it
+	// requires is disabled.
+	Reason string
 }
 
 // scriptFunc runs a module's enabled script with the names of the modules
