@@ -5,59 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 
 	"github.com/addon-operator/addon-operator/pkg/config"
 	"github.com/addon-operator/addon-operator/pkg/hook"
 	"github.com/addon-operator/addon-operator/pkg/logkey"
 	"github.com/addon-operator/addon-operator/pkg/module"
-	"github.com/addon-operator/addon-operator/pkg/queue"
 	"github.com/addon-operator/addon-operator/pkg/status"
 )
-
-// runGroup starts the modules of one order group of the current converge
-// on the module pool, behind a barrier that queues the group's
-// groupDoneTask when each of them finished its first attempt. Past the last
-// group come the afterAll hooks. A task of an older converge (restarted
-// since) does nothing.
-func (o *Operator) runGroup(t runGroupTask) []task {
-	if t.gen != o.converge.gen {
-		return nil
-	}
-	if t.group >= len(o.converge.groups) {
-		return []task{afterAllTask{}}
-	}
-	group := o.converge.groups[t.group]
-	b := &groupBarrier{remaining: len(group), main: o.main, done: groupDoneTask(t)}
-	for _, name := range group {
-		// A converge follows a change of global values or of the enabled
-		// set, inputs of every module: a failing one need not wait out its
-		// backoff.
-		o.pool.RetryNow(name, b.arrive)
-	}
-	return nil
-}
-
-// groupBarrier counts the first attempts of an order group's modules. The
-// pool's workers call arrive; the last one queues done at the head of the
-// main queue, where the graph goes on.
-type groupBarrier struct {
-	main *queue.Queue[task]
-	done groupDoneTask
-
-	mu        sync.Mutex
-	remaining int
-}
-
-func (b *groupBarrier) arrive(error) {
-	b.mu.Lock()
-	b.remaining--
-	last := b.remaining == 0
-	b.mu.Unlock()
-	if last {
-		b.main.PushFront(b.done)
-	}
-}
 
 // attempt is the runner's run function: one run of a module, with its
 // phase, last error, log line and metrics kept.

@@ -105,6 +105,16 @@ func (r *Pool) want(name string, done func(error)) *moduleState {
 	return st
 }
 
+// Notify calls done with the result of the module's next attempt to
+// start, without asking for one: for following a module that retries on
+// its own. done may never be called when no attempt comes.
+func (r *Pool) Notify(name string, done func(error)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	st := r.state(name)
+	st.waiters = append(st.waiters, done)
+}
+
 // failed counts a failed attempt into the module's streak. Called with mu
 // held.
 func (r *Pool) failed(st *moduleState) {
