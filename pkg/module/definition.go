@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/Masterminds/semver/v3"
-	"sigs.k8s.io/yaml"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"sigs.k8s.io/yaml"
 )
 
 // DefinitionFile is the optional file in a module's directory that

@@ -24,7 +24,7 @@ func TestDiscoverDefinition(t *testing.T) {
 		HasDef          bool
 		Requires        []string
 	}
-	var got []row
+	got := make([]row, 0, len(set.Modules()))
 	for _, m := range set.Modules() {
 		got = append(got, row{m.Name(), m.Namespace(), m.Order(), m.HasDefinition(), m.Requires()})
 	}

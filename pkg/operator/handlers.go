@@ -152,7 +152,9 @@ func (o *Operator) convergeDone(t convergeDoneTask) []task {
 func (o *Operator) logFirstConverge() {
 	var failed []string
 	enabled := 0
-	for _, m := range o.state.snapshot() {
+	snapshot := o.state.snapshot()
+	for i := range snapshot {
+		m := &snapshot[i]
 		if !m.Enabled {
 			continue
 		}

@@ -25,6 +25,14 @@ func (o *Operator) attempt(ctx context.Context, name string) (bool, error) {
 		o.state.update(name, func(s *moduleState) { s.Phase, s.LastError = status.PhaseFailed, err.Error() })
 		return false, nil
 	}
+	if reqs := o.unready(name); len(reqs) > 0 {
+		// Runs only once what it requires is ready; wakeDependents asks
+		// again then.
+		o.state.update(name, func(s *moduleState) {
+			s.Held, s.Phase, s.Message = true, status.PhaseWaiting, waitingForModules(reqs)
+		})
+		return false, nil
+	}
 	start := o.clock.Now()
 	defer o.releases.Pause(name)()
 	o.state.update(name, func(s *moduleState) { s.Phase = status.PhaseRunning })
@@ -37,10 +45,14 @@ func (o *Operator) attempt(ctx context.Context, name string) (bool, error) {
 	}
 	o.state.update(name, func(s *moduleState) {
 		s.Phase = phaseAfter(false, s.Enabled, err)
+		s.Held = false
 		if err != nil {
 			s.LastError = err.Error()
+		} else if !again {
+			s.Message = ""
 		}
 	})
+	o.recordReadiness(name, err, again)
 	switch {
 	case err != nil && ctx.Err() == nil:
 		o.log.Error("module run failed, will retry", slog.String(logkey.Module, name), slog.Duration(logkey.Duration, d),

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/addon-operator/addon-operator/pkg/kube/readiness"
 	"github.com/addon-operator/addon-operator/pkg/runner"
 	"github.com/addon-operator/addon-operator/pkg/status"
 )
@@ -124,4 +125,27 @@ func dependentsFirst(order, names []string) []string {
 		}
 	}
 	return out
+}
+
+// readinessProgress shows what a module's run waits for to be ready.
+func (o *Operator) readinessProgress(name string, p readiness.Pending) {
+	o.state.update(name, func(s *moduleState) { s.Message = "waiting for " + p.String() })
+	if o.recorder != nil {
+		o.recorder.ModuleReadiness(name, false, p.Object.Kind)
+	}
+}
+
+// recordReadiness keeps the readiness metric after a run and lets the
+// modules held for this one run once it is ready.
+func (o *Operator) recordReadiness(name string, err error, again bool) {
+	if again {
+		return
+	}
+	ready := err == nil && o.state.get(name).Phase == status.PhaseReady
+	if o.recorder != nil {
+		o.recorder.ModuleReadiness(name, ready, "")
+	}
+	if ready {
+		o.wakeDependents(name)
+	}
 }

@@ -111,7 +111,11 @@ func (s *states) snapshot() []status.ModuleStatus {
 		if phase == "" {
 			phase = status.PhaseDisabled
 		}
-		out = append(out, status.ModuleStatus{Name: n, Enabled: st.Enabled, By: st.By, Phase: phase, Revision: st.Revision, LastError: st.LastError})
+		msg := st.Message
+		if !st.Enabled && st.Disabled != "" {
+			msg = st.Disabled
+		}
+		out = append(out, status.ModuleStatus{Name: n, Enabled: st.Enabled, By: st.By, Phase: phase, Revision: st.Revision, LastError: st.LastError, Message: msg})
 	}
 	return out
 }

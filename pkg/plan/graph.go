@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/addon-operator/addon-operator/pkg/module"
+	"github.com/addon-operator/addon-operator/pkg/status"
 )
 
 // Order returns the modules' names so that each comes after every module
@@ -83,7 +84,7 @@ func DisableUnmet(mods *module.Set, decisions []Decision) []Decision {
 				}
 			}
 			if len(off) > 0 {
-				out[i].Enabled = false
+				out[i].Enabled, out[i].By = false, status.SourceRequirement
 				out[i].Reason = fmt.Sprintf("requires %s, which is disabled", strings.Join(off, ", "))
 				enabled[d.Name], changed = false, true
 			}
@@ -121,8 +122,9 @@ func NewSchedule(mods *module.Set, run []string) *Schedule {
 	for _, n := range run {
 		inRun[n] = true
 	}
-	var list []*module.Module
-	for _, n := range Order(mods) {
+	order := Order(mods)
+	list := make([]*module.Module, 0, len(order))
+	for _, n := range order {
 		m, _ := mods.Module(n)
 		list = append(list, m)
 		if inRun[n] {

@@ -138,8 +138,8 @@ func TestDisableUnmet(t *testing.T) {
 	})
 	want := []Decision{
 		{Name: "a", Enabled: false, By: "configmap"},
-		{Name: "b", Enabled: false, By: "configmap", Reason: "requires a, which is disabled"},
-		{Name: "c", Enabled: false, By: "configmap", Reason: "requires b, which is disabled"},
+		{Name: "b", Enabled: false, By: "requirement", Reason: "requires a, which is disabled"},
+		{Name: "c", Enabled: false, By: "requirement", Reason: "requires b, which is disabled"},
 		{Name: "d", Enabled: true, By: "configmap"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {

@@ -12,12 +12,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"k8s.io/utils/clock"
 
 	"github.com/addon-operator/addon-operator/pkg/helm"
 	"github.com/addon-operator/addon-operator/pkg/kube/drift"
 	"github.com/addon-operator/addon-operator/pkg/kube/heal"
+	"github.com/addon-operator/addon-operator/pkg/kube/readiness"
 	"github.com/addon-operator/addon-operator/pkg/logkey"
 	"github.com/addon-operator/addon-operator/pkg/metrics"
 	"github.com/addon-operator/addon-operator/pkg/module"
@@ -54,6 +56,12 @@ type CRDApplier interface {
 	ApplyCRDs(ctx context.Context, dir string) ([]string, error)
 }
 
+// ReadinessChecker waits for a release's objects to be ready;
+// *readiness.Checker is the real one.
+type ReadinessChecker interface {
+	Wait(ctx context.Context, namespace string, objects []readiness.Object, timeout time.Duration, progress func(readiness.Pending)) error
+}
+
 // DriftEvents records drifted objects as Kubernetes Events;
 // *event.Recorder is the real one.
 type DriftEvents interface {
@@ -71,6 +79,15 @@ type Options struct {
 	Recorder *metrics.Recorder
 	// HealDrift reverts drifted objects instead of only reporting them.
 	HealDrift bool
+	// Readiness, when not nil, makes Deploy wait until the release's
+	// objects are ready, for the module's module.yaml readinessTimeout or
+	// else ReadinessTimeout; Progress hears what it waits for.
+	Readiness        ReadinessChecker
+	ReadinessTimeout time.Duration
+	Progress         func(module string, p readiness.Pending)
+	// Namespace is the operator's: the namespace of releases whose
+	// module.yaml names none.
+	Namespace string
 	Clock     clock.PassiveClock
 	Logger    *slog.Logger
 }
@@ -175,6 +192,9 @@ func (r *Manager) Deploy(ctx context.Context, m *module.Module, values map[strin
 		return 0, fmt.Errorf("module %s: helm: %w", name, err)
 	}
 	if err := r.afterDeploy(ctx, name, out.Manifest); err != nil {
+		return out.Revision, err
+	}
+	if err := r.waitReady(ctx, m, out.Manifest); err != nil {
 		return out.Revision, err
 	}
 	log := r.opts.Logger.With(slog.String(logkey.Module, name), slog.String(logkey.Release, name), slog.Int(logkey.Revision, out.Revision))

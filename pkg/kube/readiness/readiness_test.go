@@ -19,11 +19,9 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/kube"
 )
 
-var (
-	deployments = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
-	configMaps  = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
-	jobs        = schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "jobs"}
-)
+func deploymentsGVR() schema.GroupVersionResource {
+	return schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
+}
 
 func obj(apiVersion, kind, ns, name string, fields map[string]any) *unstructured.Unstructured {
 	u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": apiVersion, "kind": kind}}
@@ -63,17 +61,18 @@ func newChecker(t *testing.T, objs ...runtime.Object) (*Checker, *dynamicfake.Fa
 	mapper.Add(schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, meta.RESTScopeNamespace)
 	mapper.Add(schema.GroupVersionKind{Group: "batch", Version: "v1", Kind: "Job"}, meta.RESTScopeNamespace)
 	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
-		deployments: "DeploymentList", configMaps: "ConfigMapList", jobs: "JobList",
+		deploymentsGVR():                                  "DeploymentList",
+		{Version: "v1", Resource: "configmaps"}:           "ConfigMapList",
+		{Group: "batch", Version: "v1", Resource: "jobs"}: "JobList",
 	}, objs...)
 	c := NewChecker(dyn, kube.NewResolver(mapper), clock.RealClock{})
 	c.first, c.max = 5*time.Millisecond, 20*time.Millisecond
 	return c, dyn
 }
 
-var (
-	theDeployment = Object{APIVersion: "apps/v1", Kind: "Deployment", Name: "x"}
-	theConfigMap  = Object{APIVersion: "v1", Kind: "ConfigMap", Name: "c"}
-)
+// The objects of the tests' release, named as in its manifest.
+func theDeployment() Object { return Object{APIVersion: "apps/v1", Kind: "Deployment", Name: "x"} }
+func theConfigMap() Object  { return Object{APIVersion: "v1", Kind: "ConfigMap", Name: "c"} }
 
 func TestCheck(t *testing.T) {
 	cm := obj("v1", "ConfigMap", "web", "c", nil)
@@ -88,15 +87,15 @@ func TestCheck(t *testing.T) {
 		want    *Pending
 		wantErr string
 	}{
-		{name: "a ConfigMap is ready once it exists", objs: []runtime.Object{cm}, check: []Object{theConfigMap}},
+		{name: "a ConfigMap is ready once it exists", objs: []runtime.Object{cm}, check: []Object{theConfigMap()}},
 		{
 			name: "a Deployment short of available replicas is named with kstatus's message",
-			objs: []runtime.Object{cm, deployment(1)}, check: []Object{theConfigMap, theDeployment},
+			objs: []runtime.Object{cm, deployment(1)}, check: []Object{theConfigMap(), theDeployment()},
 			want: &Pending{Object: Object{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "web", Name: "x"}, Status: status.InProgressStatus, Message: "Available: 1/3"},
 		},
-		{name: "an available Deployment is ready", objs: []runtime.Object{deployment(3)}, check: []Object{theDeployment}},
+		{name: "an available Deployment is ready", objs: []runtime.Object{deployment(3)}, check: []Object{theDeployment()}},
 		{
-			name: "a missing object is not ready", check: []Object{theConfigMap},
+			name: "a missing object is not ready", check: []Object{theConfigMap()},
 			want: &Pending{Object: Object{APIVersion: "v1", Kind: "ConfigMap", Namespace: "web", Name: "c"}, Status: status.NotFoundStatus, Message: "not found"},
 		},
 		{
@@ -131,12 +130,12 @@ func TestWaitEndsWhenTheStatusIsSet(t *testing.T) {
 	seen := make(chan Pending, 10)
 	done := make(chan error, 1)
 	go func() {
-		done <- c.Wait(t.Context(), "web", []Object{theDeployment}, 30*time.Second, func(p Pending) { seen <- p })
+		done <- c.Wait(t.Context(), "web", []Object{theDeployment()}, 30*time.Second, func(p Pending) { seen <- p })
 	}()
 	if p := <-seen; p.String() != "Deployment web/x: Available: 1/3" {
 		t.Errorf("progress %q", p.String())
 	}
-	if _, err := dyn.Resource(deployments).Namespace("web").UpdateStatus(t.Context(), deployment(3), metav1.UpdateOptions{}); err != nil {
+	if _, err := dyn.Resource(deploymentsGVR()).Namespace("web").UpdateStatus(t.Context(), deployment(3), metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-done; err != nil {
@@ -146,7 +145,7 @@ func TestWaitEndsWhenTheStatusIsSet(t *testing.T) {
 
 func TestWaitTimesOutNamingTheObject(t *testing.T) {
 	c, _ := newChecker(t, deployment(2))
-	err := c.Wait(t.Context(), "web", []Object{theDeployment}, 50*time.Millisecond, nil)
+	err := c.Wait(t.Context(), "web", []Object{theDeployment()}, 50*time.Millisecond, nil)
 	var nr *NotReadyError
 	if !errors.As(err, &nr) {
 		t.Fatalf("Wait = %v, want a NotReadyError", err)

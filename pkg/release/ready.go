@@ -1,0 +1,49 @@
+package release
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/addon-operator/addon-operator/pkg/kube/heal"
+	"github.com/addon-operator/addon-operator/pkg/kube/readiness"
+	"github.com/addon-operator/addon-operator/pkg/module"
+)
+
+// Namespace is the namespace of a module's release: its module.yaml's,
+// else the operator's.
+func (r *Manager) Namespace(m *module.Module) string {
+	if ns := m.Namespace(); ns != "" {
+		return ns
+	}
+	return r.opts.Namespace
+}
+
+// waitReady waits until the objects of a release's manifest are ready, as
+// kstatus computes it. Without a ReadinessChecker a release is ready once
+// Helm applied it.
+func (r *Manager) waitReady(ctx context.Context, m *module.Module, manifest string) error {
+	if r.opts.Readiness == nil {
+		return nil
+	}
+	refs, err := heal.ObjectsFromManifest(manifest)
+	if err != nil {
+		return fmt.Errorf("module %s: read release manifest: %w", m.Name(), err)
+	}
+	objects := make([]readiness.Object, 0, len(refs))
+	for _, o := range refs {
+		objects = append(objects, readiness.Object{APIVersion: o.APIVersion, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name})
+	}
+	timeout := r.opts.ReadinessTimeout
+	if t := m.Definition().ReadinessTimeout.Duration; t > 0 {
+		timeout = t
+	}
+	progress := func(p readiness.Pending) {
+		if r.opts.Progress != nil {
+			r.opts.Progress(m.Name(), p)
+		}
+	}
+	if err := r.opts.Readiness.Wait(ctx, r.Namespace(m), objects, timeout, progress); err != nil {
+		return fmt.Errorf("module %s: %w", m.Name(), err)
+	}
+	return nil
+}
