@@ -366,6 +366,7 @@ func (o *startOptions) wire(restCfg *rest.Config, log *slog.Logger, rec *metrics
 		Drift:         drift.NewChecker(dyn, kinds, log).WithNamespace(o.operator.Namespace),
 		CRDs:          crds,
 		Readiness:     readiness.NewChecker(dyn, kinds, clock.RealClock{}),
+		Namespaces:    kube.NewNamespaces(client),
 		HookMetrics:   hookMetrics,
 		Recorder:      rec,
 		Clock:         clock.RealClock{},

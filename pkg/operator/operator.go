@@ -62,6 +62,9 @@ type Deps struct {
 	// Readiness waits for release objects to be ready after each
 	// deploy; nil: a release is ready once Helm applied it.
 	Readiness release.ReadinessChecker
+	// Namespaces creates the namespaces module.yaml files name; nil
+	// creates none.
+	Namespaces release.NamespaceCreator
 	// Events records Kubernetes Events about module failures and
 	// recoveries; nil records none.
 	Events moduleEvents
@@ -149,6 +152,7 @@ func New(opts Options, deps Deps) (*Operator, error) {
 		Releases: deps.Releases, Healer: deps.Healer, Drift: deps.Drift, CRDs: deps.CRDs, Events: deps.Events,
 		Recorder: deps.Recorder, HealDrift: opts.HealDrift, Clock: deps.Clock, Logger: deps.Logger,
 		Readiness: deps.Readiness, ReadinessTimeout: opts.ReadinessTimeout, Progress: o.readinessProgress, Namespace: opts.Namespace,
+		Namespaces: deps.Namespaces,
 	})
 	o.queues = queue.NewSet(mainQueue, deps.Clock, backoff, mergeTasks)
 	o.pool = runner.New(opts.ModuleWorkers, o.attempt, backoff, deps.Clock)

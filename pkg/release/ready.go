@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/addon-operator/addon-operator/pkg/helm"
+	"github.com/addon-operator/addon-operator/pkg/kube/drift"
 	"github.com/addon-operator/addon-operator/pkg/kube/heal"
 	"github.com/addon-operator/addon-operator/pkg/kube/readiness"
 	"github.com/addon-operator/addon-operator/pkg/module"
@@ -46,4 +48,30 @@ func (r *Manager) waitReady(ctx context.Context, m *module.Module, manifest stri
 		return fmt.Errorf("module %s: %w", m.Name(), err)
 	}
 	return nil
+}
+
+// ensureNamespace creates the namespace a module's module.yaml names,
+// labelled as the module's objects are, when it is missing. It is never
+// deleted.
+func (r *Manager) ensureNamespace(ctx context.Context, m *module.Module) error {
+	if m.Namespace() == "" || r.opts.Namespaces == nil {
+		return nil
+	}
+	labels := map[string]string{helm.LabelManagedBy: helm.ManagedByValue, helm.LabelModule: m.Name()}
+	if err := r.opts.Namespaces.Ensure(ctx, m.Namespace(), labels); err != nil {
+		return fmt.Errorf("module %s: %w", m.Name(), err)
+	}
+	return nil
+}
+
+// driftIn returns the drift checker that looks for namespaced objects
+// without a namespace in namespace, when the checker can (the real one
+// can).
+func (r *Manager) driftIn(namespace string) DriftChecker {
+	if c, ok := r.opts.Drift.(interface {
+		WithNamespace(namespace string) *drift.Checker
+	}); ok {
+		return c.WithNamespace(namespace)
+	}
+	return r.opts.Drift
 }
