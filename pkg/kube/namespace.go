@@ -19,13 +19,15 @@ type Namespaces struct{ client kubernetes.Interface }
 func NewNamespaces(client kubernetes.Interface) *Namespaces { return &Namespaces{client: client} }
 
 // Ensure creates namespace name with labels when it does not exist; an
-// existing one is left as it is.
+// existing one is left as it is. Without the right to read namespaces it
+// assumes the namespace exists (granted to the operator by a Role in it):
+// a missing one fails the release that needs it.
 func (n *Namespaces) Ensure(ctx context.Context, name string, labels map[string]string) error {
 	_, err := n.client.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
-	if err == nil {
+	switch {
+	case err == nil, apierrors.IsForbidden(err):
 		return nil
-	}
-	if !apierrors.IsNotFound(err) {
+	case !apierrors.IsNotFound(err):
 		return fmt.Errorf("get namespace %q: %w", name, err)
 	}
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}
