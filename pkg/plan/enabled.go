@@ -1,6 +1,7 @@
 // Package plan decides what a converge does: which modules are enabled and
-// by which source, which to delete or purge, and in which order groups the
-// rest run. The decisions are pure functions of their inputs; only enabled
+// by which source, which to delete or purge, and in which order the rest
+// run along their dependency graph (module.yaml requirements, order
+// prefixes). The decisions are pure functions of their inputs; only enabled
 // scripts run, through a ScriptRunner. Offline answers the same questions,
 // and what values a module gets, without a cluster, for the CLI.
 package plan
