@@ -1,6 +1,5 @@
 package plan
 
-
 // Plan is what a converge does to modules and releases.
 type Plan struct {
 	Decisions []Decision
