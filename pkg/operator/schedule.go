@@ -26,6 +26,7 @@ func (o *Operator) runModules(gen int) []task {
 		// backoff.
 		o.pool.RetryNow(name, o.followAttempt(gen, name))
 	}
+	o.markHeld()
 	if !s.Done() || o.converge.passDone {
 		return nil
 	}
@@ -52,9 +53,7 @@ func (o *Operator) moduleDone(t moduleDoneTask) []task {
 	if !isReady && !errors.Is(t.err, runner.ErrCancelled) {
 		o.pool.Notify(t.module, o.followAttempt(t.gen, t.module))
 	}
-	next := o.runModules(t.gen)
-	o.markHeld()
-	return next
+	return o.runModules(t.gen)
 }
 
 // markHeld shows, for each module the schedule holds back, which
