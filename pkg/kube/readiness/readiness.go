@@ -102,6 +102,9 @@ func (c *Checker) check(ctx context.Context, namespace string, obj Object) (*Pen
 	if err != nil {
 		return nil, fmt.Errorf("%s: apiVersion: %w", obj, err)
 	}
+	if alwaysReady(gv.WithKind(obj.Kind).GroupKind()) {
+		return nil, nil
+	}
 	res, err := c.kinds.Resolve(ctx, gv.WithKind(obj.Kind))
 	if err != nil {
 		return nil, fmt.Errorf("%s: resolve kind: %w", obj, err)
@@ -174,4 +177,15 @@ func (c *Checker) Wait(ctx context.Context, namespace string, objects []Object, 
 		}
 		delay = min(delay*2, c.max)
 	}
+}
+
+// alwaysReady reports the kinds kstatus computes as ready whenever they
+// exist (its alwaysReady rule): the release that was just applied has
+// them, so they are not read again.
+func alwaysReady(gk schema.GroupKind) bool {
+	switch gk {
+	case schema.GroupKind{Kind: "ConfigMap"}, schema.GroupKind{Kind: "Secret"}, schema.GroupKind{Group: "batch", Kind: "CronJob"}:
+		return true
+	}
+	return false
 }

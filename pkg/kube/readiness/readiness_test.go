@@ -95,9 +95,10 @@ func TestCheck(t *testing.T) {
 		},
 		{name: "an available Deployment is ready", objs: []runtime.Object{deployment(3)}, check: []Object{theDeployment()}},
 		{
-			name: "a missing object is not ready", check: []Object{theConfigMap()},
-			want: &Pending{Object: Object{APIVersion: "v1", Kind: "ConfigMap", Namespace: "web", Name: "c"}, Status: status.NotFoundStatus, Message: "not found"},
+			name: "a missing object is not ready", check: []Object{theDeployment()},
+			want: &Pending{Object: Object{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "web", Name: "x"}, Status: status.NotFoundStatus, Message: "not found"},
 		},
+		{name: "a ConfigMap the release has is not read again", check: []Object{theConfigMap()}},
 		{
 			name: "a failed Job fails the check", objs: []runtime.Object{failedJob},
 			check:   []Object{{APIVersion: "batch/v1", Kind: "Job", Namespace: "web", Name: "j"}},
