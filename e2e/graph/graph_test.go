@@ -147,6 +147,12 @@ func TestDependentWaitsForItsRequirementToBeReady(t *testing.T) {
 	h.WaitReady()
 	h.WaitMetric("addon_operator_module_ready", map[string]string{"module": "web"}, "to be 1", func(v float64) bool { return v == 1 })
 
+	// Objects in the module's namespace are healed there.
+	if err := h.Client.CoreV1().ConfigMaps(webNS).Delete(t.Context(), "web-settings", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h.Poll("web's ConfigMap put back in "+webNS, func() bool { return exists(t, h, webNS, "web-settings") })
+
 	// Disabling web disables app, which requires it; app is deleted first,
 	// and web's namespace stays.
 	h.SetConfig(map[string]string{"webEnabled": "false", "appEnabled": "true", "otherEnabled": "true", "stuckEnabled": "true"})
