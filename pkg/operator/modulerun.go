@@ -31,7 +31,9 @@ func (o *Operator) attempt(ctx context.Context, name string) (bool, error) {
 		o.state.update(name, func(s *moduleState) {
 			s.Held, s.Phase, s.Message = true, status.PhaseWaiting, waitingForModules(reqs)
 		})
-		return false, nil
+		// A requirement that became ready meanwhile may have looked for
+		// held modules before this one was marked: run again then.
+		return len(o.unready(name)) == 0, nil
 	}
 	start := o.clock.Now()
 	defer o.releases.Pause(name)()
