@@ -153,10 +153,15 @@ func TestDependentWaitsForItsRequirementToBeReady(t *testing.T) {
 	}
 	h.Poll("web's ConfigMap put back in "+webNS, func() bool { return exists(t, h, webNS, "web-settings") })
 
-	// Disabling web disables app, which requires it; app is deleted first,
-	// and web's namespace stays.
+	disableRequirement(t, h, webNS)
+}
+
+// disableRequirement disables web: app, which requires it, is disabled
+// too and deleted first, and web's namespace stays.
+func disableRequirement(t *testing.T, h *operatortest.Harness, webNS string) {
+	t.Helper()
 	h.SetConfig(map[string]string{"webEnabled": "false", "appEnabled": "true", "otherEnabled": "true", "stuckEnabled": "true"})
-	app = h.WaitModule("app", "disabled by its requirement", func(m status.ModuleStatus) bool { return m.Phase == status.PhaseDisabled })
+	app := h.WaitModule("app", "disabled by its requirement", func(m status.ModuleStatus) bool { return m.Phase == status.PhaseDisabled })
 	if app.By != status.SourceRequirement || app.Message != "requires web, which is disabled" {
 		t.Errorf("app once web is disabled = %+v", app)
 	}

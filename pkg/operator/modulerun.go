@@ -10,6 +10,7 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/hook"
 	"github.com/addon-operator/addon-operator/pkg/logkey"
 	"github.com/addon-operator/addon-operator/pkg/module"
+	"github.com/addon-operator/addon-operator/pkg/release"
 	"github.com/addon-operator/addon-operator/pkg/status"
 )
 
@@ -40,6 +41,13 @@ func (o *Operator) attempt(ctx context.Context, name string) (bool, error) {
 	o.state.update(name, func(s *moduleState) { s.Phase = status.PhaseRunning })
 	failuresBefore, failingSince := o.pool.Failures(name), o.pool.FailingSince(name)
 	again, err := o.runModule(ctx, name)
+	if errors.Is(err, release.ErrSuperseded) {
+		// Its inputs changed while it waited for its objects: the run
+		// asked for by the change starts at once and waits for what it
+		// deploys. Neither a failure nor ready.
+		o.log.Info("readiness wait ended by new inputs, running again", slog.String(logkey.Module, name))
+		return true, nil
+	}
 	o.recordModuleEvent(name, failuresBefore, err)
 	d := o.clock.Since(start)
 	if o.recorder != nil {

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 // their channel is closed, reporting a Deployment that is not available.
 type gateReadiness struct {
 	gates map[string]chan struct{} // by namespace
+	waits atomic.Int32             // Wait calls for gated namespaces
 }
 
 func (g *gateReadiness) Wait(ctx context.Context, ns string, _ []readiness.Object, _ time.Duration, progress func(readiness.Pending)) error {
@@ -26,6 +28,7 @@ func (g *gateReadiness) Wait(ctx context.Context, ns string, _ []readiness.Objec
 	if !ok {
 		return nil
 	}
+	g.waits.Add(1)
 	progress(readiness.Pending{Object: readiness.Object{Kind: "Deployment", Namespace: ns, Name: "x"}, Message: "Available: 1/3"})
 	select {
 	case <-gate:
@@ -151,5 +154,46 @@ func TestDisabledRequirementDisablesItsDependent(t *testing.T) {
 	}
 	if slices.Contains(runner.recorded(), "app:beforeHelm") {
 		t.Error("app ran without its requirement")
+	}
+}
+
+func TestNewInputsEndAReadinessWait(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{
+		"modules/values.yaml":           "webEnabled: true\n",
+		"modules/web/module.yaml":       "namespace: web\n",
+		"modules/web/templates/cm.yaml": "kind: ConfigMap",
+	})
+	runner := &fakeRunner{}
+	opts := DefaultOptions()
+	opts.ModulesDirs, opts.Namespace = filepath.Join(dir, "modules"), "ns"
+	gate := make(chan struct{})
+	ready := &gateReadiness{gates: map[string]chan struct{}{"web": gate}}
+	o, err := New(opts, Deps{
+		Hooks: runner, Releases: &fakeReleaser{runner: runner}, Config: &fakeConfig{}, Readiness: ready,
+		Clock: clock.RealClock{}, Logger: slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waited := false
+	runUntil(t, o, func() bool {
+		switch {
+		case !waited && ready.waits.Load() == 1:
+			// The ConfigMap section changed while web waits for its
+			// objects: the wait ends and the new run waits instead.
+			waited = true
+			o.pool.RetryNow("web", nil)
+		case waited && ready.waits.Load() == 2:
+			close(gate)
+			return true
+		}
+		return false
+	})
+	if got := o.state.get("web"); got.LastError != "" {
+		t.Errorf("web's last error %q: a wait ended by new inputs is no failure", got.LastError)
+	}
+	if n := o.pool.Failures("web"); n != 0 {
+		t.Errorf("web failures = %d, want 0", n)
 	}
 }

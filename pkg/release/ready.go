@@ -2,6 +2,7 @@ package release
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/addon-operator/addon-operator/pkg/helm"
@@ -44,11 +45,35 @@ func (r *Manager) waitReady(ctx context.Context, m *module.Module, manifest stri
 			r.opts.Progress(m.Name(), p)
 		}
 	}
-	if err := r.opts.Readiness.Wait(ctx, r.Namespace(m), objects, timeout, progress); err != nil {
+	waitCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var superseded <-chan struct{}
+	if r.opts.Superseded != nil {
+		superseded = r.opts.Superseded(m.Name())
+	}
+	if superseded != nil {
+		go func() { // ends with the wait, at the latest
+			select {
+			case <-superseded:
+				cancel()
+			case <-waitCtx.Done():
+			}
+		}()
+	}
+	err = r.opts.Readiness.Wait(waitCtx, r.Namespace(m), objects, timeout, progress)
+	switch {
+	case err == nil:
+		return nil
+	case ctx.Err() == nil && waitCtx.Err() != nil:
+		return fmt.Errorf("module %s: %w", m.Name(), ErrSuperseded)
+	default:
 		return fmt.Errorf("module %s: %w", m.Name(), err)
 	}
-	return nil
 }
+
+// ErrSuperseded ends a readiness wait when the module's inputs changed:
+// the next run waits for what they deploy instead.
+var ErrSuperseded = errors.New("readiness wait ended: the module's inputs changed")
 
 // ensureNamespace creates the namespace a module's module.yaml names,
 // labelled as the module's objects are, when it is missing. It is never

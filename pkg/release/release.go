@@ -92,6 +92,10 @@ type Options struct {
 	Readiness        ReadinessChecker
 	ReadinessTimeout time.Duration
 	Progress         func(module string, p readiness.Pending)
+	// Superseded, when not nil, returns a channel closed when the
+	// module's inputs change while its run waits: the wait then ends with
+	// ErrSuperseded.
+	Superseded func(module string) <-chan struct{}
 	// Namespace is the operator's: the namespace of releases whose
 	// module.yaml names none. Namespaces, when not nil, creates the
 	// namespaces that module.yaml files name.

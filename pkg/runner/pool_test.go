@@ -167,3 +167,30 @@ func TestRunnerNotifyFollowsTheNextAttemptWithoutAskingForOne(t *testing.T) {
 		t.Errorf("notified with %v, want the next attempt's error", err)
 	}
 }
+
+func TestRunnerSupersededTellsTheRunningAttemptOfNewInputs(t *testing.T) {
+	s := newScriptedRuns()
+	r := startRunner(t, 1, s)
+	if ch := r.Superseded("a"); ch != nil {
+		t.Fatal("a channel for a module that does not run")
+	}
+	r.Request("a", nil)
+	s.expectStart(t, "a")
+	ch := r.Superseded("a")
+	r.Request("a", nil) // not new inputs
+	select {
+	case <-ch:
+		t.Fatal("superseded by a plain request")
+	default:
+	}
+	r.RetryNow("a", nil)
+	r.RetryNow("a", nil) // twice: closed once
+	select {
+	case <-ch:
+	case <-time.After(5 * time.Second):
+		t.Fatal("not superseded by RetryNow")
+	}
+	s.ch("a") <- nil
+	s.expectStart(t, "a") // the run for the new inputs
+	s.ch("a") <- nil
+}
