@@ -233,9 +233,11 @@ func printQueues(w io.Writer, qs []status.QueueStatus) error {
 
 func printModuleStatuses(w io.Writer, ms []status.ModuleStatus) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tENABLED\tDECIDED BY\tPHASE\tREVISION\tLAST ERROR")
-	for _, m := range ms {
-		fmt.Fprintf(tw, "%s\t%t\t%s\t%s\t%s\t%s\n", m.Name, m.Enabled, m.By, m.Phase, orEmpty(m.Revision), oneLine(m.LastError))
+	fmt.Fprintln(tw, "NAME\tENABLED\tDECIDED BY\tPHASE\tNAMESPACE\tREVISION\tMESSAGE\tLAST ERROR")
+	for i := range ms {
+		m := &ms[i]
+		fmt.Fprintf(tw, "%s\t%t\t%s\t%s\t%s\t%s\t%s\t%s\n", m.Name, m.Enabled, m.By, m.Phase, m.Namespace, orEmpty(m.Revision),
+			oneLine(m.Message), oneLine(m.LastError))
 	}
 	return tw.Flush()
 }

@@ -35,8 +35,9 @@ func (debugSource) Conditions() []status.Condition { return nil }
 func (debugSource) Modules() []status.ModuleStatus {
 	return []status.ModuleStatus{
 		{Name: "ingress", Enabled: true, By: status.SourceConfigMap, Phase: status.PhaseFailed, Revision: 2,
-			LastError: "upgrade release \"ingress\":\ntimed out"},
-		{Name: "legacy", By: status.SourceDefault, Phase: status.PhaseDisabled},
+			LastError: "upgrade release \"ingress\":\ntimed out", Namespace: "ingress", Version: "1.2.0", Requires: []string{"cert-manager"},
+			Message: "waiting for Deployment ingress/controller: Available: 1/3"},
+		{Name: "legacy", By: status.SourceRequirement, Phase: status.PhaseDisabled, Namespace: "ops", Message: "requires crd, which is disabled"},
 	}
 }
 

@@ -154,9 +154,15 @@ func readConfigManifest(path string) (*config.Config, error) {
 
 func printModules(w io.Writer, list []plan.ModuleInfo) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tORDER\tENABLED\tDECIDED BY\tHELM")
-	for _, m := range list {
-		fmt.Fprintf(tw, "%s\t%d\t%t\t%s\t%t\n", m.Name, m.Order, m.Enabled, m.By, m.Helm)
+	fmt.Fprintln(tw, "NAME\tORDER\tENABLED\tDECIDED BY\tHELM\tNAMESPACE\tVERSION\tREQUIRES\tDESCRIPTION")
+	for i := range list {
+		m := &list[i]
+		desc := m.Description
+		if m.Reason != "" { // why it is disabled matters more here
+			desc = m.Reason
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%t\t%s\t%t\t%s\t%s\t%s\t%s\n", m.Name, m.Order, m.Enabled, m.By, m.Helm, m.Namespace, m.Version,
+			strings.Join(m.Requires, ","), desc)
 	}
 	return tw.Flush()
 }

@@ -33,6 +33,7 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/kube/event"
 	"github.com/addon-operator/addon-operator/pkg/kube/monitor"
 	"github.com/addon-operator/addon-operator/pkg/kube/patch"
+	"github.com/addon-operator/addon-operator/pkg/kube/readiness"
 	"github.com/addon-operator/addon-operator/pkg/logkey"
 	"github.com/addon-operator/addon-operator/pkg/metrics"
 	"github.com/addon-operator/addon-operator/pkg/operator"
@@ -135,6 +136,7 @@ func envFallbacks() map[string][]string {
 		"metrics-auth":             {"ADDON_OPERATOR_METRICS_AUTH"},
 		"listen-tls":               {"ADDON_OPERATOR_LISTEN_TLS"},
 		"module-workers":           {"ADDON_OPERATOR_MODULE_WORKERS"},
+		"readiness-timeout":        {"ADDON_OPERATOR_READINESS_TIMEOUT"},
 		"ha":                       {"ADDON_OPERATOR_HA"},
 		"ha-lease-name":            {"ADDON_OPERATOR_HA_LEASE_NAME"},
 		"ha-identity":              {"ADDON_OPERATOR_POD", "POD_NAME"},
@@ -363,6 +365,8 @@ func (o *startOptions) wire(restCfg *rest.Config, log *slog.Logger, rec *metrics
 		HealEvents:    healEvents,
 		Drift:         drift.NewChecker(dyn, kinds, log).WithNamespace(o.operator.Namespace),
 		CRDs:          crds,
+		Readiness:     readiness.NewChecker(dyn, kinds, clock.RealClock{}),
+		Namespaces:    kube.NewNamespaces(client),
 		HookMetrics:   hookMetrics,
 		Recorder:      rec,
 		Clock:         clock.RealClock{},

@@ -62,6 +62,42 @@ func Generate(dir string, n, groupSize int) (Layout, error) {
 	return l, nil
 }
 
+// GenerateChains writes n modules named mod1..modN as Generate does,
+// but with a module.yaml each and no order prefix: they form `chains`
+// dependency chains, module k requiring module k-chains, so mod1..modC
+// start the chains and the modules of one chain run one after another once
+// the one before is ready.
+func GenerateChains(dir string, n, chains int) (Layout, error) {
+	if n < 1 || chains < 1 {
+		return Layout{}, fmt.Errorf("generate modules: n %d and chains %d must be positive", n, chains)
+	}
+	l := Layout{ModulesDir: filepath.Join(dir, "modules"), GlobalHooksDir: filepath.Join(dir, "global-hooks")}
+	if err := os.MkdirAll(l.GlobalHooksDir, 0o750); err != nil {
+		return Layout{}, fmt.Errorf("create global hooks dir: %w", err)
+	}
+	var enabled strings.Builder
+	for k := 1; k <= n; k++ {
+		key := fmt.Sprintf("mod%d", k)
+		mdir := filepath.Join(l.ModulesDir, key)
+		if err := writeModule(mdir, key); err != nil {
+			return Layout{}, err
+		}
+		def := "weight: 10\n"
+		if k > chains {
+			def += fmt.Sprintf("requires: {mod%d: \"\"}\n", k-chains)
+		}
+		if err := writeFile(filepath.Join(mdir, "module.yaml"), def, 0o644); err != nil {
+			return Layout{}, err
+		}
+		fmt.Fprintf(&enabled, "%sEnabled: true\n", key)
+		l.Keys = append(l.Keys, key)
+	}
+	if err := writeFile(filepath.Join(l.ModulesDir, "values.yaml"), enabled.String(), 0o644); err != nil {
+		return Layout{}, err
+	}
+	return l, nil
+}
+
 // writeModule writes one module: chart, static values and two hooks.
 func writeModule(dir, key string) error {
 	r := strings.NewReplacer("MODKEY", key)

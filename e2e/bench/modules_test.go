@@ -141,3 +141,22 @@ func TestGeneratedHookRuns(t *testing.T) {
 }
 
 func raw(s string) json.RawMessage { return json.RawMessage(s) }
+
+func TestGenerateChainsIsDiscovered(t *testing.T) {
+	l, err := GenerateChains(t.TempDir(), 5, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := module.Discover(module.Options{ModulesDirs: []string{l.ModulesDir}, GlobalHooksDir: l.GlobalHooksDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]string{}
+	for _, m := range set.Modules() {
+		got[m.Name()] = m.Requires()
+	}
+	want := map[string][]string{"mod1": nil, "mod2": nil, "mod3": {"mod1"}, "mod4": {"mod2"}, "mod5": {"mod3"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("requirements (-want +got):\n%s", diff)
+	}
+}

@@ -34,6 +34,9 @@ type Env struct {
 	Dir string
 	// GroupSize is how many modules share an order prefix.
 	GroupSize int
+	// Chains, when positive, replaces order prefixes by module.yaml
+	// dependency chains (GenerateChains).
+	Chains int
 	// Samples is how many times each reaction is measured.
 	Samples int
 	// OperatorArgs are appended to the operator's command line.
@@ -83,7 +86,7 @@ type Result struct {
 func Run(ctx context.Context, env Env, n, workers int) (res Result, err error) {
 	res = Result{N: n, Workers: workers, LoadBefore: LoadAverage()}
 	dir := filepath.Join(env.Dir, "n"+strconv.Itoa(n))
-	layout, err := Generate(dir, n, env.GroupSize)
+	layout, err := env.generate(dir, n)
 	if err != nil {
 		return res, err
 	}
@@ -174,7 +177,7 @@ type SweepResult struct {
 // load during the sweep does not favour one end.
 func Sweep(ctx context.Context, env Env, n int, workers []int, rounds int) (res []SweepResult, err error) {
 	dir := filepath.Join(env.Dir, "sweep")
-	layout, err := Generate(dir, n, env.GroupSize)
+	layout, err := env.generate(dir, n)
 	if err != nil {
 		return nil, err
 	}
@@ -267,4 +270,13 @@ func (env Env) progressf(format string, args ...any) {
 	if env.Progress != nil {
 		fmt.Fprintf(env.Progress, format+"\n", args...)
 	}
+}
+
+// generate writes the modules of a run: order groups, or dependency
+// chains with Env.Chains.
+func (env Env) generate(dir string, n int) (Layout, error) {
+	if env.Chains > 0 {
+		return GenerateChains(dir, n, env.Chains)
+	}
+	return Generate(dir, n, env.GroupSize)
 }

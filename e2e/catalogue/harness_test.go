@@ -40,6 +40,7 @@ func (h *harness) start(env ...string) {
 		Args:           []string{"--retry-delay=200ms", "--retry-max-delay=2s"},
 		Env:            append(withoutEnv(os.Environ(), "KUBERNETES_VERSION"), env...),
 	})
+	h.runWorkloads()
 }
 
 // withoutEnv drops the variables named from env.

@@ -83,22 +83,25 @@ func TestCatalogueOffline(t *testing.T) {
 		t.Fatalf("modules list: %v", err)
 	}
 	type entry struct {
-		Name      string `json:"name"`
-		Order     int    `json:"order"`
-		Enabled   bool   `json:"enabled"`
-		DecidedBy string `json:"decidedBy"`
-		Helm      bool   `json:"helm"`
+		Name      string   `json:"name"`
+		Order     int      `json:"order"`
+		Enabled   bool     `json:"enabled"`
+		DecidedBy string   `json:"decidedBy"`
+		Helm      bool     `json:"helm"`
+		Namespace string   `json:"namespace,omitempty"`
+		Requires  []string `json:"requires,omitempty"`
 	}
 	var got []entry
 	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatalf("modules list: %v: %s", err, out)
 	}
 	want := []entry{
-		{"namespace-defaults", 10, true, "static", false},
-		{"echo-service", 20, false, "static", true},
-		{"node-exporter", 30, false, "enabled-script", true}, // no nodes offline
-		{"maintenance-windows", 40, false, "static", true},
-		{"execution-hooks", 50, false, "static", true},
+		{"namespace-defaults", 10, true, "static", false, "", nil},
+		{"echo-service", 20, false, "static", true, "", nil},
+		{"node-exporter", 30, false, "enabled-script", true, "", nil}, // no nodes offline
+		{"maintenance-windows", 40, false, "static", true, "", nil},
+		{"platform-windows", 50, false, "static", true, "platform-maintenance", []string{"maintenance-windows"}},
+		{"execution-hooks", 60, false, "static", true, "", nil},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("modules list (-want +got):\n%s", diff)

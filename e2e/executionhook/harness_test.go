@@ -50,8 +50,8 @@ func repoDir() string {
 func moduleDirs(t *testing.T) (modules, globalHooks string) {
 	t.Helper()
 	modules, globalHooks = t.TempDir(), t.TempDir()
-	src := filepath.Join(repoDir(), "modules", "050-execution-hooks")
-	if err := os.CopyFS(filepath.Join(modules, "050-execution-hooks"), os.DirFS(src)); err != nil {
+	src := filepath.Join(repoDir(), "modules", "060-execution-hooks")
+	if err := os.CopyFS(filepath.Join(modules, "060-execution-hooks"), os.DirFS(src)); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(modules, "values.yaml"), []byte("executionHooksEnabled: false\n"), 0o600); err != nil {

@@ -200,7 +200,7 @@ func TestFailingModuleFixedInTheConfigMapRunsAtOnce(t *testing.T) {
 	h.Poll("keeper's failed run on /metrics", func() bool {
 		return h.metricLine(base, `addon_operator_module_runs_total{module="keeper",outcome="error"} 1`)
 	})
-	if !strings.Contains(h.get(base+"/"), `<td class="Failed">Failed</td><td></td><td class="error">module keeper: helm:`) {
+	if !strings.Contains(h.get(base+"/"), `<td class="Failed">Failed</td><td>`+h.Namespace+`</td><td></td><td></td><td class="error">module keeper: helm:`) {
 		t.Error("the status page does not show keeper failed by its chart")
 	}
 

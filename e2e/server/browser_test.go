@@ -65,8 +65,8 @@ func TestStatusPageInChromium(t *testing.T) {
 	want := []string{
 		"<title>addon-operator</title>",
 		"Ready: the first converge has finished.",
-		`<tr id="module-cert-manager"><td>cert-manager</td><td>true</td><td>configmap</td><td class="Ready">Ready</td><td>4</td>`,
-		`<tr id="module-ingress-nginx"><td>ingress-nginx</td><td>true</td><td>static</td><td class="Failed">Failed</td><td>1</td>`,
+		`<tr id="module-cert-manager"><td>cert-manager</td><td>true</td><td>configmap</td><td class="Ready">Ready</td><td></td><td>4</td>`,
+		`<tr id="module-ingress-nginx"><td>ingress-nginx</td><td>true</td><td>static</td><td class="Failed">Failed</td><td></td><td>1</td>`,
 		`upgrade release "ingress-nginx": timed out`,
 		`<tr id="module-legacy-dashboard"><td>legacy-dashboard</td><td>false</td><td>default</td><td class="Disabled">Disabled</td>`,
 		`<tr class="queue-main"><td>main</td><td>running</td><td>ModuleRun ingress-nginx</td>`,

@@ -108,6 +108,7 @@ func (c *Client) Apply(ctx context.Context, r Release) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, fmt.Errorf("apply release %q: %w", r.Name, err)
 	}
+	c.inNamespace(cfg, c.releaseNamespace(r))
 	last, err := lastRelease(cfg, r.Name)
 	if err != nil {
 		return Outcome{}, err
@@ -154,11 +155,12 @@ func (c *Client) Apply(ctx context.Context, r Release) (Outcome, error) {
 
 // deployment is what an install or upgrade of one release sends to Helm.
 type deployment struct {
-	name   string
-	chart  *chart.Chart
-	values map[string]any
-	labels map[string]string // release labels
-	post   labeler
+	name      string
+	namespace string
+	chart     *chart.Chart
+	values    map[string]any
+	labels    map[string]string // release labels
+	post      labeler
 }
 
 // deploy runs the Helm operation planDeploy chooses for last, after
@@ -170,6 +172,7 @@ func (c *Client) deploy(ctx context.Context, cfg *action.Configuration, r Releas
 	if err != nil {
 		return nil, false, 0, err
 	}
+	d.namespace = c.releaseNamespace(r)
 	step := planDeploy(statusPtr(last))
 	if step == stepRecover {
 		c.log.InfoContext(ctx, "recover interrupted release", slog.String(logkey.Release, r.Name))
@@ -182,7 +185,7 @@ func (c *Client) deploy(ctx context.Context, cfg *action.Configuration, r Releas
 	if err != nil {
 		return nil, step == stepRecover, 0, err
 	}
-	own, err := c.claimObjects(ctx, cfg, r.Name, rendered.Manifest, base)
+	own, err := c.claimObjects(ctx, cfg, Owner{Release: r.Name, Namespace: d.namespace}, rendered.Manifest, base)
 	if err != nil {
 		return nil, step == stepRecover, 0, err
 	}
@@ -252,7 +255,7 @@ func (c *Client) upgradeOver(ctx context.Context, cfg *action.Configuration, d d
 func (c *Client) install(ctx context.Context, cfg *action.Configuration, d deployment, replace bool) (*release.Release, error) {
 	install := action.NewInstall(cfg)
 	install.ReleaseName = d.name
-	install.Namespace = c.namespace
+	install.Namespace = d.namespace
 	install.Replace = replace
 	install.Timeout = c.timeout
 	install.SkipCRDs = true
@@ -269,7 +272,7 @@ func (c *Client) install(ctx context.Context, cfg *action.Configuration, d deplo
 func (c *Client) upgrade(ctx context.Context, cfg *action.Configuration, d deployment) (*release.Release, error) {
 	upgrade := action.NewUpgrade(cfg)
 	upgrade.Install = true
-	upgrade.Namespace = c.namespace
+	upgrade.Namespace = d.namespace
 	upgrade.MaxHistory = c.historyMax
 	upgrade.Timeout = c.timeout
 	upgrade.ResetValues = true // values are always complete; never reuse the last ones

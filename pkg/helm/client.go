@@ -196,6 +196,10 @@ func (c *Client) Uninstall(ctx context.Context, name string) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("uninstall release %q: read history: %w", name, err)
 	}
+	// Objects without a namespace in the manifest are in the release's.
+	if last := slices.MaxFunc(history, func(a, b *release.Release) int { return a.Version - b.Version }); last.Namespace != "" {
+		c.inNamespace(cfg, last.Namespace)
+	}
 	uninstall := action.NewUninstall(cfg)
 	uninstall.Timeout = c.timeout
 	_, err = uninstall.Run(name)
@@ -227,5 +231,22 @@ func statusOf(rel *release.Release) Status {
 		State:    rel.Info.Status.String(),
 		Checksum: rel.Labels[LabelChecksum],
 		Owned:    rel.Labels[LabelManagedBy] == ManagedByValue,
+	}
+}
+
+// releaseNamespace is the namespace of r's objects: its own, else the
+// Client's.
+func (c *Client) releaseNamespace(r Release) string {
+	if r.Namespace != "" {
+		return r.Namespace
+	}
+	return c.namespace
+}
+
+// inNamespace makes cfg put objects without a namespace into ns; the
+// release records stay where cfg keeps them.
+func (c *Client) inNamespace(cfg *action.Configuration, ns string) {
+	if kc, ok := cfg.KubeClient.(*kube.Client); ok {
+		kc.Namespace = ns
 	}
 }

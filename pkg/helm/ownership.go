@@ -135,7 +135,7 @@ func planOwnership(objects []liveObject, self Owner, unowned bool) ownershipPlan
 // nil for an install) acceptable to Helm's ownership check, or refuses with
 // an *OwnershipConflictError before changing anything. It returns how many
 // of them already belonged to the release.
-func (c *Client) claimObjects(ctx context.Context, cfg *action.Configuration, name, manifest string, base *release.Release) (int, error) {
+func (c *Client) claimObjects(ctx context.Context, cfg *action.Configuration, self Owner, manifest string, base *release.Release) (int, error) {
 	infos, err := cfg.KubeClient.Build(strings.NewReader(manifest), false)
 	if err != nil {
 		return 0, fmt.Errorf("build rendered objects: %w", err)
@@ -163,16 +163,15 @@ func (c *Client) claimObjects(ctx context.Context, cfg *action.Configuration, na
 		}
 		found, objects = append(found, info), append(objects, obj)
 	}
-	self := Owner{Release: name, Namespace: c.namespace}
-	plan := planOwnership(objects, self, slices.Contains(c.adoptObjects, name))
+	plan := planOwnership(objects, self, slices.Contains(c.adoptObjects, self.Release))
 	if len(plan.conflicts) > 0 {
-		return 0, &OwnershipConflictError{Release: name, Conflicts: plan.conflicts}
+		return 0, &OwnershipConflictError{Release: self.Release, Conflicts: plan.conflicts}
 	}
 	for _, i := range plan.adopt {
 		if err := markOwned(found[i], self); err != nil {
 			return 0, err
 		}
-		c.log.InfoContext(ctx, "object adopted", slog.String(logkey.Release, name), slog.String(logkey.Kind, found[i].Mapping.GroupVersionKind.Kind),
+		c.log.InfoContext(ctx, "object adopted", slog.String(logkey.Release, self.Release), slog.String(logkey.Kind, found[i].Mapping.GroupVersionKind.Kind),
 			slog.String(logkey.Name, found[i].Name), slog.String(logkey.Owner, objects[i].owner.String()))
 	}
 	return plan.own, nil

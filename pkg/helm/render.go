@@ -26,6 +26,10 @@ type Release struct {
 	// <moduleKey>: ...}. They must encode as JSON; they are copied, never
 	// modified.
 	Values map[string]any
+	// Namespace is the release's namespace, where its namespaced objects
+	// without one land; "" is the Client's. The release records stay in
+	// the Client's namespace either way.
+	Namespace string
 }
 
 // Rendered is a release's chart rendered against the cluster.
@@ -66,6 +70,7 @@ func (c *Client) Render(ctx context.Context, r Release) (*Rendered, error) {
 	if err != nil {
 		return nil, fmt.Errorf("render release %q: %w", r.Name, err)
 	}
+	c.inNamespace(cfg, c.releaseNamespace(r))
 	return c.render(ctx, cfg, r)
 }
 
@@ -76,7 +81,7 @@ func (c *Client) Render(ctx context.Context, r Release) (*Rendered, error) {
 // chart's lookups (capabilities come from the discovery cache); Apply
 // checks the ownership of existing objects before it deploys.
 func (c *Client) render(ctx context.Context, cfg *action.Configuration, r Release) (*Rendered, error) {
-	return renderWith(ctx, cfg, c.namespace, r, func(install *action.Install) { install.DryRunOption = "server" })
+	return renderWith(ctx, cfg, c.releaseNamespace(r), r, func(install *action.Install) { install.DryRunOption = "server" })
 }
 
 // renderWith renders r with a dry-run install as an upgrade into

@@ -58,6 +58,8 @@ type Recorder struct {
 	configMapPresent     prometheus.Gauge
 	healedObjects        *prometheus.CounterVec
 	driftedObjects       *prometheus.GaugeVec
+	moduleReady          *prometheus.GaugeVec
+	moduleWaitingFor     *prometheus.GaugeVec
 	kubeClient           kubeClientMetrics
 }
 
@@ -99,6 +101,14 @@ func NewRecorder() *Recorder {
 		driftedObjects: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "addon_operator_drifted_objects", Help: "Release objects that drifted from their release at the module's last check.",
 		}, []string{"module"}),
+		moduleReady: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "addon_operator_module_ready",
+			Help: "1 when the module's release objects were ready after its last run, 0 while a run waits for them or after it gave up.",
+		}, []string{"module"}),
+		moduleWaitingFor: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "addon_operator_module_waiting_for",
+			Help: "1 for the kind of the release object a module's run waits for to be ready; the object is named in the status page.",
+		}, []string{"module", "kind"}),
 		kubeClient: newKubeClientMetrics(),
 	}
 	r.registry.MustRegister(r.kubeClient.collectors()...)
@@ -108,6 +118,7 @@ func NewRecorder() *Recorder {
 		r.hookRunSeconds, r.hookRuns, r.hookAllowedErrors, r.moduleRunSeconds, r.moduleRuns,
 		r.helmOperationSeconds, r.queueLength, r.queueWaitSeconds, r.convergeSeconds, r.converges,
 		r.configErrors, r.configMapPresent, r.healedObjects, r.driftedObjects,
+		r.moduleReady, r.moduleWaitingFor,
 	)
 	return r
 }
@@ -194,4 +205,18 @@ func (r *Recorder) ObjectsHealed(module string, n int) {
 		return
 	}
 	r.healedObjects.WithLabelValues(module).Add(float64(n))
+}
+
+// ModuleReadiness records whether a module's release objects are ready
+// and, while they are not, the kind of the object awaited ("" for none).
+func (r *Recorder) ModuleReadiness(module string, ready bool, awaitedKind string) {
+	v := 0.0
+	if ready {
+		v = 1
+	}
+	r.moduleReady.WithLabelValues(module).Set(v)
+	r.moduleWaitingFor.DeletePartialMatch(prometheus.Labels{"module": module})
+	if !ready && awaitedKind != "" {
+		r.moduleWaitingFor.WithLabelValues(module, awaitedKind).Set(1)
+	}
 }

@@ -88,6 +88,9 @@ func Discover(opts Options) (*Set, error) {
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
+	if err := checkRequires(set.byName); err != nil {
+		return nil, err
+	}
 	slices.SortFunc(set.modules, func(a, b *Module) int {
 		return cmp.Or(cmp.Compare(a.order, b.order), strings.Compare(a.name, b.name))
 	})
@@ -142,18 +145,19 @@ func scanModulesDirs(dirs []string, unnumberedOrder int, log *slog.Logger) ([]ca
 			if !ok {
 				continue
 			}
-			name, order, err := parseDirName(path, e.Name(), unnumberedOrder)
+			c, err := parseDirName(path, e.Name(), unnumberedOrder)
 			if err != nil {
 				errs = append(errs, err)
 				continue
 			}
+			name := c.name
 			if kept, dup := seen[name]; dup {
 				log.Warn("duplicate module dir ignored", slog.String(logkey.Module, name), slog.String(logkey.Path, path),
 					slog.String(logkey.Reason, "kept "+kept))
 				continue
 			}
 			seen[name] = path
-			cands = append(cands, candidate{name: name, order: order, path: path})
+			cands = append(cands, c)
 		}
 	}
 	return cands, errors.Join(errs...)

@@ -2,6 +2,7 @@ package module
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -20,9 +21,10 @@ const (
 
 // candidate is a module directory accepted by the modules dir scan.
 type candidate struct {
-	name  string
-	order int
-	path  string
+	name     string
+	order    int
+	numbered bool // order comes from an NNN- prefix
+	path     string
 }
 
 // loadModule reads one module directory into a descriptor. Common values
@@ -31,6 +33,15 @@ func loadModule(c candidate, log *slog.Logger) (*Module, error) {
 	m := &Module{name: c.name, key: KeyFor(c.name), order: c.order, path: c.path}
 	log = log.With(slog.String(logkey.Module, c.name))
 	var err error
+	if m.def, err = readDefinition(c.path, c.name); err != nil {
+		return nil, err
+	}
+	if m.def != nil && m.def.Weight != nil {
+		if c.numbered && c.order != *m.def.Weight {
+			return nil, fmt.Errorf("directory prefix %d and %s weight %d disagree: keep one", c.order, DefinitionFile, *m.def.Weight)
+		}
+		m.order = *m.def.Weight
+	}
 	if m.hasChartYAML, err = isRegular(filepath.Join(c.path, "Chart.yaml")); err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@
 package module
 
 import (
+	"maps"
 	"slices"
 
 	"github.com/addon-operator/addon-operator/pkg/values"
@@ -27,6 +28,9 @@ type Module struct {
 	enabledScript    string
 	configSchemaPath string
 	valuesSchemaPath string
+
+	// def is module.yaml; nil when the module has none.
+	def *Definition
 }
 
 // Name is the module name: the directory name without its NNN- prefix, in
@@ -36,8 +40,8 @@ func (m *Module) Name() string { return m.name }
 // Key is the camelCase values key of the module, KeyFor(Name()).
 func (m *Module) Key() string { return m.key }
 
-// Order is the numeric NNN- prefix of the directory, or the unnumbered order
-// given to Discover when the directory has no prefix.
+// Order is the numeric NNN- prefix of the directory, or module.yaml's
+// weight, or the unnumbered order given to Discover when there is neither.
 func (m *Module) Order() int { return m.order }
 
 // Path is the absolute path of the module directory as listed in its modules
@@ -87,6 +91,43 @@ func (m *Module) ConfigSchemaPath() string { return m.configSchemaPath }
 // ValuesSchemaPath returns the absolute path of openapi/values.yaml, or ""
 // when absent.
 func (m *Module) ValuesSchemaPath() string { return m.valuesSchemaPath }
+
+// HasDefinition reports whether the module has a module.yaml. Such a
+// module waits only for the modules it requires; one without waits, as
+// always, for every module of a lower order.
+func (m *Module) HasDefinition() bool { return m.def != nil }
+
+// Definition returns a copy of the module's module.yaml, the zero
+// Definition when it has none.
+func (m *Module) Definition() Definition {
+	if m.def == nil {
+		return Definition{}
+	}
+	d := *m.def
+	d.Requires = maps.Clone(d.Requires)
+	if d.Weight != nil {
+		w := *d.Weight
+		d.Weight = &w
+	}
+	return d
+}
+
+// Namespace is the namespace of the module's release from module.yaml, ""
+// for the operator's own.
+func (m *Module) Namespace() string {
+	if m.def == nil {
+		return ""
+	}
+	return m.def.Namespace
+}
+
+// Requires returns the names of the modules this one requires, sorted.
+func (m *Module) Requires() []string {
+	if m.def == nil {
+		return nil
+	}
+	return slices.Sorted(maps.Keys(m.def.Requires))
+}
 
 // Global describes the global hooks directory. The zero Global (no
 // directory configured or the directory does not exist) has no hooks and no

@@ -81,22 +81,22 @@ func (e *NameError) Error() string {
 
 // parseDirName splits a module directory's base name into the module name
 // and order, and validates the name. dir is the full path, for errors.
-func parseDirName(dir, base string, unnumberedOrder int) (string, int, error) {
-	name, order := base, unnumberedOrder
+func parseDirName(dir, base string, unnumberedOrder int) (candidate, error) {
+	c := candidate{name: base, order: unnumberedOrder, path: dir}
 	if m := orderedDirRe.FindStringSubmatch(base); m != nil {
 		n, err := strconv.Atoi(m[1])
 		if err != nil {
-			return "", 0, fmt.Errorf("module dir %q: order prefix: %w", dir, err)
+			return candidate{}, fmt.Errorf("module dir %q: order prefix: %w", dir, err)
 		}
-		name, order = m[2], n
+		c.name, c.order, c.numbered = m[2], n, true
 	}
-	if !ValidName(name) {
-		return "", 0, &NameError{Dir: dir, Name: name, Suggestion: suggestName(name)}
+	if !ValidName(c.name) {
+		return candidate{}, &NameError{Dir: dir, Name: c.name, Suggestion: suggestName(c.name)}
 	}
-	if name == reservedName {
-		return "", 0, fmt.Errorf("module dir %q: name %q is reserved for global values", dir, name)
+	if c.name == reservedName {
+		return candidate{}, fmt.Errorf("module dir %q: name %q is reserved for global values", dir, c.name)
 	}
-	return name, order, nil
+	return c, nil
 }
 
 // suggestName derives a valid module name from an invalid one: words are

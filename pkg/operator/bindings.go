@@ -93,7 +93,7 @@ func hookRunModule(t task) string {
 		return t.module
 	case syncTask:
 		return t.module
-	case startupTask, globalHookTask, convergeTask, convergePlanTask, runGroupTask, groupDoneTask,
+	case startupTask, globalHookTask, convergeTask, convergePlanTask, runModulesTask, moduleDoneTask,
 		afterAllTask, convergeDoneTask, moduleDeleteTask, purgeTask, applyConfigTask, globalBindingsTask:
 	}
 	return ""

@@ -8,6 +8,7 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/binding"
 	"github.com/addon-operator/addon-operator/pkg/config"
 	"github.com/addon-operator/addon-operator/pkg/hook"
+	"github.com/addon-operator/addon-operator/pkg/plan"
 	"github.com/addon-operator/addon-operator/pkg/values"
 )
 
@@ -26,15 +27,18 @@ import (
 //	                    in place, or HookRun Synchronization on the
 //	                    binding's own queue
 //	Converge         -> GlobalHookRun beforeAll ... -> ConvergePlan
-//	ConvergePlan     -> ModuleDelete ... (disabled modules, reverse order)
+//	ConvergePlan     -> ModuleDelete ... (disabled modules, dependents first)
 //	                 -> ModulePurge ... (releases without a module)
-//	                 -> RunOrderGroup 0
-//	RunOrderGroup n  => module runs of group n on the module pool; the
-//	                    group's barrier queues OrderGroupDone n at the head
-//	                    of main once each of them finished its first
-//	                    attempt (failed ones retry on their own)
-//	                 -> AfterAll, past the last group
-//	OrderGroupDone n -> RunOrderGroup n+1
+//	                 -> RunModules
+//	RunModules       => runs on the module pool of the modules the plan's
+//	                    dependency graph lets start (plan.Schedule): what
+//	                    they require is ready, and modules without
+//	                    module.yaml find every lower order attempted; each
+//	                    attempt's end queues ModuleDone at the head of main
+//	                 -> AfterAll, once no first attempt runs and no module
+//	                    may start (those held by a requirement that is not
+//	                    ready start when it becomes ready)
+//	ModuleDone m     -> RunModules
 //	AfterAll         -> GlobalHookRun afterAll ... -> ConvergeDone
 //	ConvergeDone     -> Converge, when afterAll hooks changed global values
 //
@@ -51,8 +55,8 @@ import (
 //
 // A module run is not a task: the module pool (runner.Pool) runs it with
 // per-module backoff, so a failing module never holds up the main queue.
-// A newer ConvergePlan makes the older plan's group tasks stale: they do
-// nothing.
+// A newer ConvergePlan makes the older plan's RunModules and ModuleDone
+// tasks stale: they do nothing.
 //
 //sumtype:decl
 type task interface {
@@ -75,16 +79,20 @@ type globalHookTask struct {
 type convergeTask struct{}
 
 // convergePlanTask decides enabled modules and queues deletes, purges and
-// the first order group.
+// the first module runs.
 type convergePlanTask struct{}
 
-// runGroupTask starts one order group of a converge's plan on the module
-// pool.
-type runGroupTask struct{ gen, group int }
+// runModulesTask starts the modules of a converge's schedule that may
+// start.
+type runModulesTask struct{ gen int }
 
-// groupDoneTask is the order-group barrier: every module of the group
-// finished its first attempt, so the next group may start.
-type groupDoneTask struct{ gen, group int }
+// moduleDoneTask is the end of an attempt of a module of a converge's
+// schedule.
+type moduleDoneTask struct {
+	gen    int
+	module string
+	err    error
+}
 
 // afterAllTask runs afterAll hooks, then convergeDoneTask.
 type afterAllTask struct{}
@@ -128,8 +136,8 @@ func (startupTask) isTask()        {}
 func (globalHookTask) isTask()     {}
 func (convergeTask) isTask()       {}
 func (convergePlanTask) isTask()   {}
-func (runGroupTask) isTask()       {}
-func (groupDoneTask) isTask()      {}
+func (runModulesTask) isTask()     {}
+func (moduleDoneTask) isTask()     {}
 func (afterAllTask) isTask()       {}
 func (convergeDoneTask) isTask()   {}
 func (moduleDeleteTask) isTask()   {}
@@ -152,13 +160,10 @@ func (o *Operator) dispatch(ctx context.Context, t task) ([]task, error) {
 		return append(globalHookTasks(o.global, hook.BeforeAll), convergePlanTask{}), nil
 	case convergePlanTask:
 		return o.planConverge(ctx)
-	case runGroupTask:
-		return o.runGroup(t), nil
-	case groupDoneTask:
-		if t.gen != o.converge.gen {
-			return nil, nil // a newer plan replaced this converge's groups
-		}
-		return []task{runGroupTask{gen: t.gen, group: t.group + 1}}, nil
+	case runModulesTask:
+		return o.runModules(t.gen), nil
+	case moduleDoneTask:
+		return o.moduleDone(t), nil
 	case afterAllTask:
 		return append(globalHookTasks(o.global, hook.AfterAll),
 			convergeDoneTask{checksum: values.Checksum(o.store.GlobalDoc())}), nil
@@ -196,8 +201,11 @@ type convergeState struct {
 	gen int
 	// began is when the converge started, for its duration metric.
 	began time.Time
-	// groups are the plan's modules to run, in order groups.
-	groups [][]string
+	// schedule walks the plan's modules to run through their dependency
+	// graph.
+	schedule *plan.Schedule
+	// passDone is set once the plan's pass queued the afterAll hooks.
+	passDone bool
 }
 
 func (startupTask) String() string      { return "Startup" }
@@ -213,12 +221,10 @@ func (t globalHookTask) String() string {
 	return fmt.Sprintf("GlobalHookRun %s:%s", t.binding, t.hook.Name)
 }
 
-func (t runGroupTask) String() string {
-	return fmt.Sprintf("RunOrderGroup %d (converge %d)", t.group, t.gen)
-}
+func (t runModulesTask) String() string { return fmt.Sprintf("RunModules (converge %d)", t.gen) }
 
-func (t groupDoneTask) String() string {
-	return fmt.Sprintf("OrderGroupDone %d (converge %d)", t.group, t.gen)
+func (t moduleDoneTask) String() string {
+	return fmt.Sprintf("ModuleDone %s (converge %d)", t.module, t.gen)
 }
 
 func (t moduleDeleteTask) String() string { return "ModuleDelete " + t.module }

@@ -53,7 +53,7 @@ func failedModule(t task) string {
 		return t.module
 	case syncTask:
 		return t.module
-	case startupTask, globalHookTask, convergeTask, convergePlanTask, runGroupTask, groupDoneTask,
+	case startupTask, globalHookTask, convergeTask, convergePlanTask, runModulesTask, moduleDoneTask,
 		afterAllTask, convergeDoneTask, purgeTask, applyConfigTask, globalBindingsTask:
 	}
 	return ""
@@ -106,9 +106,10 @@ func (o *Operator) planConverge(ctx context.Context) ([]task, error) {
 		return nil, fmt.Errorf("list releases: %w", err)
 	}
 	p := plan.Converge(decisions, o.state.enabledSet(), owned)
+	p.Delete = dependentsFirst(plan.Order(o.modules), p.Delete)
 	for _, d := range decisions {
 		o.state.update(d.Name, func(s *moduleState) {
-			s.Enabled, s.By = d.Enabled, d.By
+			s.Enabled, s.By, s.Disabled = d.Enabled, d.By, d.Reason
 			if p.Startup[d.Name] {
 				s.StartupDone = false
 				s.Phase = status.PhaseWaiting
@@ -125,8 +126,9 @@ func (o *Operator) planConverge(ctx context.Context) ([]task, error) {
 		next = append(next, purgeTask{release: name})
 	}
 	o.converge.gen++
-	o.converge.groups = plan.OrderGroups(o.modules, p.Run)
-	return append(next, runGroupTask{gen: o.converge.gen}), nil
+	o.converge.schedule = plan.NewSchedule(o.modules, p.Run)
+	o.converge.passDone = false
+	return append(next, runModulesTask{gen: o.converge.gen}), nil
 }
 
 // convergeDone closes a converge; global values changed by afterAll hooks
@@ -150,7 +152,9 @@ func (o *Operator) convergeDone(t convergeDoneTask) []task {
 func (o *Operator) logFirstConverge() {
 	var failed []string
 	enabled := 0
-	for _, m := range o.state.snapshot() {
+	snapshot := o.state.snapshot()
+	for i := range snapshot {
+		m := &snapshot[i]
 		if !m.Enabled {
 			continue
 		}

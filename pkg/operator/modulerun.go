@@ -5,59 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 
 	"github.com/addon-operator/addon-operator/pkg/config"
 	"github.com/addon-operator/addon-operator/pkg/hook"
 	"github.com/addon-operator/addon-operator/pkg/logkey"
 	"github.com/addon-operator/addon-operator/pkg/module"
-	"github.com/addon-operator/addon-operator/pkg/queue"
+	"github.com/addon-operator/addon-operator/pkg/release"
 	"github.com/addon-operator/addon-operator/pkg/status"
 )
-
-// runGroup starts the modules of one order group of the current converge
-// on the module pool, behind a barrier that queues the group's
-// groupDoneTask when each of them finished its first attempt. Past the last
-// group come the afterAll hooks. A task of an older converge (restarted
-// since) does nothing.
-func (o *Operator) runGroup(t runGroupTask) []task {
-	if t.gen != o.converge.gen {
-		return nil
-	}
-	if t.group >= len(o.converge.groups) {
-		return []task{afterAllTask{}}
-	}
-	group := o.converge.groups[t.group]
-	b := &groupBarrier{remaining: len(group), main: o.main, done: groupDoneTask(t)}
-	for _, name := range group {
-		// A converge follows a change of global values or of the enabled
-		// set, inputs of every module: a failing one need not wait out its
-		// backoff.
-		o.pool.RetryNow(name, b.arrive)
-	}
-	return nil
-}
-
-// groupBarrier counts the first attempts of an order group's modules. The
-// pool's workers call arrive; the last one queues done at the head of the
-// main queue, where the graph goes on.
-type groupBarrier struct {
-	main *queue.Queue[task]
-	done groupDoneTask
-
-	mu        sync.Mutex
-	remaining int
-}
-
-func (b *groupBarrier) arrive(error) {
-	b.mu.Lock()
-	b.remaining--
-	last := b.remaining == 0
-	b.mu.Unlock()
-	if last {
-		b.main.PushFront(b.done)
-	}
-}
 
 // attempt is the runner's run function: one run of a module, with its
 // phase, last error, log line and metrics kept.
@@ -71,11 +26,28 @@ func (o *Operator) attempt(ctx context.Context, name string) (bool, error) {
 		o.state.update(name, func(s *moduleState) { s.Phase, s.LastError = status.PhaseFailed, err.Error() })
 		return false, nil
 	}
+	if reqs := o.unready(name); len(reqs) > 0 {
+		// Runs only once what it requires is ready; wakeDependents asks
+		// again then.
+		o.state.update(name, func(s *moduleState) {
+			s.Held, s.Phase, s.Message = true, status.PhaseWaiting, waitingForModules(reqs)
+		})
+		// A requirement that became ready meanwhile may have looked for
+		// held modules before this one was marked: run again then.
+		return len(o.unready(name)) == 0, nil
+	}
 	start := o.clock.Now()
 	defer o.releases.Pause(name)()
 	o.state.update(name, func(s *moduleState) { s.Phase = status.PhaseRunning })
 	failuresBefore, failingSince := o.pool.Failures(name), o.pool.FailingSince(name)
 	again, err := o.runModule(ctx, name)
+	if errors.Is(err, release.ErrSuperseded) {
+		// Its inputs changed while it waited for its objects: the run
+		// asked for by the change starts at once and waits for what it
+		// deploys. Neither a failure nor ready.
+		o.log.Info("readiness wait ended by new inputs, running again", slog.String(logkey.Module, name))
+		return true, nil
+	}
 	o.recordModuleEvent(name, failuresBefore, err)
 	d := o.clock.Since(start)
 	if o.recorder != nil {
@@ -83,10 +55,14 @@ func (o *Operator) attempt(ctx context.Context, name string) (bool, error) {
 	}
 	o.state.update(name, func(s *moduleState) {
 		s.Phase = phaseAfter(false, s.Enabled, err)
+		s.Held = false
 		if err != nil {
 			s.LastError = err.Error()
+		} else if !again {
+			s.Message = ""
 		}
 	})
+	o.recordReadiness(name, err, again)
 	switch {
 	case err != nil && ctx.Err() == nil:
 		o.log.Error("module run failed, will retry", slog.String(logkey.Module, name), slog.Duration(logkey.Duration, d),

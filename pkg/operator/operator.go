@@ -59,6 +59,12 @@ type Deps struct {
 	HealEvents <-chan heal.Event
 	Drift      release.DriftChecker
 	CRDs       release.CRDApplier
+	// Readiness waits for release objects to be ready after each
+	// deploy; nil: a release is ready once Helm applied it.
+	Readiness release.ReadinessChecker
+	// Namespaces creates the namespaces module.yaml files name; nil
+	// creates none.
+	Namespaces release.NamespaceCreator
 	// Events records Kubernetes Events about module failures and
 	// recoveries; nil records none.
 	Events moduleEvents
@@ -145,6 +151,8 @@ func New(opts Options, deps Deps) (*Operator, error) {
 	o.releases = release.New(release.Options{
 		Releases: deps.Releases, Healer: deps.Healer, Drift: deps.Drift, CRDs: deps.CRDs, Events: deps.Events,
 		Recorder: deps.Recorder, HealDrift: opts.HealDrift, Clock: deps.Clock, Logger: deps.Logger,
+		Readiness: deps.Readiness, ReadinessTimeout: opts.ReadinessTimeout, Progress: o.readinessProgress, Namespace: opts.Namespace,
+		Namespaces: deps.Namespaces, Superseded: func(module string) <-chan struct{} { return o.pool.Superseded(module) },
 	})
 	o.queues = queue.NewSet(mainQueue, deps.Clock, backoff, mergeTasks)
 	o.pool = runner.New(opts.ModuleWorkers, o.attempt, backoff, deps.Clock)
@@ -254,4 +262,12 @@ func (o *Operator) queueHookRun(id string, ref binding.Ref, bc hook.BindingConte
 func (o *Operator) Ready() bool { return o.ready.Load() }
 
 // Modules returns every module's status, in module order.
-func (o *Operator) Modules() []status.ModuleStatus { return o.state.snapshot() }
+func (o *Operator) Modules() []status.ModuleStatus {
+	out := o.state.snapshot()
+	for i := range out {
+		m, _ := o.modules.Module(out[i].Name)
+		def := m.Definition()
+		out[i].Namespace, out[i].Version, out[i].Description, out[i].Requires = o.releases.Namespace(m), def.Version, def.Description, m.Requires()
+	}
+	return out
+}

@@ -44,6 +44,9 @@ type Options struct {
 	// ConfigMapDeleted says what a ConfigMap deleted while the operator
 	// runs means: ConfigMapDeletedKeep or ConfigMapDeletedEmpty.
 	ConfigMapDeleted string
+	// ReadinessTimeout bounds how long a module run waits for its release's
+	// objects to be ready, unless the module's module.yaml says otherwise.
+	ReadinessTimeout time.Duration
 }
 
 // The values of Options.ConfigMapDeleted.
@@ -71,6 +74,7 @@ func DefaultOptions() Options {
 		MaxValuesReruns:        10,
 		ModuleWorkers:          4,
 		ConfigMapDeleted:       ConfigMapDeletedKeep,
+		ReadinessTimeout:       5 * time.Minute,
 	}
 }
 
@@ -109,7 +113,10 @@ func (o *Options) BindFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.HealDrift, "heal-drift", o.HealDrift,
 		"revert fields of release objects that someone changed, instead of only reporting them (env ADDON_OPERATOR_HEAL_DRIFT)")
 	fs.IntVar(&o.ModuleWorkers, "module-workers", o.ModuleWorkers,
-		"module runs in progress at once; modules of one order group run in parallel (env ADDON_OPERATOR_MODULE_WORKERS)")
+		"module runs in progress at once; modules that do not wait for each other run in parallel; a run waiting for its objects to be ready holds its worker (env ADDON_OPERATOR_MODULE_WORKERS)")
+	fs.DurationVar(&o.ReadinessTimeout, "readiness-timeout", o.ReadinessTimeout,
+		"longest a module run waits for its release's objects to be ready (kstatus) before it fails; a module's module.yaml readinessTimeout overrides it "+
+			"(env ADDON_OPERATOR_READINESS_TIMEOUT)")
 	fs.DurationVar(&o.RetryDelay, "retry-delay", o.RetryDelay,
 		"first delay before a failed task is retried; it doubles on each failure (env ADDON_OPERATOR_RETRY_DELAY)")
 	fs.DurationVar(&o.RetryMaxDelay, "retry-max-delay", o.RetryMaxDelay,
@@ -133,7 +140,7 @@ func (o *Options) Validate() error {
 		val  time.Duration
 	}{
 		{"--hook-timeout", o.HookTimeout}, {"--retry-delay", o.RetryDelay},
-		{"--retry-max-delay", o.RetryMaxDelay},
+		{"--retry-max-delay", o.RetryMaxDelay}, {"--readiness-timeout", o.ReadinessTimeout},
 	} {
 		if d.val <= 0 {
 			errs = append(errs, fmt.Errorf("%s must be positive, got %s", d.flag, d.val))

@@ -30,6 +30,15 @@ type moduleState struct {
 	LastError string
 	// Phase is where the module is: see the Phase constants.
 	Phase status.Phase
+	// Disabled says why a module that its sources enable is not: a
+	// module it requires is disabled.
+	Disabled string
+	// Held is set while the module waits for modules it requires to be
+	// ready.
+	Held bool
+	// Message says what a run waits for: required modules, or release
+	// objects that are not ready.
+	Message string
 }
 
 // states holds every module's state. The main queue worker (enabled
@@ -102,7 +111,11 @@ func (s *states) snapshot() []status.ModuleStatus {
 		if phase == "" {
 			phase = status.PhaseDisabled
 		}
-		out = append(out, status.ModuleStatus{Name: n, Enabled: st.Enabled, By: st.By, Phase: phase, Revision: st.Revision, LastError: st.LastError})
+		msg := st.Message
+		if !st.Enabled && st.Disabled != "" {
+			msg = st.Disabled
+		}
+		out = append(out, status.ModuleStatus{Name: n, Enabled: st.Enabled, By: st.By, Phase: phase, Revision: st.Revision, LastError: st.LastError, Message: msg})
 	}
 	return out
 }

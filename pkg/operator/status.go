@@ -65,5 +65,5 @@ func (o *Operator) RenderModule(ctx context.Context, name string) (*helm.Rendere
 	if err != nil {
 		return nil, err
 	}
-	return o.releases.Render(ctx, helm.Release{Name: name, ChartDir: m.Path(), Values: map[string]any(v)})
+	return o.releases.Render(ctx, helm.Release{Name: name, ChartDir: m.Path(), Values: map[string]any(v), Namespace: m.Namespace()})
 }

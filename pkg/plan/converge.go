@@ -1,7 +1,5 @@
 package plan
 
-import "github.com/addon-operator/addon-operator/pkg/module"
-
 // Plan is what a converge does to modules and releases.
 type Plan struct {
 	Decisions []Decision
@@ -43,22 +41,6 @@ func Converge(decisions []Decision, wasEnabled map[string]bool, owned []string) 
 		}
 	}
 	return p
-}
-
-// OrderGroups splits the modules to run into groups of equal order, in
-// ascending order; modules of one group may run in parallel.
-func OrderGroups(mods *module.Set, names []string) [][]string {
-	var groups [][]string
-	last := 0
-	for i, name := range names {
-		m, _ := mods.Module(name)
-		if i == 0 || m.Order() != last {
-			groups = append(groups, nil)
-			last = m.Order()
-		}
-		groups[len(groups)-1] = append(groups[len(groups)-1], name)
-	}
-	return groups
 }
 
 // Foreign returns the releases of unlabeled, releases the operator did not

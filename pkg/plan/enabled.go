@@ -1,6 +1,7 @@
 // Package plan decides what a converge does: which modules are enabled and
-// by which source, which to delete or purge, and in which order groups the
-// rest run. The decisions are pure functions of their inputs; only enabled
+// by which source, which to delete or purge, and in which order the rest
+// run along their dependency graph (module.yaml requirements, order
+// prefixes). The decisions are pure functions of their inputs; only enabled
 // scripts run, through a ScriptRunner. Offline answers the same questions,
 // and what values a module gets, without a cluster, for the CLI.
 package plan
@@ -26,10 +27,14 @@ type ScriptRunner interface {
 // Enabled decides every module's enabled state from the sources in st,
 // running the enabled scripts of modules the other sources enable.
 func Enabled(ctx context.Context, mods *module.Set, st *store.Store, scripts ScriptRunner) ([]Decision, error) {
-	return decideEnabled(inputs(mods, st), func(name string, soFar []string) (bool, error) {
+	decisions, err := decideEnabled(inputs(mods, st), func(name string, soFar []string) (bool, error) {
 		m, _ := mods.Module(name)
 		return runScript(ctx, scripts, st, m, soFar)
 	})
+	if err != nil {
+		return nil, err
+	}
+	return DisableUnmet(mods, decisions), nil
 }
 
 // inputs collects what each module's enabled state depends on, except its
@@ -89,6 +94,9 @@ type Decision struct {
 	Name    string
 	Enabled bool
 	By      status.Source
+	// Reason says why an otherwise enabled module is not: a module it
+	// requires is disabled.
+	Reason string
 }
 
 // scriptFunc runs a module's enabled script with the names of the modules

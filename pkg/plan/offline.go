@@ -30,6 +30,13 @@ type ModuleInfo struct {
 	By      status.Source `json:"decidedBy"`
 	Helm    bool          `json:"helm"`
 	Path    string        `json:"path"`
+	// Reason says why a module its sources enable is disabled.
+	Reason string `json:"reason,omitempty"`
+	// Namespace, Version, Description and Requires come from module.yaml.
+	Namespace   string   `json:"namespace,omitempty"`
+	Version     string   `json:"version,omitempty"`
+	Description string   `json:"description,omitempty"`
+	Requires    []string `json:"requires,omitempty"`
 }
 
 // NewOffline discovers modules as the operator would and takes cfg as the
@@ -62,7 +69,11 @@ func (x *Offline) List(ctx context.Context) ([]ModuleInfo, error) {
 	out := make([]ModuleInfo, 0, len(decisions))
 	for _, d := range decisions {
 		m, _ := x.modules.Module(d.Name)
-		out = append(out, ModuleInfo{Name: d.Name, Order: m.Order(), Enabled: d.Enabled, By: d.By, Helm: m.IsHelm(), Path: m.Path()})
+		def := m.Definition()
+		out = append(out, ModuleInfo{
+			Name: d.Name, Order: m.Order(), Enabled: d.Enabled, By: d.By, Helm: m.IsHelm(), Path: m.Path(), Reason: d.Reason,
+			Namespace: def.Namespace, Version: def.Version, Description: def.Description, Requires: m.Requires(),
+		})
 	}
 	return out, nil
 }
@@ -127,5 +138,9 @@ func (x *Offline) Render(ctx context.Context, name string) (*helm.Rendered, erro
 	if err != nil {
 		return nil, err
 	}
-	return helm.RenderOffline(ctx, x.ns, helm.Release{Name: name, ChartDir: m.Path(), Values: map[string]any(v)})
+	ns := x.ns
+	if m.Namespace() != "" {
+		ns = m.Namespace()
+	}
+	return helm.RenderOffline(ctx, ns, helm.Release{Name: name, ChartDir: m.Path(), Values: map[string]any(v), Namespace: m.Namespace()})
 }

@@ -5,6 +5,7 @@
 package release
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -12,12 +13,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"k8s.io/utils/clock"
 
 	"github.com/addon-operator/addon-operator/pkg/helm"
 	"github.com/addon-operator/addon-operator/pkg/kube/drift"
 	"github.com/addon-operator/addon-operator/pkg/kube/heal"
+	"github.com/addon-operator/addon-operator/pkg/kube/readiness"
 	"github.com/addon-operator/addon-operator/pkg/logkey"
 	"github.com/addon-operator/addon-operator/pkg/metrics"
 	"github.com/addon-operator/addon-operator/pkg/module"
@@ -54,6 +57,18 @@ type CRDApplier interface {
 	ApplyCRDs(ctx context.Context, dir string) ([]string, error)
 }
 
+// ReadinessChecker waits for a release's objects to be ready;
+// *readiness.Checker is the real one.
+type ReadinessChecker interface {
+	Wait(ctx context.Context, namespace string, objects []readiness.Object, timeout time.Duration, progress func(readiness.Pending)) error
+}
+
+// NamespaceCreator creates a module's namespace when it is missing;
+// *kube.Namespaces is the real one.
+type NamespaceCreator interface {
+	Ensure(ctx context.Context, name string, labels map[string]string) error
+}
+
 // DriftEvents records drifted objects as Kubernetes Events;
 // *event.Recorder is the real one.
 type DriftEvents interface {
@@ -71,8 +86,23 @@ type Options struct {
 	Recorder *metrics.Recorder
 	// HealDrift reverts drifted objects instead of only reporting them.
 	HealDrift bool
-	Clock     clock.PassiveClock
-	Logger    *slog.Logger
+	// Readiness, when not nil, makes Deploy wait until the release's
+	// objects are ready, for the module's module.yaml readinessTimeout or
+	// else ReadinessTimeout; Progress hears what it waits for.
+	Readiness        ReadinessChecker
+	ReadinessTimeout time.Duration
+	Progress         func(module string, p readiness.Pending)
+	// Superseded, when not nil, returns a channel closed when the
+	// module's inputs change while its run waits: the wait then ends with
+	// ErrSuperseded.
+	Superseded func(module string) <-chan struct{}
+	// Namespace is the operator's: the namespace of releases whose
+	// module.yaml names none. Namespaces, when not nil, creates the
+	// namespaces that module.yaml files name.
+	Namespace  string
+	Namespaces NamespaceCreator
+	Clock      clock.PassiveClock
+	Logger     *slog.Logger
 }
 
 // Manager deploys and removes modules' releases. It keeps no state of its
@@ -162,8 +192,11 @@ func (r *Manager) Deploy(ctx context.Context, m *module.Module, values map[strin
 	if !m.IsHelm() {
 		return 0, nil
 	}
+	if err := r.ensureNamespace(ctx, m); err != nil {
+		return 0, err
+	}
 	start := r.opts.Clock.Now()
-	out, err := r.opts.Releases.Apply(ctx, helm.Release{Name: name, ChartDir: m.Path(), Values: values})
+	out, err := r.opts.Releases.Apply(ctx, helm.Release{Name: name, ChartDir: m.Path(), Values: values, Namespace: m.Namespace()})
 	if r.opts.Recorder != nil {
 		op := "upgrade"
 		if err == nil && out.Skipped {
@@ -174,7 +207,10 @@ func (r *Manager) Deploy(ctx context.Context, m *module.Module, values map[strin
 	if err != nil {
 		return 0, fmt.Errorf("module %s: helm: %w", name, err)
 	}
-	if err := r.afterDeploy(ctx, name, out.Manifest); err != nil {
+	if err := r.afterDeploy(ctx, name, r.Namespace(m), out.Manifest); err != nil {
+		return out.Revision, err
+	}
+	if err := r.waitReady(ctx, m, out.Manifest); err != nil {
 		return out.Revision, err
 	}
 	log := r.opts.Logger.With(slog.String(logkey.Module, name), slog.String(logkey.Release, name), slog.Int(logkey.Revision, out.Revision))
@@ -201,18 +237,23 @@ func (r *Manager) Render(ctx context.Context, rel helm.Release) (*helm.Rendered,
 
 // afterDeploy arms healing for the objects the release now has and reports
 // (and with --heal-drift reverts) objects whose live state drifted from it.
-func (r *Manager) afterDeploy(ctx context.Context, name, manifest string) error {
+func (r *Manager) afterDeploy(ctx context.Context, name, namespace, manifest string) error {
 	if r.opts.Healer != nil {
 		objects, err := heal.ObjectsFromManifest(manifest)
 		if err != nil {
 			return fmt.Errorf("module %s: read release manifest: %w", name, err)
+		}
+		for i := range objects {
+			// Only namespaced kinds take it: the watcher ignores it for others.
+			objects[i].Namespace = cmp.Or(objects[i].Namespace, namespace)
 		}
 		r.opts.Healer.Watch(name, objects)
 	}
 	if r.opts.Drift == nil {
 		return nil
 	}
-	drifts, err := r.opts.Drift.Check(ctx, manifest)
+	checker := r.driftIn(namespace)
+	drifts, err := checker.Check(ctx, manifest)
 	if err != nil {
 		return fmt.Errorf("module %s: check drift: %w", name, err)
 	}
@@ -229,7 +270,7 @@ func (r *Manager) afterDeploy(ctx context.Context, name, manifest string) error 
 	if len(drifts) == 0 || !r.opts.HealDrift {
 		return nil
 	}
-	if err := r.opts.Drift.Revert(ctx, manifest, drifts); err != nil {
+	if err := checker.Revert(ctx, manifest, drifts); err != nil {
 		return fmt.Errorf("module %s: revert drift: %w", name, err)
 	}
 	r.opts.Logger.Info("drift reverted", slog.String(logkey.Module, name), slog.Int(logkey.Count, len(drifts)))

@@ -67,6 +67,9 @@ type moduleState struct {
 	waiters        []func(error)
 	runningWaiters []func(error)
 	idle           chan struct{} // closed when a running attempt ends; for cancel
+	// superseded is closed when RetryNow asks for a run while an attempt
+	// runs: the attempt may stop waiting for what the old inputs deployed.
+	superseded chan struct{}
 }
 
 // New returns a pool of workers (at least one) that runs modules with run
@@ -105,6 +108,16 @@ func (r *Pool) want(name string, done func(error)) *moduleState {
 	return st
 }
 
+// Notify calls done with the result of the module's next attempt to
+// start, without asking for one: for following a module that retries on
+// its own. done may never be called when no attempt comes.
+func (r *Pool) Notify(name string, done func(error)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	st := r.state(name)
+	st.waiters = append(st.waiters, done)
+}
+
 // failed counts a failed attempt into the module's streak. Called with mu
 // held.
 func (r *Pool) failed(st *moduleState) {
@@ -126,6 +139,11 @@ func (r *Pool) RetryNow(name string, done func(error)) {
 	st := r.want(name, done)
 	r.skipBackoff(st)
 	if st.running {
+		select {
+		case <-st.superseded:
+		default:
+			close(st.superseded)
+		}
 		st.urgent = true
 	}
 	r.enqueue(name, st)
@@ -232,6 +250,18 @@ func (r *Pool) BackingOff(name string) bool {
 	return r.state(name).retry != nil
 }
 
+// Superseded returns a channel that is closed when RetryNow asks for a run
+// of the module (its inputs changed) while its attempt runs; nil when no
+// attempt runs. Only the attempt itself should ask.
+func (r *Pool) Superseded(name string) <-chan struct{} {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if st := r.state(name); st.running {
+		return st.superseded
+	}
+	return nil
+}
+
 // Waiting returns the modules with a run requested and not started yet, in
 // the order they will start.
 func (r *Pool) Waiting() []string {
@@ -286,6 +316,7 @@ func (r *Pool) take(ctx context.Context) (string, *moduleState, context.Context)
 	st.queued, st.pending, st.running = false, false, true
 	st.runningWaiters, st.waiters = st.waiters, nil
 	st.idle = make(chan struct{})
+	st.superseded = make(chan struct{})
 	runCtx, cancel := context.WithCancel(ctx)
 	st.cancel = cancel
 	if len(r.ready) > 0 {

@@ -143,3 +143,54 @@ func TestRunnerCancelStopsRunAndRetries(t *testing.T) {
 	s.expectStart(t, "b") // not a: its pending run and retry are gone
 	s.ch("b") <- nil
 }
+
+func TestRunnerNotifyFollowsTheNextAttemptWithoutAskingForOne(t *testing.T) {
+	s := newScriptedRuns()
+	r := startRunner(t, 1, s)
+	r.Request("a", nil)
+	s.expectStart(t, "a")
+	results := make(chan error, 2)
+	r.Notify("a", func(err error) { results <- err })
+	s.ch("a") <- nil // the attempt running when Notify was called
+	r.Request("b", nil)
+	s.expectStart(t, "b") // no run of a was asked for
+	s.ch("b") <- nil
+	select {
+	case err := <-results:
+		t.Fatalf("notified of the attempt that ran before: %v", err)
+	default:
+	}
+	r.Request("a", nil)
+	s.expectStart(t, "a")
+	s.ch("a") <- errors.New("second")
+	if err := <-results; err == nil || err.Error() != "second" {
+		t.Errorf("notified with %v, want the next attempt's error", err)
+	}
+}
+
+func TestRunnerSupersededTellsTheRunningAttemptOfNewInputs(t *testing.T) {
+	s := newScriptedRuns()
+	r := startRunner(t, 1, s)
+	if ch := r.Superseded("a"); ch != nil {
+		t.Fatal("a channel for a module that does not run")
+	}
+	r.Request("a", nil)
+	s.expectStart(t, "a")
+	ch := r.Superseded("a")
+	r.Request("a", nil) // not new inputs
+	select {
+	case <-ch:
+		t.Fatal("superseded by a plain request")
+	default:
+	}
+	r.RetryNow("a", nil)
+	r.RetryNow("a", nil) // twice: closed once
+	select {
+	case <-ch:
+	case <-time.After(5 * time.Second):
+		t.Fatal("not superseded by RetryNow")
+	}
+	s.ch("a") <- nil
+	s.expectStart(t, "a") // the run for the new inputs
+	s.ch("a") <- nil
+}

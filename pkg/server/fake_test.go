@@ -60,7 +60,8 @@ func newFakeSource() *fakeSource {
 	return &fakeSource{
 		ready: true,
 		modules: []status.ModuleStatus{
-			{Name: "cert-manager", Enabled: true, By: status.SourceConfigMap, Phase: status.PhaseReady, Revision: 3},
+			{Name: "cert-manager", Enabled: true, By: status.SourceConfigMap, Phase: status.PhaseRunning, Revision: 3,
+				Namespace: "cert-manager", Message: "waiting for Deployment cert-manager/webhook: Available: 1/3"},
 			{Name: "ingress", Enabled: true, By: status.SourceStaticCommon, Phase: status.PhaseFailed, Revision: 1,
 				LastError: "upgrade release \"ingress\": <script>alert(1)</script>"},
 			{Name: "legacy", By: status.SourceDefault, Phase: status.PhaseDisabled},

@@ -78,7 +78,8 @@ func TestHandlerRoutes(t *testing.T) {
 		{name: "debug index", path: "/debug/", wantCode: 200, wantType: "application/json", wantBody: `["/debug/queues","/debug/modules",
 			"/debug/modules/{name}/values","/debug/modules/{name}/config","/debug/modules/{name}/render","/debug/global/values","/debug/global/config"]`},
 		{name: "modules", path: "/debug/modules", wantCode: 200, wantType: "application/json", wantBody: `[
-			{"name":"cert-manager","enabled":true,"decidedBy":"configmap","phase":"Ready","revision":3},
+			{"name":"cert-manager","enabled":true,"decidedBy":"configmap","phase":"Running","revision":3,
+				"message":"waiting for Deployment cert-manager/webhook: Available: 1/3","namespace":"cert-manager"},
 			{"name":"ingress","enabled":true,"decidedBy":"static","phase":"Failed","revision":1,"lastError":"upgrade release \"ingress\": <script>alert(1)</script>"},
 			{"name":"legacy","enabled":false,"decidedBy":"default","phase":"Disabled"}]`},
 		{name: "global values", path: "/debug/global/values", wantCode: 200, wantType: "application/json", wantBody: `{"clusterName":"test","enabledModules":["cert-manager","ingress"]}`},

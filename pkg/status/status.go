@@ -17,6 +17,7 @@ const (
 	SourceDynamic       Source = "global-hook"    // a global hook's /<key>Enabled patch
 	SourceConfigMap     Source = "configmap"      // the ConfigMap's <key>Enabled
 	SourceEnabledScript Source = "enabled-script" // the module's enabled script
+	SourceRequirement   Source = "requirement"    // a module it requires is disabled
 )
 
 // Phase is a module's place in its lifecycle, for status pages.
@@ -40,6 +41,16 @@ type ModuleStatus struct {
 	Phase     Phase  `json:"phase"`
 	Revision  int    `json:"revision,omitempty"`
 	LastError string `json:"lastError,omitempty"`
+	// Message says what the module waits for (modules it requires, a
+	// release object not ready yet) or why it is disabled although its
+	// sources enable it.
+	Message string `json:"message,omitempty"`
+	// Namespace is its release's namespace; Version, Description and
+	// Requires come from its module.yaml.
+	Namespace   string   `json:"namespace,omitempty"`
+	Version     string   `json:"version,omitempty"`
+	Description string   `json:"description,omitempty"`
+	Requires    []string `json:"requires,omitempty"`
 }
 
 // QueueStatus is one queue as status pages and the debug CLI show it.

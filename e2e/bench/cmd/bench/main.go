@@ -48,6 +48,7 @@ type options struct {
 	sweepN    int
 	rounds    int
 	groupSize int
+	chains    int
 	samples   int
 	out       string
 	operator  string
@@ -77,6 +78,7 @@ func parseFlags(args []string) (options, error) {
 	fs.IntVar(&o.sweepN, "sweep-n", 100, "number of modules in the sweep")
 	fs.IntVar(&o.rounds, "sweep-rounds", 1, "how often the sweep goes through the worker counts (alternating direction)")
 	fs.IntVar(&o.groupSize, "group", 10, "modules per order prefix (modules of one order run in parallel)")
+	fs.IntVar(&o.chains, "chains", 0, "instead of order prefixes, this many module.yaml dependency chains (each module requires the one before in its chain)")
 	fs.IntVar(&o.samples, "samples", 5, "samples per reaction measurement")
 	fs.StringVar(&o.out, "out", "", "also write the report to this file")
 	fs.StringVar(&o.operator, "operator", "", "operator binary to measure instead of building ./cmd/addon-operator (e.g. another commit's)")
@@ -161,7 +163,7 @@ func (o options) env(ctx context.Context, dir string, progress io.Writer) (bench
 	}
 	return bench.Env{
 		Binary: bin, ControlPlane: bins, Dir: dir,
-		GroupSize: o.groupSize, Samples: o.samples, OperatorArgs: o.operatorArgs, Progress: progress,
+		GroupSize: o.groupSize, Chains: o.chains, Samples: o.samples, OperatorArgs: o.operatorArgs, Progress: progress,
 	}, nil
 }
 
@@ -204,6 +206,9 @@ func (o options) header() string {
 	}
 	s := fmt.Sprintf("Machine: %d CPUs (%s/%s), %s; module workers %d; %d modules per order prefix; extra operator args: %s.\n\n",
 		runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version(), o.workers, o.groupSize, args)
+	if o.chains > 0 {
+		s += fmt.Sprintf("Modules form %d module.yaml dependency chains instead of order groups.\n\n", o.chains)
+	}
 	if o.operator != "" {
 		s += fmt.Sprintf("Operator binary: %s.\n\n", o.operator)
 	}

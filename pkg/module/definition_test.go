@@ -1,0 +1,135 @@
+package module
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestDiscoverDefinition(t *testing.T) {
+	_, set, _, err := discoverTree(t, map[string]node{
+		"m/010-cert-manager/module.yaml": file("name: cert-manager\nnamespace: cert-manager\nversion: 1.4.0\ndescription: certificates\n" +
+			"readinessTimeout: 90s\n"),
+		"m/ingress/module.yaml": file("weight: 20\nnamespace: ingress\nrequires:\n  cert-manager: \">= 1.2\"\n"),
+		"m/030-legacy":          dir(),
+		"m/empty/module.yaml":   file("\n"),
+	}, Options{ModulesDirs: []string{"m"}, UnnumberedOrder: DefaultUnnumberedOrder})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type row struct {
+		Name, Namespace string
+		Order           int
+		HasDef          bool
+		Requires        []string
+	}
+	got := make([]row, 0, len(set.Modules()))
+	for _, m := range set.Modules() {
+		got = append(got, row{m.Name(), m.Namespace(), m.Order(), m.HasDefinition(), m.Requires()})
+	}
+	want := []row{
+		{Name: "empty", Order: 1, HasDef: true},
+		{Name: "cert-manager", Namespace: "cert-manager", Order: 10, HasDef: true},
+		{Name: "ingress", Namespace: "ingress", Order: 20, HasDef: true, Requires: []string{"cert-manager"}},
+		{Name: "legacy", Order: 30},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("modules (-want +got):\n%s", diff)
+	}
+	cm, _ := set.Module("cert-manager")
+	if d := cm.Definition(); d.Version != "1.4.0" || d.Description != "certificates" || d.ReadinessTimeout.Duration != 90*time.Second {
+		t.Errorf("cert-manager definition = %+v", d)
+	}
+	legacy, _ := set.Module("legacy")
+	ingress, _ := set.Module("ingress")
+	waits := map[string]Wait{
+		"ingress->cert-manager": ingress.Waits(cm),
+		"cert-manager->ingress": cm.Waits(ingress),
+		"legacy->ingress":       legacy.Waits(ingress),
+		"legacy->cert-manager":  legacy.Waits(cm),
+		"ingress->legacy":       ingress.Waits(legacy),
+	}
+	wantWaits := map[string]Wait{
+		"ingress->cert-manager": WaitReady, "cert-manager->ingress": WaitNone,
+		"legacy->ingress": WaitAttempt, "legacy->cert-manager": WaitAttempt, "ingress->legacy": WaitNone,
+	}
+	if diff := cmp.Diff(wantWaits, waits); diff != "" {
+		t.Errorf("waits (-want +got):\n%s", diff)
+	}
+}
+
+func TestDiscoverDefinitionErrors(t *testing.T) {
+	runErrorCases(t, []errorCase{
+		{
+			name:    "unknown field names the file and the field",
+			entries: map[string]node{"m/a/module.yaml": file("namespace: a\nnamespaces: b\n")},
+			dirs:    []string{"m"},
+			wantIn:  []string{`module "a": $ROOT/m/a/module.yaml: error unmarshaling JSON`, `unknown field "namespaces"`},
+		},
+		{
+			name:    "wrong type",
+			entries: map[string]node{"m/a/module.yaml": file("weight: ten\n")},
+			dirs:    []string{"m"},
+			wantIn:  []string{`$ROOT/m/a/module.yaml`, "weight"},
+		},
+		{
+			name:    "prefix and weight disagree",
+			entries: map[string]node{"m/010-a/module.yaml": file("weight: 20\n")},
+			dirs:    []string{"m"},
+			wantIn:  []string{`module "a": directory prefix 10 and module.yaml weight 20 disagree`},
+		},
+		{
+			name:    "name is not the directory's",
+			entries: map[string]node{"m/a/module.yaml": file("name: b\n")},
+			dirs:    []string{"m"},
+			wantIn:  []string{`$ROOT/m/a/module.yaml: field name: "b" is not the module's name "a"`},
+		},
+		{
+			name:    "invalid namespace",
+			entries: map[string]node{"m/a/module.yaml": file("namespace: Not_OK\n")},
+			dirs:    []string{"m"},
+			wantIn:  []string{`$ROOT/m/a/module.yaml: field namespace: "Not_OK"`},
+		},
+		{
+			name:    "invalid constraint",
+			entries: map[string]node{"m/a/module.yaml": file("requires: {b: \"bigger than 1\"}\n"), "m/b": dir()},
+			dirs:    []string{"m"},
+			wantIn:  []string{`$ROOT/m/a/module.yaml: field requires.b: version constraint "bigger than 1"`},
+		},
+		{
+			name:    "a module that does not exist",
+			entries: map[string]node{"m/a/module.yaml": file("requires: {b: \"\"}\n")},
+			dirs:    []string{"m"},
+			wantIn:  []string{`module "a": module.yaml requires "b", which is no module`},
+		},
+		{
+			name: "a version that does not meet the constraint",
+			entries: map[string]node{
+				"m/a/module.yaml": file("requires: {b: \">= 2\"}\n"),
+				"m/b/module.yaml": file("version: 1.9.0\n"),
+			},
+			dirs:   []string{"m"},
+			wantIn: []string{`module "a": module.yaml requires "b": version 1.9.0 of "b" does not meet ">= 2"`},
+		},
+		{
+			name: "a cycle is named",
+			entries: map[string]node{
+				"m/a/module.yaml": file("requires: {b: \"\"}\n"),
+				"m/b/module.yaml": file("requires: {c: \"\"}\n"),
+				"m/c/module.yaml": file("requires: {a: \"\"}\n"),
+			},
+			dirs:   []string{"m"},
+			wantIn: []string{"modules wait for each other: a -> b -> c -> a"},
+		},
+		{
+			name: "a cycle through a module without module.yaml",
+			entries: map[string]node{
+				"m/010-a/module.yaml": file("requires: {b: \"\"}\n"),
+				"m/020-b":             dir(),
+			},
+			dirs:   []string{"m"},
+			wantIn: []string{"modules wait for each other: a -> b -> a (b without module.yaml wait for every module of a lower order"},
+		},
+	})
+}

@@ -1,0 +1,199 @@
+package operator
+
+import (
+	"context"
+	"log/slog"
+	"path/filepath"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"k8s.io/utils/clock"
+
+	"github.com/addon-operator/addon-operator/pkg/config"
+	"github.com/addon-operator/addon-operator/pkg/kube/readiness"
+	"github.com/addon-operator/addon-operator/pkg/status"
+)
+
+// gateReadiness holds the readiness wait of the modules in gates until
+// their channel is closed, reporting a Deployment that is not available.
+type gateReadiness struct {
+	gates map[string]chan struct{} // by namespace
+	waits atomic.Int32             // Wait calls for gated namespaces
+}
+
+func (g *gateReadiness) Wait(ctx context.Context, ns string, _ []readiness.Object, _ time.Duration, progress func(readiness.Pending)) error {
+	gate, ok := g.gates[ns]
+	if !ok {
+		return nil
+	}
+	g.waits.Add(1)
+	progress(readiness.Pending{Object: readiness.Object{Kind: "Deployment", Namespace: ns, Name: "x"}, Message: "Available: 1/3"})
+	select {
+	case <-gate:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// poll waits for cond, failing the test after a generous deadline.
+func poll(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not reached", what)
+		}
+		<-time.After(time.Millisecond)
+	}
+}
+
+func TestDependentWaitsForItsRequirementWhileAnIndependentModuleGoesOn(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{
+		"modules/values.yaml":           "crdEnabled: true\nappEnabled: true\notherEnabled: true\nlegacyEnabled: true\n",
+		"modules/crd/module.yaml":       "weight: 10\nnamespace: crd-system\n",
+		"modules/crd/templates/cm.yaml": "kind: ConfigMap",
+		"modules/app/module.yaml":       "weight: 20\nrequires: {crd: \"\"}\n",
+		"modules/app/hooks/mod":         "",
+		"modules/other/module.yaml":     "weight: 30\n",
+		"modules/other/hooks/mod":       "",
+		"modules/040-legacy/hooks/mod":  "",
+		"global-hooks/hooks/global":     "",
+	})
+	runner := &fakeRunner{configs: map[string]string{
+		"mod":    "configVersion: v1\nbeforeHelm: 1\n",
+		"global": "configVersion: v1\nafterAll: 1\n",
+	}}
+	opts := DefaultOptions()
+	opts.ModulesDirs, opts.GlobalHooksDir, opts.Namespace = filepath.Join(dir, "modules"), filepath.Join(dir, "global-hooks"), "ns"
+	opts.RetryDelay, opts.RetryMaxDelay = time.Millisecond, time.Millisecond
+	gate := make(chan struct{})
+	o, err := New(opts, Deps{
+		Hooks: runner, Releases: &fakeReleaser{runner: runner}, Config: &fakeConfig{},
+		Readiness: &gateReadiness{gates: map[string]chan struct{}{"crd-system": gate}},
+		Clock:     clock.RealClock{}, Logger: slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 2)
+	o.main.PushBack(applyConfigTask{config: &config.Config{}}, startupTask{})
+	go func() { done <- o.main.Run(ctx, o.handle) }()
+	go func() { done <- o.pool.Run(ctx) }()
+	defer func() {
+		cancel()
+		for range 2 {
+			if err := <-done; err != nil {
+				t.Errorf("run: %v", err)
+			}
+		}
+	}()
+
+	called := func(call string) func() bool {
+		return func() bool { return slices.Contains(runner.recorded(), call) }
+	}
+	// other requires nothing; legacy (no module.yaml) waits for the first
+	// attempts of every lower order, which crd's is not done with.
+	poll(t, "other runs", called("other:beforeHelm"))
+	poll(t, "crd's status names the object awaited", func() bool {
+		return o.state.get("crd").Message == "waiting for Deployment crd-system/x: Available: 1/3"
+	})
+	if got := o.state.get("app"); got.Phase != status.PhaseWaiting || got.Message != "waiting for module crd to be ready" {
+		t.Errorf("app while crd is not ready: phase %s, message %q", got.Phase, got.Message)
+	}
+	for _, call := range []string{"app:beforeHelm", "legacy:beforeHelm", "global:afterAll"} {
+		if called(call)() {
+			t.Errorf("%s ran before crd was ready", call)
+		}
+	}
+
+	close(gate)
+	poll(t, "app runs once crd is ready", called("app:beforeHelm"))
+	poll(t, "the converge ends", o.Ready)
+	calls := runner.recorded()
+	if i, j := slices.Index(calls, "app:beforeHelm"), slices.Index(calls, "legacy:beforeHelm"); i < 0 || j < 0 {
+		t.Errorf("calls %v lack app or legacy", calls)
+	}
+	if got := o.state.get("crd"); got.Phase != status.PhaseReady || got.Message != "" {
+		t.Errorf("crd once ready: phase %s, message %q", got.Phase, got.Message)
+	}
+	ms := o.Modules()
+	if ms[0].Name != "crd" || ms[0].Namespace != "crd-system" || ms[1].Name != "app" || ms[1].Namespace != "ns" || !slices.Equal(ms[1].Requires, []string{"crd"}) {
+		t.Errorf("module statuses %+v", ms)
+	}
+}
+
+func TestDisabledRequirementDisablesItsDependent(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{
+		"modules/values.yaml":     "appEnabled: true\n",
+		"modules/crd/module.yaml": "weight: 10\n",
+		"modules/crd/hooks/mod":   "",
+		"modules/app/module.yaml": "weight: 20\nrequires: {crd: \"\"}\n",
+		"modules/app/hooks/mod":   "",
+	})
+	runner := &fakeRunner{configs: map[string]string{"mod": "configVersion: v1\nbeforeHelm: 1\n"}}
+	opts := DefaultOptions()
+	opts.ModulesDirs, opts.Namespace = filepath.Join(dir, "modules"), "ns"
+	o, err := New(opts, Deps{
+		Hooks: runner, Releases: &fakeReleaser{runner: runner}, Config: &fakeConfig{},
+		Clock: clock.RealClock{}, Logger: slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runUntil(t, o, o.Ready)
+	ms := o.Modules()
+	app := ms[slices.IndexFunc(ms, func(m status.ModuleStatus) bool { return m.Name == "app" })]
+	if app.Enabled || app.By != status.SourceRequirement || app.Message != "requires crd, which is disabled" {
+		t.Errorf("app = %+v, want disabled by its requirement", app)
+	}
+	if slices.Contains(runner.recorded(), "app:beforeHelm") {
+		t.Error("app ran without its requirement")
+	}
+}
+
+func TestNewInputsEndAReadinessWait(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{
+		"modules/values.yaml":           "webEnabled: true\n",
+		"modules/web/module.yaml":       "namespace: web\n",
+		"modules/web/templates/cm.yaml": "kind: ConfigMap",
+	})
+	runner := &fakeRunner{}
+	opts := DefaultOptions()
+	opts.ModulesDirs, opts.Namespace = filepath.Join(dir, "modules"), "ns"
+	gate := make(chan struct{})
+	ready := &gateReadiness{gates: map[string]chan struct{}{"web": gate}}
+	o, err := New(opts, Deps{
+		Hooks: runner, Releases: &fakeReleaser{runner: runner}, Config: &fakeConfig{}, Readiness: ready,
+		Clock: clock.RealClock{}, Logger: slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waited := false
+	runUntil(t, o, func() bool {
+		switch {
+		case !waited && ready.waits.Load() == 1:
+			// The ConfigMap section changed while web waits for its
+			// objects: the wait ends and the new run waits instead.
+			waited = true
+			o.pool.RetryNow("web", nil)
+		case waited && ready.waits.Load() == 2:
+			close(gate)
+			return true
+		}
+		return false
+	})
+	if got := o.state.get("web"); got.LastError != "" {
+		t.Errorf("web's last error %q: a wait ended by new inputs is no failure", got.LastError)
+	}
+	if n := o.pool.Failures("web"); n != 0 {
+		t.Errorf("web failures = %d, want 0", n)
+	}
+}

@@ -1,0 +1,102 @@
+package release
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/addon-operator/addon-operator/pkg/helm"
+	"github.com/addon-operator/addon-operator/pkg/kube/drift"
+	"github.com/addon-operator/addon-operator/pkg/kube/heal"
+	"github.com/addon-operator/addon-operator/pkg/kube/readiness"
+	"github.com/addon-operator/addon-operator/pkg/module"
+)
+
+// Namespace is the namespace of a module's release: its module.yaml's,
+// else the operator's.
+func (r *Manager) Namespace(m *module.Module) string {
+	if ns := m.Namespace(); ns != "" {
+		return ns
+	}
+	return r.opts.Namespace
+}
+
+// waitReady waits until the objects of a release's manifest are ready, as
+// kstatus computes it. Without a ReadinessChecker a release is ready once
+// Helm applied it.
+func (r *Manager) waitReady(ctx context.Context, m *module.Module, manifest string) error {
+	if r.opts.Readiness == nil {
+		return nil
+	}
+	refs, err := heal.ObjectsFromManifest(manifest)
+	if err != nil {
+		return fmt.Errorf("module %s: read release manifest: %w", m.Name(), err)
+	}
+	objects := make([]readiness.Object, 0, len(refs))
+	for _, o := range refs {
+		objects = append(objects, readiness.Object{APIVersion: o.APIVersion, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name})
+	}
+	timeout := r.opts.ReadinessTimeout
+	if t := m.Definition().ReadinessTimeout.Duration; t > 0 {
+		timeout = t
+	}
+	progress := func(p readiness.Pending) {
+		if r.opts.Progress != nil {
+			r.opts.Progress(m.Name(), p)
+		}
+	}
+	waitCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var superseded <-chan struct{}
+	if r.opts.Superseded != nil {
+		superseded = r.opts.Superseded(m.Name())
+	}
+	if superseded != nil {
+		go func() { // ends with the wait, at the latest
+			select {
+			case <-superseded:
+				cancel()
+			case <-waitCtx.Done():
+			}
+		}()
+	}
+	err = r.opts.Readiness.Wait(waitCtx, r.Namespace(m), objects, timeout, progress)
+	switch {
+	case err == nil:
+		return nil
+	case ctx.Err() == nil && waitCtx.Err() != nil:
+		return fmt.Errorf("module %s: %w", m.Name(), ErrSuperseded)
+	default:
+		return fmt.Errorf("module %s: %w", m.Name(), err)
+	}
+}
+
+// ErrSuperseded ends a readiness wait when the module's inputs changed:
+// the next run waits for what they deploy instead.
+var ErrSuperseded = errors.New("readiness wait ended: the module's inputs changed")
+
+// ensureNamespace creates the namespace a module's module.yaml names,
+// labelled as the module's objects are, when it is missing. It is never
+// deleted.
+func (r *Manager) ensureNamespace(ctx context.Context, m *module.Module) error {
+	if m.Namespace() == "" || r.opts.Namespaces == nil {
+		return nil
+	}
+	labels := map[string]string{helm.LabelManagedBy: helm.ManagedByValue, helm.LabelModule: m.Name()}
+	if err := r.opts.Namespaces.Ensure(ctx, m.Namespace(), labels); err != nil {
+		return fmt.Errorf("module %s: %w", m.Name(), err)
+	}
+	return nil
+}
+
+// driftIn returns the drift checker that looks for namespaced objects
+// without a namespace in namespace, when the checker can (the real one
+// can).
+func (r *Manager) driftIn(namespace string) DriftChecker {
+	if c, ok := r.opts.Drift.(interface {
+		WithNamespace(namespace string) *drift.Checker
+	}); ok {
+		return c.WithNamespace(namespace)
+	}
+	return r.opts.Drift
+}
