@@ -36,6 +36,8 @@ func installModule(t *testing.T, namespaces []string) *env {
 	modules, globalHooks := moduleDirs(t)
 	op := h.Start(operatortest.Options{ModulesDir: modules, GlobalHooksDir: globalHooks,
 		Args: []string{"--retry-delay=200ms", "--retry-max-delay=2s"}})
+	// The test runs the controller itself; its Deployment stands for it.
+	h.MakeDeploymentAvailable(h.Namespace, "execution-hook-controller")
 	op.WaitModule("execution-hooks", "installed", func(m status.ModuleStatus) bool { return m.Revision > 0 && m.LastError == "" })
 	return &env{h: h, kubecfg: kubeconfig(t, controllerToken(t, h.Namespace))}
 }

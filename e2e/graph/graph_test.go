@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -49,27 +47,6 @@ spec:
 
 func configMapTemplate(name string) string {
 	return "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: " + name + "\ndata: {release-namespace: {{ .Release.Namespace }}}\n"
-}
-
-// makeAvailable sets the status a Deployment controller would once all
-// replicas are available.
-func makeAvailable(t *testing.T, h *operatortest.Harness, ns, name string) {
-	t.Helper()
-	deps := h.Client.AppsV1().Deployments(ns)
-	d, err := deps.Get(t.Context(), name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	d.Status = appsv1.DeploymentStatus{
-		ObservedGeneration: d.Generation, Replicas: 3, UpdatedReplicas: 3, ReadyReplicas: 3, AvailableReplicas: 3,
-		Conditions: []appsv1.DeploymentCondition{
-			{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue, Reason: "MinimumReplicasAvailable"},
-			{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "NewReplicaSetAvailable"},
-		},
-	}
-	if _, err := deps.UpdateStatus(t.Context(), d, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
 }
 
 func exists(t *testing.T, h *operatortest.Harness, ns, configMap string) bool {
@@ -140,7 +117,7 @@ func TestDependentWaitsForItsRequirementToBeReady(t *testing.T) {
 	// readiness timeout, naming the Job.
 	h.WaitModule("stuck", "failed on its readiness timeout", operatortest.ErrorContains("not ready after 1s: Job "+h.Namespace+"/stuck"))
 
-	makeAvailable(t, h, webNS, "web")
+	h.MakeDeploymentAvailable(webNS, "web")
 	h.WaitModule("web", "ready", func(m status.ModuleStatus) bool { return m.Phase == status.PhaseReady && m.Message == "" })
 	h.Poll("app's ConfigMap once web is ready", func() bool { return exists(t, h, h.Namespace, "app") })
 	h.WaitModule("app", "ready", func(m status.ModuleStatus) bool { return m.Phase == status.PhaseReady })
@@ -166,6 +143,8 @@ func disableRequirement(t *testing.T, h *operatortest.Harness, webNS string) {
 		t.Errorf("app once web is disabled = %+v", app)
 	}
 	h.WaitModule("web", "disabled", func(m status.ModuleStatus) bool { return m.Phase == status.PhaseDisabled })
+	// The phase can change before the uninstall's log line is written.
+	h.WaitLog(1, "release uninstalled", map[string]string{"module": "web"})
 	var uninstalled []string
 	for _, l := range h.Lines() {
 		if l.Msg == "release uninstalled" {
