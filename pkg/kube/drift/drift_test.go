@@ -3,12 +3,14 @@ package drift
 import (
 	"errors"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -34,7 +36,41 @@ func driftFake(t *testing.T, live ...string) (*Checker, *dynamicfake.FakeDynamic
 	mapper.Add(schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, meta.RESTScopeNamespace)
 	mapper.Add(schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}, meta.RESTScopeNamespace)
 	mapper.Add(schema.GroupVersionKind{Version: "v1", Kind: "Namespace"}, meta.RESTScopeRoot)
+	driftDryRuns(t, client)
 	return NewChecker(client, kube.NewResolver(mapper), slog.New(slog.DiscardHandler)).WithNamespace("ns"), client
+}
+
+// driftDryRuns answers dry-run applies as a simplified API server would:
+// the live object with the applied object's maps merged in and its lists
+// and scalars put in place. The fake client knows no server-side apply;
+// the real merging is tested on the local control plane.
+func driftDryRuns(t *testing.T, client *dynamicfake.FakeDynamicClient) {
+	t.Helper()
+	client.PrependReactor("patch", "*", func(action clienttesting.Action) (bool, runtime.Object, error) {
+		patch, ok := action.(clienttesting.PatchActionImpl)
+		if !ok || !slices.Contains(patch.GetPatchOptions().DryRun, metav1.DryRunAll) {
+			return false, nil, nil
+		}
+		live, err := client.Tracker().Get(patch.GetResource(), patch.GetNamespace(), patch.GetName())
+		if err != nil {
+			return true, nil, err
+		}
+		out := runtime.DeepCopyJSON(live.(*unstructured.Unstructured).Object)
+		driftMerge(out, testObject(t, string(patch.GetPatch())))
+		return true, &unstructured.Unstructured{Object: out}, nil
+	})
+}
+
+func driftMerge(dst, src map[string]any) {
+	for k, v := range src {
+		if sm, ok := v.(map[string]any); ok {
+			if dm, ok := dst[k].(map[string]any); ok {
+				driftMerge(dm, sm)
+				continue
+			}
+		}
+		dst[k] = v
+	}
 }
 
 const testManifest = `
@@ -61,7 +97,7 @@ spec: {size: 1}
 apiVersion: apps/v1
 kind: Deployment
 metadata: {name: scaled}
-spec: {replicas: 1, paused: false}
+spec: {replicas: 1}
 ---
 apiVersion: v1
 kind: Namespace
