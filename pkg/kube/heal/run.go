@@ -226,9 +226,13 @@ func (w *Watcher) startInformer(ctx context.Context, wg *sync.WaitGroup, res hea
 	_ = inf.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
 		w.watchFailed(res, namespace, err)
 	})
-	reg, _ := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+	handler := cache.ResourceEventHandlerFuncs{
 		DeleteFunc: func(obj any) { w.onDelete(ctx, res, obj) },
-	})
+	}
+	if w.changes != nil {
+		handler.UpdateFunc = func(old, obj any) { w.onUpdate(ctx, res, old, obj) }
+	}
+	reg, _ := inf.AddEventHandler(handler)
 	done := make(chan struct{})
 	wg.Go(func() {
 		defer close(done)
