@@ -58,6 +58,8 @@ type Recorder struct {
 	configMapPresent     prometheus.Gauge
 	healedObjects        *prometheus.CounterVec
 	driftedObjects       *prometheus.GaugeVec
+	moduleMaintenance    *prometheus.GaugeVec
+	remediations         *prometheus.CounterVec
 	kubeClient           kubeClientMetrics
 }
 
@@ -99,7 +101,11 @@ func NewRecorder() *Recorder {
 		driftedObjects: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "addon_operator_drifted_objects", Help: "Release objects that drifted from their release at the module's last check.",
 		}, []string{"module"}),
-		kubeClient: newKubeClientMetrics(),
+		moduleMaintenance: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "addon_operator_module_maintenance", Help: "1 while the module is in maintenance: its release is left as it is.",
+		}, []string{"module"}),
+		remediations: counter("remediations_total", "Failed releases remediated, by action (rollback, uninstall) and outcome.", "module", "action", "outcome"),
+		kubeClient:   newKubeClientMetrics(),
 	}
 	r.registry.MustRegister(r.kubeClient.collectors()...)
 	r.registry.MustRegister(
@@ -108,6 +114,7 @@ func NewRecorder() *Recorder {
 		r.hookRunSeconds, r.hookRuns, r.hookAllowedErrors, r.moduleRunSeconds, r.moduleRuns,
 		r.helmOperationSeconds, r.queueLength, r.queueWaitSeconds, r.convergeSeconds, r.converges,
 		r.configErrors, r.configMapPresent, r.healedObjects, r.driftedObjects,
+		r.moduleMaintenance, r.remediations,
 	)
 	return r
 }

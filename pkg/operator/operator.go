@@ -59,6 +59,12 @@ type Deps struct {
 	HealEvents <-chan heal.Event
 	Drift      release.DriftChecker
 	CRDs       release.CRDApplier
+
+	// DriftChanges receives the heal watch's changes of release objects,
+	// which start drift checks between module runs; nil checks only after
+	// runs and on the resync timer.
+	DriftChanges <-chan heal.Change
+
 	// Events records Kubernetes Events about module failures and
 	// recoveries; nil records none.
 	Events moduleEvents
@@ -91,6 +97,7 @@ type Operator struct {
 	recorder      *metrics.Recorder
 	moduleEvents  moduleEvents
 	healEvents    <-chan heal.Event
+	driftChanges  <-chan heal.Change
 	bindings      *binding.Registry
 
 	modules *module.Set
@@ -138,13 +145,14 @@ func New(opts Options, deps Deps) (*Operator, error) {
 		modules: mods, store: st, state: newStates(names),
 		monitors: deps.Monitors, monitorEvents: deps.MonitorEvents, scheduler: deps.Scheduler, ticks: deps.Ticks,
 		patcher: deps.Patcher, hookMetrics: deps.HookMetrics, recorder: deps.Recorder, moduleEvents: deps.Events, bindings: binding.New(),
-		healEvents: deps.HealEvents,
+		healEvents: deps.HealEvents, driftChanges: deps.DriftChanges,
 	}
 	backoff := queue.ExponentialBackoff(opts.RetryDelay, opts.RetryMaxDelay)
 	o.cfgHealth = o.newConfigHealth(deps.ConfigMapEvents)
 	o.releases = release.New(release.Options{
 		Releases: deps.Releases, Healer: deps.Healer, Drift: deps.Drift, CRDs: deps.CRDs, Events: deps.Events,
 		Recorder: deps.Recorder, HealDrift: opts.HealDrift, Clock: deps.Clock, Logger: deps.Logger,
+		DriftDebounce: opts.DriftDebounce, DriftResync: opts.DriftResync,
 	})
 	o.queues = queue.NewSet(mainQueue, deps.Clock, backoff, mergeTasks)
 	o.pool = runner.New(opts.ModuleWorkers, o.attempt, backoff, deps.Clock)
@@ -164,6 +172,7 @@ func (o *Operator) Run(ctx context.Context) error {
 		g.Go(func() error { return o.moduleEvents.Run(ctx) })
 	}
 	g.Go(func() error { return o.releases.Run(ctx) })
+	g.Go(func() error { return o.releases.RunDrift(ctx, o.driftChanges) })
 	g.Go(func() error { return o.monitors.Run(ctx) })
 	g.Go(func() error { return o.scheduler.Run(ctx) })
 	g.Go(func() error { return o.queues.Run(ctx, o.handle) })

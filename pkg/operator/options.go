@@ -36,6 +36,12 @@ type Options struct {
 	// HealDrift reverts release objects whose live state drifted from
 	// the manifest; without it drift is only reported.
 	HealDrift bool
+	// DriftDebounce is how long after a change of a release object its
+	// module's drift is checked; changes within it share one check.
+	DriftDebounce time.Duration
+	// DriftResync is how often every deployed release's drift is checked
+	// besides the checks on changes; 0 turns it off.
+	DriftResync time.Duration
 	// ModuleWorkers is how many module runs may be in progress at once.
 	ModuleWorkers int
 	// MaxValuesReruns bounds how often afterHelm hooks may change a module's
@@ -70,6 +76,8 @@ func DefaultOptions() Options {
 		RetryMaxDelay:          time.Minute,
 		MaxValuesReruns:        10,
 		ModuleWorkers:          4,
+		DriftDebounce:          200 * time.Millisecond,
+		DriftResync:            10 * time.Minute,
 		ConfigMapDeleted:       ConfigMapDeletedKeep,
 	}
 }
@@ -108,6 +116,10 @@ func (o *Options) BindFlags(fs *pflag.FlagSet) {
 		"bytes of a hook run's stdout and stderr lines logged at most; the rest is counted in one warning; 0 logs everything (env ADDON_OPERATOR_HOOK_LOG_MAX_BYTES)")
 	fs.BoolVar(&o.HealDrift, "heal-drift", o.HealDrift,
 		"revert fields of release objects that someone changed, instead of only reporting them (env ADDON_OPERATOR_HEAL_DRIFT)")
+	fs.DurationVar(&o.DriftDebounce, "drift-debounce", o.DriftDebounce,
+		"wait after a change of a release object before its module's drift is checked; changes meanwhile share the check (env ADDON_OPERATOR_DRIFT_DEBOUNCE)")
+	fs.DurationVar(&o.DriftResync, "drift-resync", o.DriftResync,
+		"how often every release is checked for drift besides the checks on changes; 0 turns it off (env ADDON_OPERATOR_DRIFT_RESYNC)")
 	fs.IntVar(&o.ModuleWorkers, "module-workers", o.ModuleWorkers,
 		"module runs in progress at once; modules of one order group run in parallel (env ADDON_OPERATOR_MODULE_WORKERS)")
 	fs.DurationVar(&o.RetryDelay, "retry-delay", o.RetryDelay,
@@ -138,6 +150,9 @@ func (o *Options) Validate() error {
 		if d.val <= 0 {
 			errs = append(errs, fmt.Errorf("%s must be positive, got %s", d.flag, d.val))
 		}
+	}
+	if o.DriftDebounce < 0 || o.DriftResync < 0 {
+		errs = append(errs, fmt.Errorf("--drift-debounce and --drift-resync must not be negative, got %s and %s", o.DriftDebounce, o.DriftResync))
 	}
 	if o.HookLogMaxBytes < 0 {
 		errs = append(errs, fmt.Errorf("--hook-log-max-bytes must not be negative, got %d", o.HookLogMaxBytes))

@@ -30,6 +30,9 @@ type moduleState struct {
 	LastError string
 	// Phase is where the module is: see the Phase constants.
 	Phase status.Phase
+	// Maintenance is set while the ConfigMap puts the module in
+	// maintenance: its release is neither upgraded nor healed.
+	Maintenance bool
 }
 
 // states holds every module's state. The main queue worker (enabled
@@ -102,7 +105,8 @@ func (s *states) snapshot() []status.ModuleStatus {
 		if phase == "" {
 			phase = status.PhaseDisabled
 		}
-		out = append(out, status.ModuleStatus{Name: n, Enabled: st.Enabled, By: st.By, Phase: phase, Revision: st.Revision, LastError: st.LastError})
+		out = append(out, status.ModuleStatus{Name: n, Enabled: st.Enabled, By: st.By, Phase: phase, Revision: st.Revision, LastError: st.LastError,
+			Maintenance: st.Maintenance})
 	}
 	return out
 }

@@ -87,7 +87,7 @@ func driftManager(t *testing.T, opts Options) (*Manager, *fakeDrift, *clocktesti
 func testModule(t *testing.T, name string) *module.Module {
 	t.Helper()
 	dir := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(dir, "modules", name, "templates"), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(dir, "modules", name, "templates"), 0o750); err != nil {
 		t.Fatal(err)
 	}
 	set, err := module.Discover(module.Options{ModulesDirs: []string{filepath.Join(dir, "modules")}, GlobalHooksDir: filepath.Join(dir, "global"),

@@ -40,6 +40,9 @@ type ModuleStatus struct {
 	Phase     Phase  `json:"phase"`
 	Revision  int    `json:"revision,omitempty"`
 	LastError string `json:"lastError,omitempty"`
+	// Maintenance is set while the module is in maintenance: its release
+	// is left as it is, neither upgraded, nor healed, nor reverted.
+	Maintenance bool `json:"maintenance,omitempty"`
 }
 
 // QueueStatus is one queue as status pages and the debug CLI show it.

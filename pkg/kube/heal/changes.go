@@ -43,14 +43,19 @@ func (w *Watcher) updated(gk schema.GroupKind, namespaced bool, namespace, name 
 	return changes
 }
 
-// onUpdate sends the changes for an updated object, giving up when the
-// informer stops. A relist delivers unchanged objects as updates with the
-// same resourceVersion: those are no change.
+// onUpdate sends the changes for an updated (or, with old nil, added)
+// object, giving up when the informer stops. A relist delivers unchanged
+// objects as updates with the same resourceVersion: those are no change.
 func (w *Watcher) onUpdate(ctx context.Context, res healResource, old, obj any) {
-	before, err1 := meta.Accessor(old)
-	after, err2 := meta.Accessor(obj)
-	if err1 != nil || err2 != nil || before.GetResourceVersion() == after.GetResourceVersion() {
+	after, err := meta.Accessor(obj)
+	if err != nil {
 		return
+	}
+	if old != nil {
+		before, err := meta.Accessor(old)
+		if err != nil || before.GetResourceVersion() == after.GetResourceVersion() {
+			return
+		}
 	}
 	for _, ch := range w.updated(res.kind, res.namespaced, after.GetNamespace(), after.GetName()) {
 		select {

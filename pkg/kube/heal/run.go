@@ -231,6 +231,10 @@ func (w *Watcher) startInformer(ctx context.Context, wg *sync.WaitGroup, res hea
 	}
 	if w.changes != nil {
 		handler.UpdateFunc = func(old, obj any) { w.onUpdate(ctx, res, old, obj) }
+		// Objects the informer lists or sees created: a change made
+		// between a module's deploy and the informer's first list shows
+		// up as an addition only.
+		handler.AddFunc = func(obj any) { w.onUpdate(ctx, res, nil, obj) }
 	}
 	reg, _ := inf.AddEventHandler(handler)
 	done := make(chan struct{})
