@@ -118,6 +118,8 @@ func envFallbacks() map[string][]string {
 		"heal-drift":               {"ADDON_OPERATOR_HEAL_DRIFT"},
 		"drift-debounce":           {"ADDON_OPERATOR_DRIFT_DEBOUNCE"},
 		"drift-resync":             {"ADDON_OPERATOR_DRIFT_RESYNC"},
+		"remediation":              {"ADDON_OPERATOR_REMEDIATION"},
+		"remediation-retries":      {"ADDON_OPERATOR_REMEDIATION_RETRIES"},
 		"retry-delay":              {"ADDON_OPERATOR_RETRY_DELAY"},
 		"retry-max-delay":          {"ADDON_OPERATOR_RETRY_MAX_DELAY"},
 		"helm-history-max":         {"HELM_HISTORY_MAX"},

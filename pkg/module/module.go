@@ -27,6 +27,9 @@ type Module struct {
 	enabledScript    string
 	configSchemaPath string
 	valuesSchemaPath string
+	// remediation is the module's own setting for failed releases; the
+	// module.yaml parser fills it.
+	remediation Remediation
 }
 
 // Name is the module name: the directory name without its NNN- prefix, in

@@ -162,6 +162,7 @@ func (o *Operator) deploy(ctx context.Context, m *module.Module) error {
 	if rev > 0 {
 		o.state.update(m.Name(), func(s *moduleState) { s.Revision = rev })
 	}
+	o.afterDeployAttempt(ctx, m, err)
 	return err
 }
 

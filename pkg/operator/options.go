@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/addon-operator/addon-operator/pkg/helm"
 	"github.com/addon-operator/addon-operator/pkg/module"
 )
 
@@ -42,6 +43,12 @@ type Options struct {
 	// DriftResync is how often every deployed release's drift is checked
 	// besides the checks on changes; 0 turns it off.
 	DriftResync time.Duration
+	// Remediation is what happens to a module's release after
+	// RemediationRetries deployments in a row failed: "none", "rollback"
+	// or "uninstall" (see helm.Remediation). A module's module.yaml may
+	// set its own (module.Remediation).
+	Remediation        string
+	RemediationRetries int
 	// ModuleWorkers is how many module runs may be in progress at once.
 	ModuleWorkers int
 	// MaxValuesReruns bounds how often afterHelm hooks may change a module's
@@ -77,6 +84,8 @@ func DefaultOptions() Options {
 		MaxValuesReruns:        10,
 		ModuleWorkers:          4,
 		DriftDebounce:          200 * time.Millisecond,
+		Remediation:            "none",
+		RemediationRetries:     3,
 		DriftResync:            10 * time.Minute,
 		ConfigMapDeleted:       ConfigMapDeletedKeep,
 	}
@@ -120,6 +129,11 @@ func (o *Options) BindFlags(fs *pflag.FlagSet) {
 		"wait after a change of a release object before its module's drift is checked; changes meanwhile share the check (env ADDON_OPERATOR_DRIFT_DEBOUNCE)")
 	fs.DurationVar(&o.DriftResync, "drift-resync", o.DriftResync,
 		"how often every release is checked for drift besides the checks on changes; 0 turns it off (env ADDON_OPERATOR_DRIFT_RESYNC)")
+	fs.StringVar(&o.Remediation, "remediation", o.Remediation,
+		"what happens to a module's release after --remediation-retries failed deployments in a row: \"none\", \"rollback\" to the last deployed "+
+			"revision (a failed install is uninstalled) or \"uninstall\"; the new revision is retried with backoff either way (env ADDON_OPERATOR_REMEDIATION)")
+	fs.IntVar(&o.RemediationRetries, "remediation-retries", o.RemediationRetries,
+		"failed deployments of a release in a row before --remediation applies (env ADDON_OPERATOR_REMEDIATION_RETRIES)")
 	fs.IntVar(&o.ModuleWorkers, "module-workers", o.ModuleWorkers,
 		"module runs in progress at once; modules of one order group run in parallel (env ADDON_OPERATOR_MODULE_WORKERS)")
 	fs.DurationVar(&o.RetryDelay, "retry-delay", o.RetryDelay,
@@ -153,6 +167,12 @@ func (o *Options) Validate() error {
 	}
 	if o.DriftDebounce < 0 || o.DriftResync < 0 {
 		errs = append(errs, fmt.Errorf("--drift-debounce and --drift-resync must not be negative, got %s and %s", o.DriftDebounce, o.DriftResync))
+	}
+	if _, err := helm.ParseRemediation(o.Remediation); err != nil {
+		errs = append(errs, fmt.Errorf("--remediation: %w", err))
+	}
+	if o.RemediationRetries < 1 {
+		errs = append(errs, fmt.Errorf("--remediation-retries must be at least 1, got %d", o.RemediationRetries))
 	}
 	if o.HookLogMaxBytes < 0 {
 		errs = append(errs, fmt.Errorf("--hook-log-max-bytes must not be negative, got %d", o.HookLogMaxBytes))

@@ -33,6 +33,11 @@ type moduleState struct {
 	// Maintenance is set while the ConfigMap puts the module in
 	// maintenance: its release is neither upgraded nor healed.
 	Maintenance bool
+	// DeployFailures counts the module's failed deployments in a row,
+	// toward its remediation; Remediation says what the last remediation
+	// did, "" once a deployment succeeded.
+	DeployFailures int
+	Remediation    string
 }
 
 // states holds every module's state. The main queue worker (enabled
@@ -106,7 +111,7 @@ func (s *states) snapshot() []status.ModuleStatus {
 			phase = status.PhaseDisabled
 		}
 		out = append(out, status.ModuleStatus{Name: n, Enabled: st.Enabled, By: st.By, Phase: phase, Revision: st.Revision, LastError: st.LastError,
-			Maintenance: st.Maintenance})
+			Maintenance: st.Maintenance, Remediation: st.Remediation})
 	}
 	return out
 }
