@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -23,8 +24,9 @@ const (
 // with --heal-drift, until it has reverted it.
 func (env Env) measureDrift(ctx context.Context, s *session, res *Result) error {
 	revert := slices.Contains(env.OperatorArgs, "--heal-drift")
-	for i := range env.Samples {
-		key := s.keys[pick(i, env.Samples, len(s.keys), 3)]
+	samples := cmp.Or(env.DriftSamples, env.Samples)
+	for i := range samples {
+		key := s.keys[pick(i, samples, len(s.keys), 3)]
 		reported, reverted, err := s.drift(ctx, key, fmt.Sprintf("edit-%d", i), revert)
 		if err != nil {
 			return err

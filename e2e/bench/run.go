@@ -36,6 +36,9 @@ type Env struct {
 	GroupSize int
 	// Samples is how many times each reaction is measured.
 	Samples int
+	// DriftSamples is how many manual edits the drift detection latency
+	// is measured over; 0 is Samples.
+	DriftSamples int
 	// OperatorArgs are appended to the operator's command line.
 	OperatorArgs []string
 	// Progress receives a line per step.

@@ -1,7 +1,9 @@
 // Package release deploys and removes modules' Helm releases together with
 // what comes with them: a module's CRDs before its release, the heal watch
-// and the drift check after it, the ownership check before an uninstall,
-// and pausing heal events while a module's own work may delete its objects.
+// and the drift check after it, drift checks between runs (on changes of
+// release objects and on a resync timer), the remediation of failed
+// releases, the ownership check before an uninstall, and pausing heal
+// events while a module's own work may delete its objects.
 package release
 
 import (

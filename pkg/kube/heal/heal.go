@@ -1,5 +1,6 @@
 // Package heal reports objects of deployed releases that were deleted, and
-// deleted Helm release records, so that the operator can restore them.
+// deleted Helm release records, so that the operator can restore them, and
+// objects that were written, so that their drift can be checked.
 package heal
 
 import (
@@ -68,8 +69,8 @@ type Options struct {
 	// between two Watch calls for it.
 	Events chan<- Event
 	// Changes, when not nil, receives a Change per update of a watched
-	// object (a new resourceVersion), whether its module is paused or not;
-	// see Change.
+	// object (a new resourceVersion) and per object an informer lists or
+	// sees created, whether its module is paused or not; see Change.
 	Changes chan<- Change
 	// ModuleLabel is the key of the label every object of a release carries
 	// (helm.LabelModule). Only objects with it are watched, so the informers
