@@ -35,15 +35,14 @@ func Rows(r *Result) []Row {
 	if r.NotHealed {
 		healed = fmt.Sprintf("not healed within %s (no healing)", healLimit)
 	}
-	rows := []Row{
+	return append([]Row{
 		{r.N, "start to converged", formatDuration(r.Converge.Wall), "< 10 s (for 100 modules)", r.Converge.Wall < targetConverged},
 		{r.N, "ConfigMap change to upgraded", spread(r.Change), "< 300 ms", change < targetReaction},
 		{r.N, "event to upgraded", spread(r.Event), "< 300 ms (as ConfigMap change)", event < targetReaction},
 		{r.N, "delete to healed", healed, "< 2 s", !r.NotHealed && len(r.Healed) > 0 && median(r.Healed) < targetHealed},
 		{r.N, "idle CPU", fmt.Sprintf("%.2f %% of a core", r.IdleCPU), "< 0.5 % of a core", r.IdleCPU < targetIdleCPU},
 		{r.N, "peak RSS (VmHWM)", peakRSSValue(r.PeakRSS, r.Mem), "< 100 MB", float64(r.PeakRSS) < targetPeakRSS},
-	}
-	return append(rows, driftRows(r)...)
+	}, driftRows(r)...)
 }
 
 // driftRows are the drift detection rows: median and p99 of the edit to

@@ -25,6 +25,10 @@ type deployed struct {
 	manifest string
 	// reported is the drift last reported (see driftKey); guarded by busy.
 	reported string
+	// seen are the resourceVersions of the objects the last check read,
+	// by driftRef; guarded by the Manager's mu. A change to one of them
+	// is no reason to check again.
+	seen map[string]string
 	// busy is held by Deploy and by a drift check of the module, so a
 	// check never compares, or reverts, in the middle of an upgrade.
 	busy sync.Mutex
@@ -81,12 +85,60 @@ func (r *Manager) RunDrift(ctx context.Context, changes <-chan heal.Change) erro
 			case <-ctx.Done():
 				return nil
 			case ch := <-changes:
-				s.add(ch.Module, r.opts.Clock.Now().Add(r.opts.DriftDebounce))
+				if !r.seenAlready(ch) {
+					s.add(ch.Module, r.opts.Clock.Now().Add(r.opts.DriftDebounce))
+				}
 			}
 		}
 	})
 	g.Go(func() error { return r.checkLoop(ctx, s) })
 	return g.Wait() //nolint:wrapcheck // both goroutines return nil
+}
+
+// seenAlready reports whether the last check of ch's module read ch's
+// object at ch's resourceVersion: then the change, usually the module's own
+// deploy, is compared already.
+func (r *Manager) seenAlready(ch heal.Change) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	d := r.deployed[ch.Module]
+	if d == nil || ch.ResourceVersion == "" {
+		return false
+	}
+	o := ch.Object
+	return d.seen[driftRef(o.APIVersion, o.Kind, o.Namespace, o.Name)] == ch.ResourceVersion
+}
+
+// driftRef names an object the same way for the heal watch's changes and
+// the drift checker's results.
+func driftRef(apiVersion, kind, namespace, name string) string {
+	return apiVersion + "/" + kind + "/" + namespace + "/" + name
+}
+
+// seenChecker is a DriftChecker that tells which resourceVersions it
+// compared; *drift.Checker is one.
+type seenChecker interface {
+	CheckSeen(ctx context.Context, manifest string) ([]drift.Drift, map[drift.Object]string, error)
+}
+
+// check runs the drift checker, recording what it saw when it can tell.
+func (r *Manager) check(ctx context.Context, d *deployed, manifest string) ([]drift.Drift, error) {
+	sc, ok := r.opts.Drift.(seenChecker)
+	if !ok {
+		return r.opts.Drift.Check(ctx, manifest)
+	}
+	drifts, seen, err := sc.CheckSeen(ctx, manifest)
+	if err != nil {
+		return nil, err
+	}
+	refs := make(map[string]string, len(seen))
+	for o, rv := range seen {
+		refs[driftRef(o.APIVersion, o.Kind, o.Namespace, o.Name)] = rv
+	}
+	r.mu.Lock()
+	d.seen = refs
+	r.mu.Unlock()
+	return drifts, nil
 }
 
 // driftSchedule holds when each module is due for a check. The collector
@@ -208,7 +260,7 @@ func (r *Manager) checkBetweenRuns(ctx context.Context, name string) bool {
 // and with HealDrift reverts it unless the module is in maintenance.
 // d.busy is held.
 func (r *Manager) checkDrift(ctx context.Context, name string, d *deployed, manifest string) error {
-	drifts, err := r.opts.Drift.Check(ctx, manifest)
+	drifts, err := r.check(ctx, d, manifest)
 	if err != nil {
 		return err
 	}

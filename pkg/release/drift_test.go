@@ -182,3 +182,37 @@ func TestRunDriftResyncAndMaintenance(t *testing.T) {
 	default:
 	}
 }
+
+// seenDrift is a fakeDrift that reports the resourceVersions it read.
+type seenDrift struct{ fakeDrift }
+
+func (f *seenDrift) CheckSeen(ctx context.Context, manifest string) ([]drift.Drift, map[drift.Object]string, error) {
+	drifts, err := f.Check(ctx, manifest)
+	return drifts, map[drift.Object]string{{APIVersion: "v1", Kind: "ConfigMap", Namespace: "ns", Name: "c"}: "7"}, err
+}
+
+// Changes of objects at the resourceVersion the last check read, such as
+// those of the module's own deploy, start no check.
+func TestSeenChangesAreNoReason(t *testing.T) {
+	fd := &seenDrift{fakeDrift{calls: make(chan call, 2)}}
+	r := New(Options{Releases: &manifestReleases{}, Drift: fd, Clock: clocktesting.NewFakeClock(time.Unix(1e9, 0)), Logger: slog.New(slog.DiscardHandler)})
+	if _, err := r.Deploy(t.Context(), testModule(t, "m"), nil); err != nil {
+		t.Fatalf("Deploy: %v", err)
+	}
+	ref := heal.ObjectRef{APIVersion: "v1", Kind: "ConfigMap", Namespace: "ns", Name: "c"}
+	tests := []struct {
+		name string
+		ch   heal.Change
+		want bool
+	}{
+		{"the version read", heal.Change{Module: "m", Object: ref, ResourceVersion: "7"}, true},
+		{"a newer version", heal.Change{Module: "m", Object: ref, ResourceVersion: "8"}, false},
+		{"another object", heal.Change{Module: "m", Object: heal.ObjectRef{APIVersion: "v1", Kind: "Secret", Namespace: "ns", Name: "c"}, ResourceVersion: "7"}, false},
+		{"another module", heal.Change{Module: "n", Object: ref, ResourceVersion: "7"}, false},
+	}
+	for _, tt := range tests {
+		if got := r.seenAlready(tt.ch); got != tt.want {
+			t.Errorf("%s: seenAlready = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}

@@ -119,40 +119,58 @@ func (c *Checker) WithControllers(managers ...string) *Checker {
 // not exist, also because their kind is unknown to the server, are skipped.
 // An error names the object and wraps the API error.
 func (c *Checker) Check(ctx context.Context, manifest string) ([]Drift, error) {
+	drifts, _, err := c.CheckSeen(ctx, manifest)
+	return drifts, err
+}
+
+// CheckSeen is Check that also returns the resourceVersion of each live
+// object it compared, by Object: a later change of an object to another
+// resourceVersion is what can drift it again.
+func (c *Checker) CheckSeen(ctx context.Context, manifest string) ([]Drift, map[Object]string, error) {
 	objs, err := kube.ManifestObjects(manifest)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var drifts []Drift
+	seen := map[Object]string{}
 	for _, obj := range objs {
-		d, err := c.check(ctx, obj)
+		d, rv, err := c.check(ctx, obj)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
+		}
+		if rv != "" {
+			seen[d.Object] = rv
 		}
 		if len(d.Fields) > 0 {
 			drifts = append(drifts, d)
 		}
 	}
-	return drifts, nil
+	return drifts, seen, nil
 }
 
-func (c *Checker) check(ctx context.Context, obj map[string]any) (Drift, error) {
+func (c *Checker) check(ctx context.Context, obj map[string]any) (Drift, string, error) {
 	t, ok, err := c.target(ctx, obj)
 	if err != nil || !ok {
-		return Drift{}, err
+		return Drift{}, "", err
 	}
 	live, err := t.res.Get(ctx, t.ref.Name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		c.log.DebugContext(ctx, "drift check skips a missing object",
 			slog.String(logkey.Kind, t.ref.Kind), slog.String(logkey.Namespace, t.ref.Namespace), slog.String(logkey.Name, t.ref.Name))
-		return Drift{}, nil
+		return Drift{}, "", nil
 	}
 	if err != nil {
-		return Drift{}, fmt.Errorf("get %s: %w", t.ref, err)
+		return Drift{}, "", fmt.Errorf("get %s: %w", t.ref, err)
 	}
+	d, err := c.compare(ctx, t, obj, live)
+	return d, live.GetResourceVersion(), err
+}
+
+// compare returns live's drift from the manifest object obj.
+func (c *Checker) compare(ctx context.Context, t driftTarget, obj map[string]any, live *unstructured.Unstructured) (Drift, error) {
 	applied, err := c.dryRun(ctx, t, obj, live)
 	if apierrors.IsNotFound(err) {
-		return Drift{}, nil // deleted since the Get: healing's business
+		return Drift{Object: t.ref}, nil // deleted since the Get: healing's business
 	}
 	if err != nil {
 		return Drift{}, fmt.Errorf("dry-run apply %s: %w", t.ref, err)

@@ -231,3 +231,18 @@ func TestDriftRevertErrors(t *testing.T) {
 		t.Errorf("Revert error = %v, want the last Conflict after retries", err)
 	}
 }
+
+func TestDriftCheckSeen(t *testing.T) {
+	checker, _ := driftFake(t, testLive()...)
+	_, seen, err := checker.CheckSeen(t.Context(), testManifest)
+	if err != nil {
+		t.Fatalf("CheckSeen: %v", err)
+	}
+	edited := Object{APIVersion: "v1", Kind: "ConfigMap", Namespace: "ns", Name: "edited"}
+	if seen[edited] != "7" {
+		t.Errorf("seen = %v, want the edited ConfigMap at resourceVersion 7", seen)
+	}
+	if _, ok := seen[Object{APIVersion: "v1", Kind: "ConfigMap", Namespace: "ns", Name: "missing"}]; ok {
+		t.Error("a missing object was seen")
+	}
+}

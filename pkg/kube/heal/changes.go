@@ -17,6 +17,8 @@ import (
 type Change struct {
 	Module string
 	Object ObjectRef
+	// ResourceVersion is the object's after the change.
+	ResourceVersion string
 }
 
 // updated returns the changes for an update of namespace/name, seen by
@@ -58,6 +60,7 @@ func (w *Watcher) onUpdate(ctx context.Context, res healResource, old, obj any) 
 		}
 	}
 	for _, ch := range w.updated(res.kind, res.namespaced, after.GetNamespace(), after.GetName()) {
+		ch.ResourceVersion = after.GetResourceVersion()
 		select {
 		case w.changes <- ch:
 		case <-ctx.Done():
