@@ -2,10 +2,15 @@ package heal
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -55,7 +60,7 @@ func (w *Watcher) onUpdate(ctx context.Context, res healResource, old, obj any) 
 	}
 	if old != nil {
 		before, err := meta.Accessor(old)
-		if err != nil || before.GetResourceVersion() == after.GetResourceVersion() {
+		if err != nil || !mayDrift(before, after) {
 			return
 		}
 	}
@@ -67,4 +72,50 @@ func (w *Watcher) onUpdate(ctx context.Context, res healResource, old, obj any) 
 			return
 		}
 	}
+}
+
+// metaSumKey is the annotation under which driftSlim keeps the checksum
+// of an object's labels and annotations.
+const metaSumKey = "addon-operator.io/metadata-checksum"
+
+// mayDrift reports whether an update from before to after may have
+// drifted the object: its resourceVersion changed, and unless the kind
+// counts generations, which only writes to the spec increase, the spec
+// (the generation) or the labels and annotations changed too. A status
+// update, the most frequent write to workloads, is not drift.
+func mayDrift(before, after metav1.Object) bool {
+	if before.GetResourceVersion() == after.GetResourceVersion() {
+		return false
+	}
+	if after.GetGeneration() == 0 {
+		return true
+	}
+	return before.GetGeneration() != after.GetGeneration() ||
+		before.GetAnnotations()[metaSumKey] != after.GetAnnotations()[metaSumKey]
+}
+
+// driftSlim is healSlim that also keeps what mayDrift needs: the
+// generation, and a checksum of the labels and annotations in place of
+// them. Like every informer transform it is idempotent: an object it
+// slimmed already is returned as it is.
+func driftSlim(obj any) (any, error) {
+	m, ok := obj.(*metav1.PartialObjectMetadata)
+	if !ok {
+		return obj, nil
+	}
+	if _, slimmed := m.Annotations[metaSumKey]; slimmed && len(m.Annotations) == 1 && len(m.Labels) == 0 {
+		return obj, nil
+	}
+	h := sha256.New()
+	for _, kv := range []map[string]string{m.Labels, m.Annotations} {
+		for _, k := range slices.Sorted(maps.Keys(kv)) {
+			fmt.Fprintf(h, "%q=%q;", k, kv[k])
+		}
+		h.Write([]byte{0})
+	}
+	slim, _ := slimMetadata(obj)
+	s, _ := slim.(*metav1.PartialObjectMetadata)
+	s.Generation = m.Generation
+	s.Annotations = map[string]string{metaSumKey: hex.EncodeToString(h.Sum(nil))}
+	return s, nil
 }

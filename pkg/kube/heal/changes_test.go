@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -48,5 +49,42 @@ func TestHealWatcherUpdates(t *testing.T) {
 				t.Errorf("changes (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+func TestMayDrift(t *testing.T) {
+	slim := func(rv string, generation int64, labels map[string]string) metav1.Object {
+		s, err := driftSlim(&metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
+			Name: "a", ResourceVersion: rv, Generation: generation, Labels: labels, Annotations: map[string]string{"note": "x"},
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.(*metav1.PartialObjectMetadata)
+	}
+	tests := []struct {
+		name          string
+		before, after metav1.Object
+		want          bool
+	}{
+		{"a relist", slim("1", 1, nil), slim("1", 1, nil), false},
+		{"a status update", slim("1", 3, map[string]string{"a": "b"}), slim("2", 3, map[string]string{"a": "b"}), false},
+		{"a spec update", slim("1", 3, nil), slim("2", 4, nil), true},
+		{"a label edit", slim("1", 3, map[string]string{"a": "b"}), slim("2", 3, map[string]string{"a": "c"}), true},
+		{"a kind without generations", slim("1", 0, nil), slim("2", 0, nil), true},
+	}
+	for _, tt := range tests {
+		if got := mayDrift(tt.before, tt.after); got != tt.want {
+			t.Errorf("%s: mayDrift = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestDriftSlimIsIdempotent(t *testing.T) {
+	obj := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: "a", ResourceVersion: "1", Generation: 2, Labels: map[string]string{"a": "b"}}}
+	once, _ := driftSlim(obj)
+	twice, _ := driftSlim(once)
+	if diff := cmp.Diff(once, twice); diff != "" {
+		t.Errorf("slimmed twice (-once +twice):\n%s", diff)
 	}
 }

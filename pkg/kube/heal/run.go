@@ -222,7 +222,11 @@ func (w *Watcher) startInformer(ctx context.Context, wg *sync.WaitGroup, res hea
 	selectOurs := func(o *metav1.ListOptions) { o.LabelSelector = w.selector }
 	inf := metadatainformer.NewFilteredMetadataInformer(w.metadata, res.gvr, namespace, 0, cache.Indexers{}, selectOurs).Informer()
 	// Neither setter fails on an informer that has not started.
-	_ = inf.SetTransform(healSlim)
+	if w.changes != nil {
+		_ = inf.SetTransform(driftSlim)
+	} else {
+		_ = inf.SetTransform(healSlim)
+	}
 	_ = inf.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
 		w.watchFailed(res, namespace, err)
 	})
