@@ -173,7 +173,15 @@ func (c *Checker) compare(ctx context.Context, t driftTarget, obj map[string]any
 		return Drift{Object: t.ref}, nil // deleted since the Get: healing's business
 	}
 	if err != nil {
-		return Drift{}, fmt.Errorf("dry-run apply %s: %w", t.ref, err)
+		if ctx.Err() != nil {
+			return Drift{}, fmt.Errorf("dry-run apply %s: %w", t.ref, err)
+		}
+		// The server may refuse what it cannot dry-run (an admission
+		// webhook with side effects, an immutable field someone changed):
+		// the object's drift is unknown, the others are still checked.
+		c.log.WarnContext(ctx, "drift check skips an object the server would not apply as a dry run",
+			slog.String(logkey.Kind, t.ref.Kind), slog.String(logkey.Namespace, t.ref.Namespace), slog.String(logkey.Name, t.ref.Name), logkey.Err(err))
+		return Drift{Object: t.ref}, nil
 	}
 	managed, err := decodeManaged(live.GetManagedFields())
 	if err != nil {

@@ -246,3 +246,20 @@ func TestDriftCheckSeen(t *testing.T) {
 		t.Error("a missing object was seen")
 	}
 }
+
+// An object the server refuses to apply as a dry run is skipped; the
+// others are still checked.
+func TestDriftCheckSkipsRefusedDryRuns(t *testing.T) {
+	checker, client := driftFake(t, testLive()...)
+	client.PrependReactor("patch", "namespaces", func(clienttesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewBadRequest("admission webhook does not support dry run")
+	})
+	got, err := checker.Check(t.Context(), testManifest)
+	if err != nil {
+		t.Fatalf("Check: %v", err)
+	}
+	want := []Drift{{Object: Object{APIVersion: "v1", Kind: "ConfigMap", Namespace: "ns", Name: "edited"}, Fields: []string{"data.key"}}}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("drifts (-want +got):\n%s", d)
+	}
+}
