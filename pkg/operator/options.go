@@ -1,6 +1,7 @@
 package operator
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -168,10 +169,10 @@ func (o *Options) Validate() error {
 	if o.DriftDebounce < 0 || o.DriftResync < 0 {
 		errs = append(errs, fmt.Errorf("--drift-debounce and --drift-resync must not be negative, got %s and %s", o.DriftDebounce, o.DriftResync))
 	}
-	if _, err := helm.ParseRemediation(o.Remediation); err != nil {
+	// An empty remediation is none, as in Options built without defaults.
+	if r, err := helm.ParseRemediation(cmp.Or(o.Remediation, string(helm.RemediationNone))); err != nil {
 		errs = append(errs, fmt.Errorf("--remediation: %w", err))
-	}
-	if o.RemediationRetries < 1 {
+	} else if r != helm.RemediationNone && o.RemediationRetries < 1 {
 		errs = append(errs, fmt.Errorf("--remediation-retries must be at least 1, got %d", o.RemediationRetries))
 	}
 	if o.HookLogMaxBytes < 0 {

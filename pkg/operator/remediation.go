@@ -32,7 +32,7 @@ func (o *Operator) remediationFor(m *module.Module) (helm.Remediation, int) {
 	if err != nil {
 		return helm.RemediationNone, retries
 	}
-	return r, retries
+	return r, max(retries, 1)
 }
 
 // afterDeployAttempt counts a module's failed deployments in a row and,
