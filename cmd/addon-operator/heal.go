@@ -23,24 +23,25 @@ const crdFieldManager = "addon-operator"
 // newHealWatcher builds the watcher of deployed release objects and of
 // the releases' storage records (Helm's driver), which report on one
 // channel.
-func newHealWatcher(cfg *rest.Config, kinds *kube.Resolver, namespace, driver string, log *slog.Logger) (*releaseWatcher, chan heal.Event, error) {
+func newHealWatcher(cfg *rest.Config, kinds *kube.Resolver, namespace, driver string, log *slog.Logger) (*releaseWatcher, chan heal.Event, chan heal.Change, error) {
 	md, err := metadata.NewForConfig(cfg)
 	if err != nil {
-		return nil, nil, fmt.Errorf("metadata client: %w", err)
+		return nil, nil, nil, fmt.Errorf("metadata client: %w", err)
 	}
 	events := make(chan heal.Event)
+	changes := make(chan heal.Change)
 	w, err := heal.NewWatcher(heal.Options{
-		Metadata: md, Kinds: kinds, Clock: clock.RealClock{}, Log: log, Events: events,
+		Metadata: md, Kinds: kinds, Clock: clock.RealClock{}, Log: log, Events: events, Changes: changes,
 		ModuleLabel: helm.LabelModule, Namespace: namespace,
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	records, err := heal.NewRecordWatcher(heal.RecordWatcherOptions{Metadata: md, Driver: driver, Namespace: namespace, Events: events, Log: log})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return &releaseWatcher{Watcher: w, records: records}, events, nil
+	return &releaseWatcher{Watcher: w, records: records}, events, changes, nil
 }
 
 // releaseWatcher watches a module's release objects and its release

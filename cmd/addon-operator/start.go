@@ -117,6 +117,10 @@ func envFallbacks() map[string][]string {
 		"hook-timeout":             {"ADDON_OPERATOR_HOOK_TIMEOUT"},
 		"hook-log-max-bytes":       {"ADDON_OPERATOR_HOOK_LOG_MAX_BYTES"},
 		"heal-drift":               {"ADDON_OPERATOR_HEAL_DRIFT"},
+		"drift-debounce":           {"ADDON_OPERATOR_DRIFT_DEBOUNCE"},
+		"drift-resync":             {"ADDON_OPERATOR_DRIFT_RESYNC"},
+		"remediation":              {"ADDON_OPERATOR_REMEDIATION"},
+		"remediation-retries":      {"ADDON_OPERATOR_REMEDIATION_RETRIES"},
 		"retry-delay":              {"ADDON_OPERATOR_RETRY_DELAY"},
 		"retry-max-delay":          {"ADDON_OPERATOR_RETRY_MAX_DELAY"},
 		"helm-history-max":         {"HELM_HISTORY_MAX"},
@@ -339,7 +343,7 @@ func (o *startOptions) wire(restCfg *rest.Config, log *slog.Logger, rec *metrics
 	if err != nil {
 		return nil, nil, err
 	}
-	heal, healEvents, err := newHealWatcher(restCfg, kinds, o.operator.Namespace, o.helm.Driver, log)
+	heal, healEvents, driftChanges, err := newHealWatcher(restCfg, kinds, o.operator.Namespace, o.helm.Driver, log)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -363,6 +367,7 @@ func (o *startOptions) wire(restCfg *rest.Config, log *slog.Logger, rec *metrics
 		Events:        recorder,
 		Healer:        heal,
 		HealEvents:    healEvents,
+		DriftChanges:  driftChanges,
 		Drift:         drift.NewChecker(dyn, kinds, log).WithNamespace(o.operator.Namespace),
 		CRDs:          crds,
 		Readiness:     readiness.NewChecker(dyn, kinds, clock.RealClock{}),

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -34,14 +35,41 @@ func Rows(r *Result) []Row {
 	if r.NotHealed {
 		healed = fmt.Sprintf("not healed within %s (no healing)", healLimit)
 	}
-	return []Row{
+	return append([]Row{
 		{r.N, "start to converged", formatDuration(r.Converge.Wall), "< 10 s (for 100 modules)", r.Converge.Wall < targetConverged},
 		{r.N, "ConfigMap change to upgraded", spread(r.Change), "< 300 ms", change < targetReaction},
 		{r.N, "event to upgraded", spread(r.Event), "< 300 ms (as ConfigMap change)", event < targetReaction},
 		{r.N, "delete to healed", healed, "< 2 s", !r.NotHealed && len(r.Healed) > 0 && median(r.Healed) < targetHealed},
 		{r.N, "idle CPU", fmt.Sprintf("%.2f %% of a core", r.IdleCPU), "< 0.5 % of a core", r.IdleCPU < targetIdleCPU},
 		{r.N, "peak RSS (VmHWM)", peakRSSValue(r.PeakRSS, r.Mem), "< 100 MB", float64(r.PeakRSS) < targetPeakRSS},
+	}, driftRows(r)...)
+}
+
+// driftRows are the drift detection rows: median and p99 of the edit to
+// report and, when measured, to revert times.
+func driftRows(r *Result) []Row {
+	var rows []Row
+	for _, m := range []struct {
+		name string
+		d    []time.Duration
+	}{{"edit to drift reported", r.DriftReported}, {"edit to drift reverted", r.DriftReverted}} {
+		if len(m.d) == 0 {
+			continue
+		}
+		value := fmt.Sprintf("median %s, p99 %s (%d samples)", formatDuration(median(m.d)), formatDuration(percentile(m.d, 0.99)), len(m.d))
+		rows = append(rows, Row{r.N, m.name, value, "< 2 s", median(m.d) < targetHealed})
 	}
+	return rows
+}
+
+// percentile returns the p-quantile of ds by the nearest-rank method.
+func percentile(ds []time.Duration, p float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	sorted := slices.Sorted(slices.Values(ds))
+	i := int(math.Ceil(p*float64(len(sorted)))) - 1
+	return sorted[max(i, 0)]
 }
 
 // peakRSSValue is VmHWM with the sampled split into the operator's own

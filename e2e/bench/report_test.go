@@ -125,3 +125,17 @@ func TestPhasesMarkdownAPIRequests(t *testing.T) {
 		t.Errorf("API table\n%s\nwant row %q", got, want)
 	}
 }
+
+func TestDriftRows(t *testing.T) {
+	r := &Result{N: 10, DriftReported: []time.Duration{300 * time.Millisecond, 250 * time.Millisecond, 3 * time.Second}}
+	md := Markdown([]Result{*r})
+	if !strings.Contains(md, "| 10 | edit to drift reported | median 300 ms, p99 3.0 s (3 samples) | < 2 s | met |") {
+		t.Errorf("drift row missing:\n%s", md)
+	}
+	if strings.Contains(md, "edit to drift reverted") {
+		t.Errorf("a revert row without revert samples:\n%s", md)
+	}
+	if got := percentile([]time.Duration{1, 2, 3, 4}, 0.5); got != 2 {
+		t.Errorf("percentile 0.5 of 1..4 = %v, want 2", got)
+	}
+}

@@ -39,6 +39,9 @@ type Env struct {
 	Chains int
 	// Samples is how many times each reaction is measured.
 	Samples int
+	// DriftSamples is how many manual edits the drift detection latency
+	// is measured over; 0 is Samples.
+	DriftSamples int
 	// OperatorArgs are appended to the operator's command line.
 	OperatorArgs []string
 	// Progress receives a line per step.
@@ -71,6 +74,10 @@ type Result struct {
 	// object was not back within healLimit, which ends the samples.
 	Healed    []time.Duration
 	NotHealed bool
+	// DriftReported are the times from a manual edit of a release object
+	// to the operator's report of it; DriftReverted to its revert, with
+	// --heal-drift among the operator's arguments.
+	DriftReported, DriftReverted []time.Duration
 	// IdleCPU is in percent of one core; PeakRSS is VmHWM at the end, in
 	// bytes; Mem the anonymous peak sampled from the start through the
 	// reactions.
@@ -129,6 +136,9 @@ func (env Env) measure(ctx context.Context, s *session, res *Result) error {
 	}
 	env.progressf("N=%d: event to upgraded, median %s", res.N, formatDuration(median(totals(res.Event))))
 	if err := env.measureHeal(ctx, s, res); err != nil {
+		return err
+	}
+	if err := env.measureDrift(ctx, s, res); err != nil {
 		return err
 	}
 	res.Mem = s.stopSampling()

@@ -308,3 +308,53 @@ func TestDriftRevertNeverCreatesAnObject(t *testing.T) {
 		t.Errorf("after Revert of an object deleted meanwhile: %v, %v; want it missing", got, err)
 	}
 }
+
+// driftTwoMounts mounts one volume at two paths: volumeMounts is keyed by
+// mountPath, so pairing items by name would compare the wrong ones.
+const driftTwoMounts = `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: mounts}
+spec:
+  selector: {matchLabels: {app: mounts}}
+  template:
+    metadata: {labels: {app: mounts}}
+    spec:
+      volumes: [{name: data, emptyDir: {}}]
+      containers:
+      - name: app
+        image: nginx:1.27
+        volumeMounts:
+        - {name: data, mountPath: /var/cache}
+        - {name: data, mountPath: /var/log, subPath: log}`
+
+func TestDriftOneVolumeMountedTwice(t *testing.T) {
+	e := driftSetup(t)
+	e.install(t, driftTwoMounts)
+	e.expect(t, "as installed", driftTwoMounts, map[string][]string{})
+	e.expect(t, "checked again", driftTwoMounts, map[string][]string{})
+
+	e.change(t, driftTwoMounts, "mounts", "kubectl-edit",
+		`{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"nginx:1.27","volumeMounts":[{"name":"data","mountPath":"/var/cache"},{"name":"data","mountPath":"/var/log","subPath":"edited"}]}]}}}}`)
+	e.expect(t, "subPath edited", driftTwoMounts, map[string][]string{"mounts": {"spec.template.spec.containers[0].volumeMounts[1].subPath"}})
+
+	drifts, err := e.checker.Check(t.Context(), driftTwoMounts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.checker.Revert(t.Context(), driftTwoMounts, drifts); err != nil {
+		t.Fatalf("Revert: %v", err)
+	}
+	e.expect(t, "reverted", driftTwoMounts, map[string][]string{})
+	mounts, _ := e.get(t, driftTwoMounts, "mounts", "spec", "template", "spec", "containers").([]any)
+	if len(mounts) != 1 {
+		t.Fatalf("containers = %v, want one", mounts)
+	}
+	got := mounts[0].(map[string]any)["volumeMounts"]
+	want := []any{
+		map[string]any{"name": "data", "mountPath": "/var/cache"},
+		map[string]any{"name": "data", "mountPath": "/var/log", "subPath": "log"},
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("volumeMounts after Revert (-want +got):\n%s", d)
+	}
+}

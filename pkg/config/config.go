@@ -83,6 +83,11 @@ type Config struct {
 	// Enabled holds, by module key, each "<moduleKey>Enabled" flag present.
 	// Modules without the key are absent: the ConfigMap says nothing.
 	Enabled map[string]bool
+	// Maintenance holds, by module key, the modules whose
+	// "<moduleKey>Maintenance" key is NoResourceReconciliation: their
+	// releases are left as they are (see MaintenanceNoResourceReconciliation).
+	// Modules not in maintenance are absent.
+	Maintenance map[string]bool
 }
 
 // Checksum returns the canonical checksum (values.Checksum) of the section
@@ -114,6 +119,8 @@ func Parse(data map[string]string) (*Config, error) {
 		Global:  values.Values{},
 		Modules: map[string]values.Values{},
 		Enabled: map[string]bool{},
+
+		Maintenance: map[string]bool{},
 	}
 	var errs []error
 	for _, key := range slices.Sorted(maps.Keys(data)) {
@@ -137,10 +144,17 @@ func (c *Config) parseKey(key, raw string) error {
 		return nil
 	}
 	if moduleKey, ok := strings.CutSuffix(key, maintenanceSuffix); ok && moduleKey != "" {
-		// <moduleKey>Maintenance is the established implementation's switch
-		// for unmanaged releases. It is accepted so existing ConfigMaps stay
-		// valid, and has no effect here.
-		return checkModuleKey(moduleKey)
+		if err := checkModuleKey(moduleKey); err != nil {
+			return err
+		}
+		on, err := parseMaintenance(raw)
+		if err != nil {
+			return err
+		}
+		if on {
+			c.Maintenance[moduleKey] = true
+		}
+		return nil
 	}
 	if moduleKey, ok := strings.CutSuffix(key, enabledSuffix); ok && moduleKey != "" {
 		if err := checkModuleKey(moduleKey); err != nil {
@@ -184,9 +198,31 @@ func checkModuleKey(key string) error {
 	return nil
 }
 
-// maintenanceSuffix ends keys that the established implementation reads as
-// maintenance switches.
+// maintenanceSuffix ends the keys of modules' maintenance modes:
+// "certManagerMaintenance".
 const maintenanceSuffix = "Maintenance"
+
+// MaintenanceNoResourceReconciliation is the maintenance mode a
+// "<moduleKey>Maintenance" key sets: the operator stops upgrading the
+// module's release, restoring its deleted objects and reverting their
+// drift, while the module's hooks keep running on their bindings.
+const MaintenanceNoResourceReconciliation = "NoResourceReconciliation"
+
+// parseMaintenance reads a maintenance key: NoResourceReconciliation (in
+// any case) is on, an empty value off.
+func parseMaintenance(raw string) (bool, error) {
+	switch v := strings.TrimSpace(raw); {
+	case strings.EqualFold(v, MaintenanceNoResourceReconciliation):
+		return true, nil
+	case v == "":
+		return false, nil
+	default:
+		return false, fmt.Errorf("maintenance mode is %q, want %q or empty", raw, MaintenanceNoResourceReconciliation)
+	}
+}
+
+// MaintenanceKey returns the ConfigMap key of a module's maintenance mode.
+func MaintenanceKey(moduleKey string) string { return moduleKey + maintenanceSuffix }
 
 // EnabledKey returns the ConfigMap key of a module's Enabled flag.
 func EnabledKey(moduleKey string) string { return moduleKey + enabledSuffix }

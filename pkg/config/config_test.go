@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/addon-operator/addon-operator/pkg/values"
 )
@@ -41,9 +42,10 @@ func TestParse(t *testing.T) {
 			},
 		},
 		{
-			name: "maintenance keys of the established implementation are accepted and ignored",
-			data: map[string]string{"certManagerMaintenance": "NoResourceReconciliation"},
-			want: &Config{Global: values.Values{}, Modules: map[string]values.Values{}, Enabled: map[string]bool{}},
+			name: "maintenance keys in the established spellings",
+			data: map[string]string{"certManagerMaintenance": "NoResourceReconciliation", "fooMaintenance": " noresourcereconciliation", "barMaintenance": ""},
+			want: &Config{Global: values.Values{}, Modules: map[string]values.Values{}, Enabled: map[string]bool{},
+				Maintenance: map[string]bool{"certManager": true, "foo": true}},
 		},
 		{
 			name: "empty, null and comment-only sections are empty maps",
@@ -66,7 +68,7 @@ func TestParse(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Parse() error = %v", err)
 			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
+			if diff := cmp.Diff(tt.want, got, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("Parse() mismatch (-want +got):\n%s", diff)
 			}
 		})
@@ -147,6 +149,11 @@ func TestParseErrorsInKeys(t *testing.T) {
 			name: "bare Enabled",
 			data: map[string]string{"Enabled": "true"},
 			want: [][2]string{{"Enabled", `"Enabled" ` + notModuleKey}},
+		},
+		{
+			name: "unknown maintenance mode",
+			data: map[string]string{"certManagerMaintenance": "Frozen"},
+			want: [][2]string{{"certManagerMaintenance", `maintenance mode is "Frozen", want "NoResourceReconciliation" or empty`}},
 		},
 	})
 }

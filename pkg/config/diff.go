@@ -18,11 +18,14 @@ type Change struct {
 	// EnabledChanged lists, sorted, the module keys whose Enabled key was
 	// added, removed or flipped.
 	EnabledChanged []string
+	// MaintenanceChanged lists, sorted, the module keys that entered or
+	// left maintenance.
+	MaintenanceChanged []string
 }
 
 // Empty reports whether nothing changed.
 func (c Change) Empty() bool {
-	return !c.GlobalChanged && len(c.ModulesChanged) == 0 && len(c.EnabledChanged) == 0
+	return !c.GlobalChanged && len(c.ModulesChanged) == 0 && len(c.EnabledChanged) == 0 && len(c.MaintenanceChanged) == 0
 }
 
 // Diff classifies what changed from prev to next. It is a pure function of
@@ -45,7 +48,20 @@ func Diff(prev, next *Config) Change {
 			ch.EnabledChanged = append(ch.EnabledChanged, key)
 		}
 	}
+	oldMaint, newMaint := maintenanceOf(prev), maintenanceOf(next)
+	for _, key := range unionKeys(oldMaint, newMaint) {
+		if oldMaint[key] != newMaint[key] {
+			ch.MaintenanceChanged = append(ch.MaintenanceChanged, key)
+		}
+	}
 	return ch
+}
+
+func maintenanceOf(c *Config) map[string]bool {
+	if c == nil {
+		return nil
+	}
+	return c.Maintenance
 }
 
 func modulesOf(c *Config) map[string]bool {

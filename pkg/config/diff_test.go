@@ -67,6 +67,24 @@ func TestDiffModules(t *testing.T) {
 	})
 }
 
+func TestDiffMaintenance(t *testing.T) {
+	base := baseData()
+	runDiffCases(t, []diffCase{
+		{
+			name: "entered", prev: base, next: with(base, "certManagerMaintenance", "NoResourceReconciliation"),
+			want: Change{MaintenanceChanged: []string{"certManager"}},
+		},
+		{
+			name: "left by emptying the key", prev: with(base, "certManagerMaintenance", "NoResourceReconciliation"),
+			next: with(base, "certManagerMaintenance", ""), want: Change{MaintenanceChanged: []string{"certManager"}},
+		},
+		{
+			name: "spelled otherwise", prev: with(base, "certManagerMaintenance", "NoResourceReconciliation"),
+			next: with(base, "certManagerMaintenance", "noresourcereconciliation"), want: Change{},
+		},
+	})
+}
+
 func TestDiffEnabled(t *testing.T) {
 	base := baseData()
 	runDiffCases(t, []diffCase{

@@ -60,6 +60,8 @@ type Recorder struct {
 	driftedObjects       *prometheus.GaugeVec
 	moduleReady          *prometheus.GaugeVec
 	moduleWaitingFor     *prometheus.GaugeVec
+	moduleMaintenance    *prometheus.GaugeVec
+	remediations         *prometheus.CounterVec
 	kubeClient           kubeClientMetrics
 }
 
@@ -109,7 +111,11 @@ func NewRecorder() *Recorder {
 			Name: "addon_operator_module_waiting_for",
 			Help: "1 for the kind of the release object a module's run waits for to be ready; the object is named in the status page.",
 		}, []string{"module", "kind"}),
-		kubeClient: newKubeClientMetrics(),
+		moduleMaintenance: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "addon_operator_module_maintenance", Help: "1 while the module is in maintenance: its release is left as it is.",
+		}, []string{"module"}),
+		remediations: counter("remediations_total", "Failed releases remediated, by action (rollback, uninstall) and outcome.", "module", "action", "outcome"),
+		kubeClient:   newKubeClientMetrics(),
 	}
 	r.registry.MustRegister(r.kubeClient.collectors()...)
 	r.registry.MustRegister(
@@ -119,6 +125,7 @@ func NewRecorder() *Recorder {
 		r.helmOperationSeconds, r.queueLength, r.queueWaitSeconds, r.convergeSeconds, r.converges,
 		r.configErrors, r.configMapPresent, r.healedObjects, r.driftedObjects,
 		r.moduleReady, r.moduleWaitingFor,
+		r.moduleMaintenance, r.remediations,
 	)
 	return r
 }

@@ -45,6 +45,16 @@ type Definition struct {
 	// ReadinessTimeout bounds how long a run waits for the release's
 	// objects to be ready; zero means the operator's default.
 	ReadinessTimeout Duration `json:"readinessTimeout,omitempty"`
+	// Remediation overrides the operator's --remediation and
+	// --remediation-retries for this module.
+	Remediation *DefinitionRemediation `json:"remediation,omitempty"`
+}
+
+// DefinitionRemediation is module.yaml's remediation: what to do with a
+// release after Retries failed deployments in a row.
+type DefinitionRemediation struct {
+	Strategy string `json:"strategy,omitempty"`
+	Retries  int    `json:"retries,omitempty"`
 }
 
 // Duration is a time.Duration written as "5m" in YAML.
@@ -127,6 +137,16 @@ func (d *Definition) validate(name string) *DefinitionError {
 	if d.Version != "" {
 		if _, err := semver.NewVersion(d.Version); err != nil {
 			return &DefinitionError{Field: "version", Err: fmt.Errorf("%q: %w", d.Version, err)}
+		}
+	}
+	if r := d.Remediation; r != nil {
+		switch r.Strategy {
+		case "", "none", "rollback", "uninstall":
+		default:
+			return &DefinitionError{Field: "remediation.strategy", Err: fmt.Errorf("%q: want none, rollback or uninstall", r.Strategy)}
+		}
+		if r.Retries < 0 {
+			return &DefinitionError{Field: "remediation.retries", Err: fmt.Errorf("%d is negative", r.Retries)}
 		}
 	}
 	for _, req := range slices.Sorted(maps.Keys(d.Requires)) {

@@ -10,7 +10,7 @@ import (
 func TestDiscoverDefinition(t *testing.T) {
 	_, set, _, err := discoverTree(t, map[string]node{
 		"m/010-cert-manager/module.yaml": file("name: cert-manager\nnamespace: cert-manager\nversion: 1.4.0\ndescription: certificates\n" +
-			"readinessTimeout: 90s\n"),
+			"readinessTimeout: 90s\nremediation: {strategy: rollback, retries: 2}\n"),
 		"m/ingress/module.yaml": file("weight: 20\nnamespace: ingress\nrequires:\n  cert-manager: \">= 1.2\"\n"),
 		"m/030-legacy":          dir(),
 		"m/empty/module.yaml":   file("\n"),
@@ -41,8 +41,14 @@ func TestDiscoverDefinition(t *testing.T) {
 	if d := cm.Definition(); d.Version != "1.4.0" || d.Description != "certificates" || d.ReadinessTimeout.Duration != 90*time.Second {
 		t.Errorf("cert-manager definition = %+v", d)
 	}
+	if got, want := cm.Remediation(), (Remediation{Strategy: "rollback", Retries: 2}); got != want {
+		t.Errorf("cert-manager remediation = %+v, want %+v", got, want)
+	}
 	legacy, _ := set.Module("legacy")
 	ingress, _ := set.Module("ingress")
+	if got := ingress.Remediation(); got != (Remediation{}) {
+		t.Errorf("ingress remediation = %+v, want the operator's defaults", got)
+	}
 	waits := map[string]Wait{
 		"ingress->cert-manager": ingress.Waits(cm),
 		"cert-manager->ingress": cm.Waits(ingress),
@@ -72,6 +78,12 @@ func TestDiscoverDefinitionErrors(t *testing.T) {
 			entries: map[string]node{"m/a/module.yaml": file("weight: ten\n")},
 			dirs:    []string{"m"},
 			wantIn:  []string{`$ROOT/m/a/module.yaml`, "weight"},
+		},
+		{
+			name:    "unknown remediation strategy",
+			entries: map[string]node{"m/a/module.yaml": file("remediation: {strategy: rollforward}\n")},
+			dirs:    []string{"m"},
+			wantIn:  []string{`$ROOT/m/a/module.yaml: field remediation.strategy: "rollforward": want none, rollback or uninstall`},
 		},
 		{
 			name:    "prefix and weight disagree",

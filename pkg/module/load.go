@@ -36,6 +36,9 @@ func loadModule(c candidate, log *slog.Logger) (*Module, error) {
 	if m.def, err = readDefinition(c.path, c.name); err != nil {
 		return nil, err
 	}
+	if m.def != nil && m.def.Remediation != nil {
+		m.remediation = Remediation{Strategy: m.def.Remediation.Strategy, Retries: m.def.Remediation.Retries}
+	}
 	if m.def != nil && m.def.Weight != nil {
 		if c.numbered && c.order != *m.def.Weight {
 			return nil, fmt.Errorf("directory prefix %d and %s weight %d disagree: keep one", c.order, DefinitionFile, *m.def.Weight)

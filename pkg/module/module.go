@@ -31,6 +31,9 @@ type Module struct {
 
 	// def is module.yaml; nil when the module has none.
 	def *Definition
+	// remediation is the module's own setting for failed releases, from
+	// its module.yaml.
+	remediation Remediation
 }
 
 // Name is the module name: the directory name without its NNN- prefix, in

@@ -262,6 +262,7 @@ func (o *Operator) applyConfig(c *config.Config) {
 	// invalid are skipped, the others converge.
 	o.cfgHealth.SkipSections(moduleErrs)
 	o.store.SetConfig(c)
+	leftMaintenance := o.applyMaintenance(c)
 	if len(moduleErrs) > 0 {
 		o.cfgHealth.Reject(errors.Join(o.sectionErrs(moduleErrs)...), true)
 	} else {
@@ -269,6 +270,11 @@ func (o *Operator) applyConfig(c *config.Config) {
 	}
 	if !o.converge.started || old == nil {
 		return
+	}
+	for _, name := range leftMaintenance {
+		if o.state.get(name).Enabled {
+			o.queueModuleRun(name) // reconcile what changed meanwhile at once
+		}
 	}
 	change := config.Diff(old, c)
 	if change.GlobalChanged || len(change.EnabledChanged) > 0 {

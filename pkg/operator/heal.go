@@ -14,6 +14,11 @@ func (o *Operator) routeHeal(ev heal.Event) {
 	if !o.state.get(ev.Module).Enabled {
 		return
 	}
+	if o.inMaintenance(ev.Module) {
+		o.log.Info("release object deleted; module in maintenance, not restored", slog.String(logkey.Module, ev.Module),
+			slog.String(logkey.Kind, ev.Object.Kind), slog.String(logkey.Namespace, ev.Object.Namespace), slog.String(logkey.Name, ev.Object.Name))
+		return
+	}
 	if helm.IsRecord(ev.Module, ev.Object.Kind, ev.Object.Name) {
 		o.log.Warn("release record deleted, the release history is lost; running module to install the release again",
 			slog.String(logkey.Module, ev.Module), slog.String(logkey.Release, ev.Module), slog.String(logkey.Kind, ev.Object.Kind), slog.String(logkey.Name, ev.Object.Name))

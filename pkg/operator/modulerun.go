@@ -111,6 +111,12 @@ func (o *Operator) runModule(ctx context.Context, name string) (bool, error) {
 	if err := o.store.ValidateModule(m, m.IsHelm()); err != nil {
 		return false, err
 	}
+	if o.inMaintenance(name) {
+		// The release stays as it is: no CRDs, no Helm, so no afterHelm.
+		o.log.Debug("module in maintenance, release left as it is", slog.String(logkey.Module, name))
+		o.state.update(name, func(s *moduleState) { s.Reruns, s.LastError = 0, "" })
+		return false, nil
+	}
 	if err := o.releases.ApplyCRDs(ctx, m); err != nil {
 		return false, err
 	}
@@ -132,6 +138,7 @@ func (o *Operator) deploy(ctx context.Context, m *module.Module) error {
 	if rev > 0 {
 		o.state.update(m.Name(), func(s *moduleState) { s.Revision = rev })
 	}
+	o.afterDeployAttempt(ctx, m, err)
 	return err
 }
 

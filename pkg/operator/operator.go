@@ -65,6 +65,12 @@ type Deps struct {
 	// Namespaces creates the namespaces module.yaml files name; nil
 	// creates none.
 	Namespaces release.NamespaceCreator
+
+	// DriftChanges receives the heal watch's changes of release objects,
+	// which start drift checks between module runs; nil checks only after
+	// runs and on the resync timer.
+	DriftChanges <-chan heal.Change
+
 	// Events records Kubernetes Events about module failures and
 	// recoveries; nil records none.
 	Events moduleEvents
@@ -97,6 +103,7 @@ type Operator struct {
 	recorder      *metrics.Recorder
 	moduleEvents  moduleEvents
 	healEvents    <-chan heal.Event
+	driftChanges  <-chan heal.Change
 	bindings      *binding.Registry
 
 	modules *module.Set
@@ -144,7 +151,7 @@ func New(opts Options, deps Deps) (*Operator, error) {
 		modules: mods, store: st, state: newStates(names),
 		monitors: deps.Monitors, monitorEvents: deps.MonitorEvents, scheduler: deps.Scheduler, ticks: deps.Ticks,
 		patcher: deps.Patcher, hookMetrics: deps.HookMetrics, recorder: deps.Recorder, moduleEvents: deps.Events, bindings: binding.New(),
-		healEvents: deps.HealEvents,
+		healEvents: deps.HealEvents, driftChanges: deps.DriftChanges,
 	}
 	backoff := queue.ExponentialBackoff(opts.RetryDelay, opts.RetryMaxDelay)
 	o.cfgHealth = o.newConfigHealth(deps.ConfigMapEvents)
@@ -153,6 +160,7 @@ func New(opts Options, deps Deps) (*Operator, error) {
 		Recorder: deps.Recorder, HealDrift: opts.HealDrift, Clock: deps.Clock, Logger: deps.Logger,
 		Readiness: deps.Readiness, ReadinessTimeout: opts.ReadinessTimeout, Progress: o.readinessProgress, Namespace: opts.Namespace,
 		Namespaces: deps.Namespaces, Superseded: func(module string) <-chan struct{} { return o.pool.Superseded(module) },
+		DriftDebounce: opts.DriftDebounce, DriftResync: opts.DriftResync,
 	})
 	o.queues = queue.NewSet(mainQueue, deps.Clock, backoff, mergeTasks)
 	o.pool = runner.New(opts.ModuleWorkers, o.attempt, backoff, deps.Clock)
@@ -172,6 +180,7 @@ func (o *Operator) Run(ctx context.Context) error {
 		g.Go(func() error { return o.moduleEvents.Run(ctx) })
 	}
 	g.Go(func() error { return o.releases.Run(ctx) })
+	g.Go(func() error { return o.releases.RunDrift(ctx, o.driftChanges) })
 	g.Go(func() error { return o.monitors.Run(ctx) })
 	g.Go(func() error { return o.scheduler.Run(ctx) })
 	g.Go(func() error { return o.queues.Run(ctx, o.handle) })

@@ -1,6 +1,7 @@
 package operator
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/addon-operator/addon-operator/pkg/helm"
 	"github.com/addon-operator/addon-operator/pkg/module"
 )
 
@@ -36,6 +38,18 @@ type Options struct {
 	// HealDrift reverts release objects whose live state drifted from
 	// the manifest; without it drift is only reported.
 	HealDrift bool
+	// DriftDebounce is how long after a change of a release object its
+	// module's drift is checked; changes within it share one check.
+	DriftDebounce time.Duration
+	// DriftResync is how often every deployed release's drift is checked
+	// besides the checks on changes; 0 turns it off.
+	DriftResync time.Duration
+	// Remediation is what happens to a module's release after
+	// RemediationRetries deployments in a row failed: "none", "rollback"
+	// or "uninstall" (see helm.Remediation). A module's module.yaml may
+	// set its own (module.Remediation).
+	Remediation        string
+	RemediationRetries int
 	// ModuleWorkers is how many module runs may be in progress at once.
 	ModuleWorkers int
 	// MaxValuesReruns bounds how often afterHelm hooks may change a module's
@@ -73,6 +87,10 @@ func DefaultOptions() Options {
 		RetryMaxDelay:          time.Minute,
 		MaxValuesReruns:        10,
 		ModuleWorkers:          4,
+		DriftDebounce:          200 * time.Millisecond,
+		Remediation:            "none",
+		RemediationRetries:     3,
+		DriftResync:            10 * time.Minute,
 		ConfigMapDeleted:       ConfigMapDeletedKeep,
 		ReadinessTimeout:       5 * time.Minute,
 	}
@@ -112,6 +130,15 @@ func (o *Options) BindFlags(fs *pflag.FlagSet) {
 		"bytes of a hook run's stdout and stderr lines logged at most; the rest is counted in one warning; 0 logs everything (env ADDON_OPERATOR_HOOK_LOG_MAX_BYTES)")
 	fs.BoolVar(&o.HealDrift, "heal-drift", o.HealDrift,
 		"revert fields of release objects that someone changed, instead of only reporting them (env ADDON_OPERATOR_HEAL_DRIFT)")
+	fs.DurationVar(&o.DriftDebounce, "drift-debounce", o.DriftDebounce,
+		"wait after a change of a release object before its module's drift is checked; changes meanwhile share the check (env ADDON_OPERATOR_DRIFT_DEBOUNCE)")
+	fs.DurationVar(&o.DriftResync, "drift-resync", o.DriftResync,
+		"how often every release is checked for drift besides the checks on changes; 0 turns it off (env ADDON_OPERATOR_DRIFT_RESYNC)")
+	fs.StringVar(&o.Remediation, "remediation", o.Remediation,
+		"what happens to a module's release after --remediation-retries failed deployments in a row: \"none\", \"rollback\" to the last deployed "+
+			"revision (a failed install is uninstalled) or \"uninstall\"; the new revision is retried with backoff either way (env ADDON_OPERATOR_REMEDIATION)")
+	fs.IntVar(&o.RemediationRetries, "remediation-retries", o.RemediationRetries,
+		"failed deployments of a release in a row before --remediation applies (env ADDON_OPERATOR_REMEDIATION_RETRIES)")
 	fs.IntVar(&o.ModuleWorkers, "module-workers", o.ModuleWorkers,
 		"module runs in progress at once; modules that do not wait for each other run in parallel; a run waiting for its objects to be ready holds its worker (env ADDON_OPERATOR_MODULE_WORKERS)")
 	fs.DurationVar(&o.ReadinessTimeout, "readiness-timeout", o.ReadinessTimeout,
@@ -145,6 +172,15 @@ func (o *Options) Validate() error {
 		if d.val <= 0 {
 			errs = append(errs, fmt.Errorf("%s must be positive, got %s", d.flag, d.val))
 		}
+	}
+	if o.DriftDebounce < 0 || o.DriftResync < 0 {
+		errs = append(errs, fmt.Errorf("--drift-debounce and --drift-resync must not be negative, got %s and %s", o.DriftDebounce, o.DriftResync))
+	}
+	// An empty remediation is none, as in Options built without defaults.
+	if r, err := helm.ParseRemediation(cmp.Or(o.Remediation, string(helm.RemediationNone))); err != nil {
+		errs = append(errs, fmt.Errorf("--remediation: %w", err))
+	} else if r != helm.RemediationNone && o.RemediationRetries < 1 {
+		errs = append(errs, fmt.Errorf("--remediation-retries must be at least 1, got %d", o.RemediationRetries))
 	}
 	if o.HookLogMaxBytes < 0 {
 		errs = append(errs, fmt.Errorf("--hook-log-max-bytes must not be negative, got %d", o.HookLogMaxBytes))

@@ -39,6 +39,14 @@ type moduleState struct {
 	// Message says what a run waits for: required modules, or release
 	// objects that are not ready.
 	Message string
+	// Maintenance is set while the ConfigMap puts the module in
+	// maintenance: its release is neither upgraded nor healed.
+	Maintenance bool
+	// DeployFailures counts the module's failed deployments in a row,
+	// toward its remediation; Remediation says what the last remediation
+	// did, "" once a deployment succeeded.
+	DeployFailures int
+	Remediation    string
 }
 
 // states holds every module's state. The main queue worker (enabled
@@ -115,7 +123,8 @@ func (s *states) snapshot() []status.ModuleStatus {
 		if !st.Enabled && st.Disabled != "" {
 			msg = st.Disabled
 		}
-		out = append(out, status.ModuleStatus{Name: n, Enabled: st.Enabled, By: st.By, Phase: phase, Revision: st.Revision, LastError: st.LastError, Message: msg})
+		out = append(out, status.ModuleStatus{Name: n, Enabled: st.Enabled, By: st.By, Phase: phase, Revision: st.Revision, LastError: st.LastError, Message: msg,
+			Maintenance: st.Maintenance, Remediation: st.Remediation})
 	}
 	return out
 }

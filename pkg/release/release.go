@@ -1,7 +1,9 @@
 // Package release deploys and removes modules' Helm releases together with
 // what comes with them: a module's CRDs before its release, the heal watch
-// and the drift check after it, the ownership check before an uninstall,
-// and pausing heal events while a module's own work may delete its objects.
+// and the drift check after it, drift checks between runs (on changes of
+// release objects and on a resync timer), the remediation of failed
+// releases, the ownership check before an uninstall, and pausing heal
+// events while a module's own work may delete its objects.
 package release
 
 import (
@@ -12,7 +14,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
+	"sync"
 	"time"
 
 	"k8s.io/utils/clock"
@@ -101,16 +103,30 @@ type Options struct {
 	// namespaces that module.yaml files name.
 	Namespace  string
 	Namespaces NamespaceCreator
-	Clock      clock.PassiveClock
-	Logger     *slog.Logger
+	// DriftDebounce is how long RunDrift waits after a change of a
+	// module's object before it checks the module; DriftResync how often it
+	// checks every deployed module, 0 for never.
+	DriftDebounce, DriftResync time.Duration
+	Clock                      clock.WithDelayedExecution
+	Logger                     *slog.Logger
 }
 
-// Manager deploys and removes modules' releases. It keeps no state of its
-// own; its seams are safe for concurrent use, and so is it.
-type Manager struct{ opts Options }
+// Manager deploys and removes modules' releases. Its seams are safe for
+// concurrent use, and so is it. It remembers each deployed module's
+// manifest for drift checks between runs, and which modules are in
+// maintenance, under mu.
+type Manager struct {
+	opts Options
+
+	mu          sync.Mutex
+	deployed    map[string]*deployed
+	maintenance map[string]bool
+}
 
 // New returns a Manager over the given seams.
-func New(o Options) *Manager { return &Manager{opts: o} }
+func New(o Options) *Manager {
+	return &Manager{opts: o, deployed: map[string]*deployed{}, maintenance: map[string]bool{}}
+}
 
 // Run runs the heal watch until ctx ends; without one it returns at once.
 func (r *Manager) Run(ctx context.Context) error {
@@ -167,8 +183,12 @@ func (r *Manager) Uninstall(ctx context.Context, name string) error {
 	return nil
 }
 
-// Forget stops watching a removed module's objects.
+// Forget stops watching a removed module's objects and checking their
+// drift.
 func (r *Manager) Forget(name string) {
+	r.mu.Lock()
+	delete(r.deployed, name)
+	r.mu.Unlock()
 	if r.opts.Healer != nil {
 		r.opts.Healer.Forget(name)
 	}
@@ -195,6 +215,9 @@ func (r *Manager) Deploy(ctx context.Context, m *module.Module, values map[strin
 	if err := r.ensureNamespace(ctx, m); err != nil {
 		return 0, err
 	}
+	d := r.module(name)
+	d.busy.Lock()
+	defer d.busy.Unlock()
 	start := r.opts.Clock.Now()
 	out, err := r.opts.Releases.Apply(ctx, helm.Release{Name: name, ChartDir: m.Path(), Values: values, Namespace: m.Namespace()})
 	if r.opts.Recorder != nil {
@@ -252,28 +275,13 @@ func (r *Manager) afterDeploy(ctx context.Context, name, namespace, manifest str
 	if r.opts.Drift == nil {
 		return nil
 	}
-	checker := r.driftIn(namespace)
-	drifts, err := checker.Check(ctx, manifest)
-	if err != nil {
+	d := r.module(name)
+	r.mu.Lock()
+	d.manifest, d.namespace = manifest, namespace
+	r.mu.Unlock()
+	if err := r.checkDrift(ctx, name, d, manifest); err != nil {
 		return fmt.Errorf("module %s: check drift: %w", name, err)
 	}
-	if r.opts.Recorder != nil {
-		r.opts.Recorder.DriftedObjects(name, len(drifts))
-	}
-	for _, d := range drifts {
-		r.opts.Logger.Warn("release object drifted from its manifest", slog.String(logkey.Module, name), slog.String(logkey.Kind, d.Object.Kind),
-			slog.String(logkey.Namespace, d.Object.Namespace), slog.String(logkey.Name, d.Object.Name), slog.String(logkey.Fields, strings.Join(d.Fields, ",")))
-		if r.opts.Events != nil {
-			r.opts.Events.ObjectDrifted(name, d.Object.String(), d.Fields, r.opts.HealDrift)
-		}
-	}
-	if len(drifts) == 0 || !r.opts.HealDrift {
-		return nil
-	}
-	if err := checker.Revert(ctx, manifest, drifts); err != nil {
-		return fmt.Errorf("module %s: revert drift: %w", name, err)
-	}
-	r.opts.Logger.Info("drift reverted", slog.String(logkey.Module, name), slog.Int(logkey.Count, len(drifts)))
 	return nil
 }
 

@@ -51,6 +51,13 @@ type ModuleStatus struct {
 	Version     string   `json:"version,omitempty"`
 	Description string   `json:"description,omitempty"`
 	Requires    []string `json:"requires,omitempty"`
+	// Maintenance is set while the module is in maintenance: its release
+	// is left as it is, neither upgraded, nor healed, nor reverted.
+	Maintenance bool `json:"maintenance,omitempty"`
+	// Remediation says how the module's failed release was last put back
+	// into a working state (rolled back or uninstalled) while its new
+	// revision keeps being retried; empty once a deployment succeeded.
+	Remediation string `json:"remediation,omitempty"`
 }
 
 // QueueStatus is one queue as status pages and the debug CLI show it.

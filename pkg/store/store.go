@@ -358,11 +358,12 @@ func patchConfig(p values.Patch, current values.Values, policy values.RootPolicy
 // config in force, so the watch event that echoes the write changes
 // nothing. Called with mu held.
 func (s *Store) applyEditLocked(e config.Edit) {
-	next := &config.Config{Global: values.Values{}, Modules: map[string]values.Values{}, Enabled: map[string]bool{}}
+	next := &config.Config{Global: values.Values{}, Modules: map[string]values.Values{}, Enabled: map[string]bool{}, Maintenance: map[string]bool{}}
 	if s.config != nil {
 		next.Global = s.config.Global
 		maps.Copy(next.Modules, s.config.Modules)
 		maps.Copy(next.Enabled, s.config.Enabled)
+		maps.Copy(next.Maintenance, s.config.Maintenance)
 	}
 	for k, v := range e.Sections {
 		switch {

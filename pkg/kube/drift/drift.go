@@ -50,9 +50,9 @@ func (o Object) String() string {
 // Drift is an object whose live state differs from its release's manifest.
 type Drift struct {
 	Object Object
-	// Fields are the paths of the drifted fields in the order of the
-	// manifest's sorted keys: fields joined by dots, list items as [n] with
-	// their position in the manifest's list, keys that are not plain words
+	// Fields are the paths of the drifted fields in the order of their
+	// sorted keys: fields joined by dots, list items as [n] with their
+	// position in the list as the manifest's apply would leave it, keys that are not plain words
 	// quoted in brackets. For example data.key,
 	// spec.template.spec.containers[0].image,
 	// metadata.labels["app.kubernetes.io/name"].
@@ -62,9 +62,10 @@ type Drift struct {
 // Checker compares a release's objects with the cluster. It holds no
 // mutable state and is safe for concurrent use.
 //
-// The rule: a field is drift when the manifest sets it (anything but
-// status, and of metadata only the labels and annotations it sets) and its
-// live value differs, unless the field is a caBundle (CA injectors fill
+// The rule: a field is drift when a server-side apply of the manifest
+// (made as a dry run, so nothing changes) would change its live value
+// (anything but status, and of metadata only labels and annotations),
+// unless the field is a caBundle (CA injectors fill
 // webhook configurations) or a controller owns its live value according to
 // metadata.managedFields. A controller is a manager whose name contains
 // "controller" (kube-controller-manager and most operators), the
@@ -113,52 +114,103 @@ func (c *Checker) WithControllers(managers ...string) *Checker {
 
 // Check returns the drifted objects of manifest, a release's rendered
 // objects as multi-document YAML, in the manifest's order; objects without
-// drift are left out. It reads each object with one GET. Objects that do
+// drift are left out. It reads each object with one GET and one dry-run
+// server-side apply, and compares the two (see driftDiffs). Objects that do
 // not exist, also because their kind is unknown to the server, are skipped.
 // An error names the object and wraps the API error.
 func (c *Checker) Check(ctx context.Context, manifest string) ([]Drift, error) {
+	drifts, _, err := c.CheckSeen(ctx, manifest)
+	return drifts, err
+}
+
+// CheckSeen is Check that also returns the resourceVersion of each live
+// object it compared, by Object: a later change of an object to another
+// resourceVersion is what can drift it again.
+func (c *Checker) CheckSeen(ctx context.Context, manifest string) ([]Drift, map[Object]string, error) {
 	objs, err := kube.ManifestObjects(manifest)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var drifts []Drift
+	seen := map[Object]string{}
 	for _, obj := range objs {
-		d, err := c.check(ctx, obj)
+		d, rv, err := c.check(ctx, obj)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
+		}
+		if rv != "" {
+			seen[d.Object] = rv
 		}
 		if len(d.Fields) > 0 {
 			drifts = append(drifts, d)
 		}
 	}
-	return drifts, nil
+	return drifts, seen, nil
 }
 
-func (c *Checker) check(ctx context.Context, obj map[string]any) (Drift, error) {
+func (c *Checker) check(ctx context.Context, obj map[string]any) (Drift, string, error) {
 	t, ok, err := c.target(ctx, obj)
 	if err != nil || !ok {
-		return Drift{}, err
+		return Drift{}, "", err
 	}
 	live, err := t.res.Get(ctx, t.ref.Name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		c.log.DebugContext(ctx, "drift check skips a missing object",
 			slog.String(logkey.Kind, t.ref.Kind), slog.String(logkey.Namespace, t.ref.Namespace), slog.String(logkey.Name, t.ref.Name))
-		return Drift{}, nil
+		return Drift{}, "", nil
 	}
 	if err != nil {
-		return Drift{}, fmt.Errorf("get %s: %w", t.ref, err)
+		return Drift{}, "", fmt.Errorf("get %s: %w", t.ref, err)
+	}
+	d, err := c.compare(ctx, t, obj, live)
+	return d, live.GetResourceVersion(), err
+}
+
+// compare returns live's drift from the manifest object obj.
+func (c *Checker) compare(ctx context.Context, t driftTarget, obj map[string]any, live *unstructured.Unstructured) (Drift, error) {
+	applied, err := c.dryRun(ctx, t, obj, live)
+	if apierrors.IsNotFound(err) {
+		return Drift{Object: t.ref}, nil // deleted since the Get: healing's business
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return Drift{}, fmt.Errorf("dry-run apply %s: %w", t.ref, err)
+		}
+		// The server may refuse what it cannot dry-run (an admission
+		// webhook with side effects, an immutable field someone changed):
+		// the object's drift is unknown, the others are still checked.
+		c.log.WarnContext(ctx, "drift check skips an object the server would not apply as a dry run",
+			slog.String(logkey.Kind, t.ref.Kind), slog.String(logkey.Namespace, t.ref.Namespace), slog.String(logkey.Name, t.ref.Name), logkey.Err(err))
+		return Drift{Object: t.ref}, nil
 	}
 	managed, err := decodeManaged(live.GetManagedFields())
 	if err != nil {
 		return Drift{}, fmt.Errorf("check %s: %w", t.ref, err)
 	}
 	d := Drift{Object: t.ref}
-	for _, path := range driftDiffs(kube.SecretData(obj), live.Object) {
+	for _, path := range driftDiffs(applied.Object, live.Object) {
 		if isDrift(path, managed, c.controllers) {
 			d.Fields = append(d.Fields, pathString(path))
 		}
 	}
 	return d, nil
+}
+
+// dryRun server-side applies the manifest object obj onto live with
+// dryRun=All, field manager FieldManager and force, and returns what the
+// object would become: live with every field the manifest sets put back,
+// merged the way the API server merges (associative lists by their keys).
+// The apply carries live's uid, so it never stands for a creation.
+func (c *Checker) dryRun(ctx context.Context, t driftTarget, obj map[string]any, live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	applied := &unstructured.Unstructured{Object: maps.Clone(kube.SecretData(obj))}
+	if m, ok := applied.Object["metadata"].(map[string]any); ok {
+		applied.Object["metadata"] = maps.Clone(m)
+	}
+	applied.SetNamespace(t.ref.Namespace)
+	applied.SetUID(live.GetUID())
+	return t.res.Apply(ctx, t.ref.Name, applied, metav1.ApplyOptions{
+		FieldManager: FieldManager, Force: true, DryRun: []string{metav1.DryRunAll},
+	})
 }
 
 // Revert puts the manifest's values of the drifted fields back, one

@@ -3,12 +3,14 @@ package drift
 import (
 	"errors"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -34,7 +36,41 @@ func driftFake(t *testing.T, live ...string) (*Checker, *dynamicfake.FakeDynamic
 	mapper.Add(schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, meta.RESTScopeNamespace)
 	mapper.Add(schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}, meta.RESTScopeNamespace)
 	mapper.Add(schema.GroupVersionKind{Version: "v1", Kind: "Namespace"}, meta.RESTScopeRoot)
+	driftDryRuns(t, client)
 	return NewChecker(client, kube.NewResolver(mapper), slog.New(slog.DiscardHandler)).WithNamespace("ns"), client
+}
+
+// driftDryRuns answers dry-run applies as a simplified API server would:
+// the live object with the applied object's maps merged in and its lists
+// and scalars put in place. The fake client knows no server-side apply;
+// the real merging is tested on the local control plane.
+func driftDryRuns(t *testing.T, client *dynamicfake.FakeDynamicClient) {
+	t.Helper()
+	client.PrependReactor("patch", "*", func(action clienttesting.Action) (bool, runtime.Object, error) {
+		patch, ok := action.(clienttesting.PatchActionImpl)
+		if !ok || !slices.Contains(patch.GetPatchOptions().DryRun, metav1.DryRunAll) {
+			return false, nil, nil
+		}
+		live, err := client.Tracker().Get(patch.GetResource(), patch.GetNamespace(), patch.GetName())
+		if err != nil {
+			return true, nil, err
+		}
+		out := runtime.DeepCopyJSON(live.(*unstructured.Unstructured).Object)
+		driftMerge(out, testObject(t, string(patch.GetPatch())))
+		return true, &unstructured.Unstructured{Object: out}, nil
+	})
+}
+
+func driftMerge(dst, src map[string]any) {
+	for k, v := range src {
+		if sm, ok := v.(map[string]any); ok {
+			if dm, ok := dst[k].(map[string]any); ok {
+				driftMerge(dm, sm)
+				continue
+			}
+		}
+		dst[k] = v
+	}
 }
 
 const testManifest = `
@@ -61,7 +97,7 @@ spec: {size: 1}
 apiVersion: apps/v1
 kind: Deployment
 metadata: {name: scaled}
-spec: {replicas: 1, paused: false}
+spec: {replicas: 1}
 ---
 apiVersion: v1
 kind: Namespace
@@ -193,5 +229,37 @@ func TestDriftRevertErrors(t *testing.T) {
 	})
 	if err := checker.Revert(t.Context(), testManifest, drifts[2:]); !apierrors.IsConflict(err) {
 		t.Errorf("Revert error = %v, want the last Conflict after retries", err)
+	}
+}
+
+func TestDriftCheckSeen(t *testing.T) {
+	checker, _ := driftFake(t, testLive()...)
+	_, seen, err := checker.CheckSeen(t.Context(), testManifest)
+	if err != nil {
+		t.Fatalf("CheckSeen: %v", err)
+	}
+	edited := Object{APIVersion: "v1", Kind: "ConfigMap", Namespace: "ns", Name: "edited"}
+	if seen[edited] != "7" {
+		t.Errorf("seen = %v, want the edited ConfigMap at resourceVersion 7", seen)
+	}
+	if _, ok := seen[Object{APIVersion: "v1", Kind: "ConfigMap", Namespace: "ns", Name: "missing"}]; ok {
+		t.Error("a missing object was seen")
+	}
+}
+
+// An object the server refuses to apply as a dry run is skipped; the
+// others are still checked.
+func TestDriftCheckSkipsRefusedDryRuns(t *testing.T) {
+	checker, client := driftFake(t, testLive()...)
+	client.PrependReactor("patch", "namespaces", func(clienttesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewBadRequest("admission webhook does not support dry run")
+	})
+	got, err := checker.Check(t.Context(), testManifest)
+	if err != nil {
+		t.Fatalf("Check: %v", err)
+	}
+	want := []Drift{{Object: Object{APIVersion: "v1", Kind: "ConfigMap", Namespace: "ns", Name: "edited"}, Fields: []string{"data.key"}}}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("drifts (-want +got):\n%s", d)
 	}
 }

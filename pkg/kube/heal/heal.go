@@ -1,5 +1,6 @@
 // Package heal reports objects of deployed releases that were deleted, and
-// deleted Helm release records, so that the operator can restore them.
+// deleted Helm release records, so that the operator can restore them, and
+// objects that were written, so that their drift can be checked.
 package heal
 
 import (
@@ -67,6 +68,10 @@ type Options struct {
 	// Events receives a Event per deleted object, at most one per module
 	// between two Watch calls for it.
 	Events chan<- Event
+	// Changes, when not nil, receives a Change per update of a watched
+	// object (a new resourceVersion) and per object an informer lists or
+	// sees created, whether its module is paused or not; see Change.
+	Changes chan<- Change
 	// ModuleLabel is the key of the label every object of a release carries
 	// (helm.LabelModule). Only objects with it are watched, so the informers
 	// hold nothing but the metadata of the operator's own objects.
@@ -87,6 +92,7 @@ type Watcher struct {
 	log       *slog.Logger
 	clock     clock.Clock
 	events    chan<- Event
+	changes   chan<- Change
 	selector  string
 	namespace string
 
@@ -146,6 +152,7 @@ func NewWatcher(opts Options) (*Watcher, error) {
 		log:       log,
 		clock:     clk,
 		events:    opts.Events,
+		changes:   opts.Changes,
 		selector:  exists.String(),
 		namespace: opts.Namespace,
 		changed:   make(chan struct{}, 1),

@@ -222,13 +222,25 @@ func (w *Watcher) startInformer(ctx context.Context, wg *sync.WaitGroup, res hea
 	selectOurs := func(o *metav1.ListOptions) { o.LabelSelector = w.selector }
 	inf := metadatainformer.NewFilteredMetadataInformer(w.metadata, res.gvr, namespace, 0, cache.Indexers{}, selectOurs).Informer()
 	// Neither setter fails on an informer that has not started.
-	_ = inf.SetTransform(healSlim)
+	if w.changes != nil {
+		_ = inf.SetTransform(driftSlim)
+	} else {
+		_ = inf.SetTransform(healSlim)
+	}
 	_ = inf.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
 		w.watchFailed(res, namespace, err)
 	})
-	reg, _ := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+	handler := cache.ResourceEventHandlerFuncs{
 		DeleteFunc: func(obj any) { w.onDelete(ctx, res, obj) },
-	})
+	}
+	if w.changes != nil {
+		handler.UpdateFunc = func(old, obj any) { w.onUpdate(ctx, res, old, obj) }
+		// Objects the informer lists or sees created: a change made
+		// between a module's deploy and the informer's first list shows
+		// up as an addition only.
+		handler.AddFunc = func(obj any) { w.onUpdate(ctx, res, nil, obj) }
+	}
+	reg, _ := inf.AddEventHandler(handler)
 	done := make(chan struct{})
 	wg.Go(func() {
 		defer close(done)

@@ -42,16 +42,17 @@ func run() int {
 
 // options are the command's flags.
 type options struct {
-	sizes     []int
-	workers   int
-	sweep     []int
-	sweepN    int
-	rounds    int
-	groupSize int
-	chains    int
-	samples   int
-	out       string
-	operator  string
+	sizes        []int
+	workers      int
+	sweep        []int
+	sweepN       int
+	rounds       int
+	groupSize    int
+	chains       int
+	samples      int
+	driftSamples int
+	out          string
+	operator     string
 	// operatorArgs are appended to the operator's command line.
 	operatorArgs argsFlag
 	keep         bool
@@ -80,6 +81,7 @@ func parseFlags(args []string) (options, error) {
 	fs.IntVar(&o.groupSize, "group", 10, "modules per order prefix (modules of one order run in parallel)")
 	fs.IntVar(&o.chains, "chains", 0, "instead of order prefixes, this many module.yaml dependency chains (each module requires the one before in its chain)")
 	fs.IntVar(&o.samples, "samples", 5, "samples per reaction measurement")
+	fs.IntVar(&o.driftSamples, "drift-samples", 20, "manual edits the drift detection latency is measured over")
 	fs.StringVar(&o.out, "out", "", "also write the report to this file")
 	fs.StringVar(&o.operator, "operator", "", "operator binary to measure instead of building ./cmd/addon-operator (e.g. another commit's)")
 	fs.Var(&o.operatorArgs, "operator-args", "arguments appended to the operator's start command line, split on spaces; may be repeated (e.g. --kube-client-qps=20)")
@@ -92,8 +94,8 @@ func parseFlags(args []string) (options, error) {
 	if *sweep != "" {
 		o.sweep, err2 = parseInts(*sweep)
 	}
-	if o.workers < 1 || o.groupSize < 1 || o.samples < 1 || o.sweepN < 1 || o.rounds < 1 {
-		return o, errors.New("-workers, -group, -samples, -sweep-n and -sweep-rounds must be positive")
+	if o.workers < 1 || o.groupSize < 1 || o.samples < 1 || o.driftSamples < 1 || o.sweepN < 1 || o.rounds < 1 {
+		return o, errors.New("-workers, -group, -samples, -drift-samples, -sweep-n and -sweep-rounds must be positive")
 	}
 	return o, errors.Join(err1, err2, bench.CheckOperatorArgs(o.operatorArgs))
 }
@@ -163,7 +165,7 @@ func (o options) env(ctx context.Context, dir string, progress io.Writer) (bench
 	}
 	return bench.Env{
 		Binary: bin, ControlPlane: bins, Dir: dir,
-		GroupSize: o.groupSize, Chains: o.chains, Samples: o.samples, OperatorArgs: o.operatorArgs, Progress: progress,
+		GroupSize: o.groupSize, Chains: o.chains, Samples: o.samples, DriftSamples: o.driftSamples, OperatorArgs: o.operatorArgs, Progress: progress,
 	}, nil
 }
 
