@@ -30,6 +30,7 @@ type ModuleInfo struct {
 	By      status.Source `json:"decidedBy"`
 	Helm    bool          `json:"helm"`
 	Path    string        `json:"path"`
+	Reason  string        `json:"reason"`
 }
 
 // NewOffline discovers modules as the operator would and takes cfg as the
@@ -62,7 +63,7 @@ func (x *Offline) List(ctx context.Context) ([]ModuleInfo, error) {
 	out := make([]ModuleInfo, 0, len(decisions))
 	for _, d := range decisions {
 		m, _ := x.modules.Module(d.Name)
-		out = append(out, ModuleInfo{Name: d.Name, Order: m.Order(), Enabled: d.Enabled, By: d.By, Helm: m.IsHelm(), Path: m.Path()})
+		out = append(out, ModuleInfo{Name: d.Name, Order: m.Order(), Enabled: d.Enabled, By: d.By, Helm: m.IsHelm(), Path: m.Path(), Reason: d.Reason})
 	}
 	return out, nil
 }
