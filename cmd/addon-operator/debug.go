@@ -114,6 +114,16 @@ func (o *debugOptions) command(use, short string, args cobra.PositionalArgs, fet
 			if err != nil {
 				return err
 			}
+			if cmd.Name() == "list" {
+				// An unreachable API server or a rejected ConfigMap must
+				// not read as "everything disabled, queues idle". An
+				// operator too old to say is not asked again.
+				if ws, err := c.Warnings(cmd.Context()); err == nil {
+					for _, w := range ws {
+						warnf(cmd.ErrOrStderr(), "%s", w)
+					}
+				}
+			}
 			return writeOutput(cmd.OutOrStdout(), o.output, v, text)
 		},
 	}

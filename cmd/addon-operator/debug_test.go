@@ -421,3 +421,30 @@ func helmReleaseSecrets(t *testing.T, name, namespace, manifest string) string {
 	}
 	return string(list)
 }
+
+// conditionSource is debugSource with the ConfigMap rejected.
+type conditionSource struct{ debugSource }
+
+func (conditionSource) Conditions() []status.Condition {
+	return []status.Condition{{Type: status.ConditionConfigMapInvalid, Message: "key \"web\": replicas must be of type integer; the last valid ConfigMap stays in force"}}
+}
+
+// TestListsWarnAboutConditions: module and queue listings say on stderr
+// what /readyz names, so that a rejected ConfigMap does not read as
+// "everything as configured".
+func TestListsWarnAboutConditions(t *testing.T) {
+	t.Setenv("ADDON_OPERATOR_DEBUG_SOCKET", "")
+	ts := httptest.NewServer(server.New(server.DefaultOptions(), conditionSource{}, slog.New(slog.DiscardHandler)).DebugHandler())
+	t.Cleanup(ts.Close)
+	const want = "warning: ConfigMapInvalid: key \"web\": replicas must be of type integer; the last valid ConfigMap stays in force\n"
+	for _, args := range [][]string{{"live", "module", "list"}, {"live", "queue", "list"}, {"module", "list"}} {
+		stdout, stderr, code := runCLI(t, "", append(args, "--address", ts.URL)...)
+		if code != 0 || stderr != want || !strings.Contains(stdout, "NAME") && !strings.Contains(stdout, "QUEUE") {
+			t.Errorf("%v: exit %d, stderr %q (want %q), stdout:\n%s", args, code, stderr, want, stdout)
+		}
+	}
+	_, stderr, _ := runCLI(t, "", "live", "module", "values", "ingress", "--address", ts.URL)
+	if stderr != "" {
+		t.Errorf("values printed warnings: %q", stderr)
+	}
+}
