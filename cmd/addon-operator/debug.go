@@ -239,9 +239,9 @@ func printQueues(w io.Writer, qs []status.QueueStatus) error {
 
 func printModuleStatuses(w io.Writer, ms []status.ModuleStatus) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tENABLED\tDECIDED BY\tPHASE\tREVISION\tLAST ERROR")
+	fmt.Fprintln(tw, "NAME\tENABLED\tDECIDED BY\tPHASE\tREVISION\tREASON\tLAST ERROR")
 	for _, m := range ms {
-		fmt.Fprintf(tw, "%s\t%t\t%s\t%s\t%s\t%s\n", m.Name, m.Enabled, m.By, m.Phase, orEmpty(m.Revision), oneLine(m.LastError))
+		fmt.Fprintf(tw, "%s\t%t\t%s\t%s\t%s\t%s\t%s\n", m.Name, m.Enabled, m.By, m.Phase, orEmpty(m.Revision), m.Reason, oneLine(m.LastError))
 	}
 	return tw.Flush()
 }

@@ -36,7 +36,7 @@ func (debugSource) Conditions() []status.Condition { return nil }
 
 func (debugSource) Modules() []status.ModuleStatus {
 	return []status.ModuleStatus{
-		{Name: "ingress", Enabled: true, By: status.SourceConfigMap, Phase: status.PhaseFailed, Revision: 2,
+		{Name: "ingress", Enabled: true, By: status.SourceConfigMap, Reason: "ingressEnabled: true in the ConfigMap", Phase: status.PhaseFailed, Revision: 2,
 			LastError: "upgrade release \"ingress\":\ntimed out"},
 		{Name: "legacy", By: status.SourceDefault, Phase: status.PhaseDisabled},
 	}

@@ -100,6 +100,9 @@ func TestDiffAgainstDeployedModules(t *testing.T) {
 	diff().want(t, 0, "modules: 0 to enable, 0 to disable, 0 to remove; objects: 0 to create, 0 to update, 0 to delete, 3 unchanged")
 	run(t, append([]string{"live", "module", "render", "web", "--diff", "--debug-socket", op.DebugSocket()}, cluster...)...).
 		want(t, 0, "0 to create, 0 to update, 0 to delete, 2 unchanged")
+	// The running operator says why each module is enabled.
+	run(t, "live", "module", "list", "--debug-socket", op.DebugSocket()).
+		want(t, 0, "webEnabled: true in modules/values.yaml", "cacheEnabled: true in modules/values.yaml")
 
 	ns := h.Namespace
 	changes := []string{

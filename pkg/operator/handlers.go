@@ -108,7 +108,7 @@ func (o *Operator) planConverge(ctx context.Context) ([]task, error) {
 	p := plan.Converge(decisions, o.state.enabledSet(), owned)
 	for _, d := range decisions {
 		o.state.update(d.Name, func(s *moduleState) {
-			s.Enabled, s.By = d.Enabled, d.By
+			s.Enabled, s.By, s.Reason = d.Enabled, d.By, d.Reason
 			if p.Startup[d.Name] {
 				s.StartupDone = false
 				s.Phase = status.PhaseWaiting

@@ -12,6 +12,8 @@ import (
 type moduleState struct {
 	Enabled bool
 	By      status.Source
+	// Reason says in words what decided Enabled (plan.Decision.Reason).
+	Reason string
 	// Hooks are loaded on the module's first run; nil until then.
 	Hooks []*binding.Hook
 	// HooksErr is a permanent error from loading the hooks (a hook's
@@ -102,7 +104,7 @@ func (s *states) snapshot() []status.ModuleStatus {
 		if phase == "" {
 			phase = status.PhaseDisabled
 		}
-		out = append(out, status.ModuleStatus{Name: n, Enabled: st.Enabled, By: st.By, Phase: phase, Revision: st.Revision, LastError: st.LastError})
+		out = append(out, status.ModuleStatus{Name: n, Enabled: st.Enabled, By: st.By, Reason: st.Reason, Phase: phase, Revision: st.Revision, LastError: st.LastError})
 	}
 	return out
 }
