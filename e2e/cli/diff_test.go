@@ -3,15 +3,21 @@ package cli
 import (
 	"bytes"
 	"errors"
+	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/addon-operator/addon-operator/e2e/operatortest"
 	"github.com/addon-operator/addon-operator/pkg/status"
 )
+
+var update = flag.Bool("update", false, "rewrite golden files in testdata/") //nolint:gochecknoglobals // the test binary's -update flag
 
 // tree is a module tree: web (two ConfigMaps, the second one switched by
 // a value) and cache (one ConfigMap), both enabled.
@@ -64,6 +70,32 @@ func run(t *testing.T, args ...string) cliRun {
 	return r
 }
 
+// golden compares the run's stdout and exit code, with the test's
+// namespace written NS, with testdata/NAME, or rewrites it under -update.
+func (r cliRun) golden(t *testing.T, name, namespace string, code int) {
+	t.Helper()
+	got := strings.ReplaceAll(r.out, namespace, "NS") + "--- exit code " + strconv.Itoa(r.code) + "\n"
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(string(want), got); diff != "" {
+		t.Errorf("%s (-want +got), regenerate with -update:\n%s\nstderr:\n%s", path, diff, r.err)
+	}
+	if r.code != code {
+		t.Errorf("exit code %d, want %d", r.code, code)
+	}
+}
+
 func (r cliRun) want(t *testing.T, code int, parts ...string) {
 	t.Helper()
 	if r.code != code {
@@ -97,7 +129,7 @@ func TestDiffAgainstDeployedModules(t *testing.T) {
 		return run(t, append(append(append([]string{"diff"}, cluster...), tree(dir)...), extra...)...)
 	}
 
-	diff().want(t, 0, "modules: 0 to enable, 0 to disable, 0 to remove; objects: 0 to create, 0 to update, 0 to delete, 3 unchanged")
+	diff().golden(t, "diff-deployed.txt", h.Namespace, 0)
 	run(t, append([]string{"live", "module", "render", "web", "--diff", "--debug-socket", op.DebugSocket()}, cluster...)...).
 		want(t, 0, "0 to create, 0 to update, 0 to delete, 2 unchanged")
 	// The running operator says why each module is enabled.
@@ -118,7 +150,7 @@ func TestDiffAgainstDeployedModules(t *testing.T) {
 		"  web: |\n    replicas: 3\n    extra: false\n  cacheEnabled: \"false\"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	diff("--config", cm).want(t, 1, changes...)
+	diff("--config", cm).golden(t, "diff-configmap-change.txt", ns, 1)
 
 	// The live ConfigMap is read when no --config is given; the operator
 	// is stopped first, so that it does not apply the change.
@@ -130,9 +162,6 @@ func TestDiffAgainstDeployedModules(t *testing.T) {
 	if err := os.RemoveAll(filepath.Join(dir, "modules", "020-cache")); err != nil {
 		t.Fatal(err)
 	}
-	diff().want(t, 1,
-		"module cache: to be removed (no module on disk)",
-		"ConfigMap/"+ns+"/cache: to be deleted",
-		"modules: 0 to enable, 0 to disable, 1 to remove; objects: 0 to create, 0 to update, 1 to delete, 2 unchanged")
+	diff().golden(t, "diff-module-removed.txt", ns, 1)
 	diff("web").want(t, 0, "objects: 0 to create, 0 to update, 0 to delete, 2 unchanged")
 }
