@@ -25,7 +25,7 @@ func TestManifestIsTheLastRevisions(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Manifest: %v", err)
 	}
-	if got != out.Manifest || !strings.Contains(got, "greeting: hello") {
+	if got != out.Manifest || !strings.Contains(got, `greeting: "hello"`) {
 		t.Errorf("Manifest = %q, want the installed one %q", got, out.Manifest)
 	}
 }
@@ -53,7 +53,7 @@ func TestRenderOfflineWithCapabilities(t *testing.T) {
 	if err != nil {
 		t.Fatalf("RenderOfflineWith: %v", err)
 	}
-	for _, want := range []string{`kube: v1.25.3`, `monitoring: "true"`, "name: things.example.com"} {
+	for _, want := range []string{`kube: "v1.25.3"`, `monitoring: "true"`, "name: things.example.com"} {
 		if !strings.Contains(r.Manifest, want) {
 			t.Errorf("manifest lacks %q:\n%s", want, r.Manifest)
 		}
