@@ -7,7 +7,8 @@ RUN go mod download
 COPY cmd ./cmd
 COPY pkg ./pkg
 ARG VERSION=dev
-RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" \
+ARG COMMIT=unknown
+RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${VERSION} -X main.commit=${COMMIT}" \
       -o /out/addon-operator ./cmd/addon-operator
 
 # Runtime: hooks are scripts that spawn children, so bash, jq and tini (as

@@ -12,6 +12,9 @@ LINT        := $(GO) tool -modfile=tools/go.mod golangci-lint
 UNIT_PKGS    = $(shell $(GO) list ./... | grep -v /e2e/)
 E2E_PKGS     = $(shell $(GO) list ./e2e/... | grep -v -e /e2e/cluster)
 E2E_TIMEOUT ?= 30m
+VERSION     ?= dev
+COMMIT      ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+IMAGE_DIR   := $(CURDIR)/.image
 
 .PHONY: help
 help: ## list targets
@@ -37,7 +40,7 @@ run: packages-run build ## run the operator with ./modules and ./global-hooks ag
 
 .PHONY: build
 build: ## build bin/addon-operator
-	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN_DIR)/addon-operator ./cmd/addon-operator
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-X main.version=$(VERSION) -X main.commit=$(COMMIT)" -o $(BIN_DIR)/addon-operator ./cmd/addon-operator
 
 .PHONY: test
 test: packages-test lint check-deploy test-unit test-e2e ## everything CI runs: lint, deploy/ in sync, unit tests, e2e tests
@@ -87,3 +90,19 @@ cluster-up: ## start a local control plane and print the export KUBECONFIG=... l
 .PHONY: cluster-down
 cluster-down: ## stop the local control plane started by cluster-up
 	@$(GO) run ./e2e/cluster/cmd/localcluster down $(CLUSTER_DIR)
+
+.PHONY: image
+image: ## build the image: docker build when a Docker daemon answers, else an OCI layout in .image/oci from Debian's packages
+	@if docker info >/dev/null 2>&1; then \
+		docker build -t addon-operator:$(VERSION) --build-arg VERSION=$(VERSION) --build-arg COMMIT=$(COMMIT) .; \
+	else \
+		echo "no Docker daemon: building an OCI layout without one (docs/image.md)" >&2; \
+		hack/packages/ensure.sh image && hack/image/build.sh $(IMAGE_DIR) $(VERSION) $(COMMIT); \
+	fi
+
+.PHONY: image-check
+image-check: ## run the .image/oci image as its user (65532) against a local control plane until it is ready
+	@hack/packages/ensure.sh image
+	@eval "$$($(GO) run ./e2e/cluster/cmd/localcluster up $(IMAGE_DIR)/cluster)"; \
+	trap '$(GO) run ./e2e/cluster/cmd/localcluster down $(IMAGE_DIR)/cluster' EXIT; \
+	hack/image/check.sh $(IMAGE_DIR)/oci addon-operator:$(VERSION) addon-operator

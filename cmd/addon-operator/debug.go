@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -14,11 +15,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/yaml"
 
-	"github.com/addon-operator/addon-operator/pkg/kube"
 	"github.com/addon-operator/addon-operator/pkg/server"
 	"github.com/addon-operator/addon-operator/pkg/status"
 )
@@ -116,6 +114,16 @@ func (o *debugOptions) command(use, short string, args cobra.PositionalArgs, fet
 			if err != nil {
 				return err
 			}
+			if cmd.Name() == "list" {
+				// An unreachable API server or a rejected ConfigMap must
+				// not read as "everything disabled, queues idle". An
+				// operator too old to say is not asked again.
+				if ws, err := c.Warnings(cmd.Context()); err == nil {
+					for _, w := range ws {
+						warnf(cmd.ErrOrStderr(), "%s", w)
+					}
+				}
+			}
 			return writeOutput(cmd.OutOrStdout(), o.output, v, text)
 		},
 	}
@@ -148,14 +156,13 @@ func (o *debugOptions) client(fs *pflag.FlagSet) (*server.Client, error) {
 
 // renderOptions are the flags of module render.
 type renderOptions struct {
-	diff        bool
-	kubeconfig  string
-	kubeContext string
-	namespace   string
+	diff bool
+	kube kubeFlags
 }
 
 func (o *debugOptions) renderCommand() *cobra.Command {
 	r := &renderOptions{}
+	changed := false
 	cmd := o.command("render NAME", "Print the manifests the operator would apply for a module; --diff compares them with the cluster",
 		cobra.ExactArgs(1), func(ctx context.Context, c *server.Client, args []string) (any, func(io.Writer) error, error) {
 			rendered, err := c.Render(ctx, args[0])
@@ -163,7 +170,12 @@ func (o *debugOptions) renderCommand() *cobra.Command {
 				return nil, nil, err
 			}
 			if r.diff {
-				diffs, err := r.compare(ctx, rendered.Manifest)
+				view, err := r.kube.view(newWarnLogger(io.Discard))
+				if err != nil {
+					return nil, nil, err
+				}
+				diffs, err := view.moduleDiff(ctx, args[0], rendered.Manifest)
+				changed = slices.ContainsFunc(diffs, func(d server.ObjectDiff) bool { return d.Action != server.ActionNone })
 				return diffs, func(w io.Writer) error { return printDiffs(w, diffs) }, err
 			}
 			return rendered, func(w io.Writer) error {
@@ -171,29 +183,23 @@ func (o *debugOptions) renderCommand() *cobra.Command {
 				return err
 			}, nil
 		})
+	run := cmd.RunE
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if err := run(cmd, args); err != nil {
+			return err
+		}
+		if changed {
+			// As kubectl diff: exit code 1 when applying would change something.
+			cmd.SilenceErrors = true
+			return &exitError{code: 1}
+		}
+		return nil
+	}
 	fs := cmd.Flags()
-	fs.BoolVar(&r.diff, "diff", false, "show how each rendered object differs from the live one (chart hooks are not compared)")
-	fs.StringVar(&r.kubeconfig, "kube-config", "", "kubeconfig for --diff; in-cluster credentials when empty (env KUBE_CONFIG, KUBECONFIG)")
-	fs.StringVar(&r.kubeContext, "kube-context", "", "kubeconfig context for --diff (env KUBE_CONTEXT)")
-	fs.StringVar(&r.namespace, "namespace", "", "the operator's namespace, where rendered objects without one live (env ADDON_OPERATOR_NAMESPACE)")
+	fs.BoolVar(&r.diff, "diff", false, "show how each rendered object differs from the live one, and the release's objects it would delete "+
+		"(chart hooks are not compared); exit code 1 when anything would change")
+	r.kube.bind(fs)
 	return cmd
-}
-
-// compare diffs a rendered manifest against the cluster of the flags.
-func (r *renderOptions) compare(ctx context.Context, manifest string) ([]server.ObjectDiff, error) {
-	cfg, err := (&startOptions{kubeconfig: r.kubeconfig, kubeContext: r.kubeContext}).restConfig()
-	if err != nil {
-		return nil, err
-	}
-	dyn, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("dynamic client: %w", err)
-	}
-	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("discovery client: %w", err)
-	}
-	return server.Cluster{Dynamic: dyn, Kinds: kube.NewDiscovery(disc, 0, nil).Resolver(), Namespace: r.namespace}.Diff(ctx, manifest)
 }
 
 // writeOutput writes v as JSON or YAML, or as text through text (JSON when
@@ -233,28 +239,43 @@ func printQueues(w io.Writer, qs []status.QueueStatus) error {
 
 func printModuleStatuses(w io.Writer, ms []status.ModuleStatus) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tENABLED\tDECIDED BY\tPHASE\tNAMESPACE\tREVISION\tMESSAGE\tLAST ERROR")
+	fmt.Fprintln(tw, "NAME\tENABLED\tDECIDED BY\tPHASE\tNAMESPACE\tREVISION\tREASON\tMESSAGE\tLAST ERROR")
 	for i := range ms {
 		m := &ms[i]
-		fmt.Fprintf(tw, "%s\t%t\t%s\t%s\t%s\t%s\t%s\t%s\n", m.Name, m.Enabled, m.By, m.Phase, m.Namespace, orEmpty(m.Revision),
-			oneLine(m.Message), oneLine(m.LastError))
+		fmt.Fprintf(tw, "%s\t%t\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", m.Name, m.Enabled, m.By, m.Phase, m.Namespace, orEmpty(m.Revision),
+			m.Reason, oneLine(m.Message), oneLine(m.LastError))
 	}
 	return tw.Flush()
 }
 
 // printDiffs prints each object's verdict and diff, then a summary.
 func printDiffs(w io.Writer, diffs []server.ObjectDiff) error {
-	verdicts := map[server.Action]string{server.ActionCreate: "to be created", server.ActionUpdate: "to be updated", server.ActionNone: "unchanged"}
-	counts := map[server.Action]int{}
 	for _, d := range diffs {
-		counts[d.Action]++
-		if _, err := fmt.Fprintf(w, "%s: %s\n%s", d.Object, verdicts[d.Action], d.Diff); err != nil {
+		if err := printDiff(w, d); err != nil {
 			return err
 		}
 	}
-	_, err := fmt.Fprintf(w, "%d to create, %d to update, %d unchanged\n",
-		counts[server.ActionCreate], counts[server.ActionUpdate], counts[server.ActionNone])
+	_, err := fmt.Fprintln(w, diffSummary(diffs))
 	return err
+}
+
+// printDiff prints one object's verdict and diff.
+func printDiff(w io.Writer, d server.ObjectDiff) error {
+	verdicts := map[server.Action]string{server.ActionCreate: "to be created", server.ActionUpdate: "to be updated",
+		server.ActionDelete: "to be deleted", server.ActionNone: "unchanged"}
+	_, err := fmt.Fprintf(w, "%s: %s\n%s", d.Object, verdicts[d.Action], d.Diff)
+	return err
+}
+
+// diffSummary counts objects by action: "1 to create, 1 to update, 0 to
+// delete, 2 unchanged".
+func diffSummary(diffs []server.ObjectDiff) string {
+	counts := map[server.Action]int{}
+	for _, d := range diffs {
+		counts[d.Action]++
+	}
+	return fmt.Sprintf("%d to create, %d to update, %d to delete, %d unchanged",
+		counts[server.ActionCreate], counts[server.ActionUpdate], counts[server.ActionDelete], counts[server.ActionNone])
 }
 
 // orEmpty formats n, or "" for zero: a table cell with nothing to say.
@@ -267,3 +288,17 @@ func orEmpty(n int) string {
 
 // oneLine keeps a multi-line error on its table row.
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// newLiveCommand groups the commands that ask a running operator.
+func newLiveCommand() *cobra.Command {
+	live := &cobra.Command{
+		Use:   "live",
+		Short: "Ask a running operator: queues, modules, values, renders, profiles",
+		Long: `Ask a running operator over its debug socket (--debug-socket) or its HTTP
+listener (--address). Run where the operator runs, e.g.
+kubectl exec deploy/addon-operator -- addon-operator live module list`,
+	}
+	live.AddCommand(newDebugCommands()...)
+	live.AddCommand(newProfileCommand())
+	return live
+}

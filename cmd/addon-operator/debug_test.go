@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -34,10 +36,11 @@ func (debugSource) Conditions() []status.Condition { return nil }
 
 func (debugSource) Modules() []status.ModuleStatus {
 	return []status.ModuleStatus{
-		{Name: "ingress", Enabled: true, By: status.SourceConfigMap, Phase: status.PhaseFailed, Revision: 2,
+		{Name: "ingress", Enabled: true, By: status.SourceConfigMap, Reason: "ingressEnabled: true in the ConfigMap", Phase: status.PhaseFailed, Revision: 2,
 			LastError: "upgrade release \"ingress\":\ntimed out", Namespace: "ingress", Version: "1.2.0", Requires: []string{"cert-manager"},
 			Message: "waiting for Deployment ingress/controller: Available: 1/3"},
-		{Name: "legacy", By: status.SourceRequirement, Phase: status.PhaseDisabled, Namespace: "ops", Message: "requires crd, which is disabled"},
+		{Name: "legacy", By: status.SourceRequirement, Reason: "requires crd, which is disabled", Phase: status.PhaseDisabled, Namespace: "ops",
+			Message: "requires crd, which is disabled"},
 	}
 }
 
@@ -192,13 +195,14 @@ func TestDebugCommandErrors(t *testing.T) {
 		{"bad output", []string{"module", "list", "-o", "xml", "--address", address}, []string{`--output "xml": want text, json or yaml`}},
 		{"bad address", []string{"module", "list", "--address", "ftp://host"}, []string{`address "ftp://host"`}},
 		{"missing argument", []string{"module", "values"}, []string{"accepts 1 arg(s), received 0"}},
-		{"diff without a cluster", []string{"module", "render", "ingress", "--diff", "--address", address}, []string{"no --kube-config given and not in a cluster"}},
+		{"diff without a cluster", []string{"module", "render", "ingress", "--diff", "--address", address}, []string{"load kubeconfig", "no configuration has been provided"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			for _, env := range []string{"KUBE_CONFIG", "KUBECONFIG", "KUBERNETES_SERVICE_HOST", "ADDON_OPERATOR_DEBUG_SOCKET"} {
 				t.Setenv(env, "")
 			}
+			t.Setenv("HOME", t.TempDir()) // no ~/.kube/config
 			_, err := runDebug(t, tt.args...)
 			if err == nil {
 				t.Fatalf("%v succeeded", tt.args)
@@ -217,6 +221,11 @@ func TestModuleRenderDiff(t *testing.T) {
 		"/api/v1/namespaces/ops/configmaps/ingress": `{"apiVersion":"v1","kind":"ConfigMap",
 			"metadata":{"name":"ingress","namespace":"ops","uid":"1","resourceVersion":"7","labels":{"app.kubernetes.io/managed-by":"Helm"}},
 			"data":{"replicas":"1"}}`,
+		"/api/v1/namespaces/ops/configmaps/old": `{"apiVersion":"v1","kind":"ConfigMap",
+			"metadata":{"name":"old","namespace":"ops","uid":"2"},"data":{"stale":"yes"}}`,
+		// The release deployed ingress and old; the render drops old.
+		"/api/v1/namespaces/ops/secrets": helmReleaseSecrets(t, "ingress", "ops",
+			"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ingress\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: old\n"),
 	})
 	address := debugServer(t).URL
 	for _, format := range []string{"txt", "json"} {
@@ -226,8 +235,8 @@ func TestModuleRenderDiff(t *testing.T) {
 				args = append(args, "-o", "json")
 			}
 			got, err := runDebug(t, args...)
-			if err != nil {
-				t.Fatal(err)
+			if exitCode(err) != 1 {
+				t.Fatalf("exit code %d (%v), want 1: applying would change objects", exitCode(err), err)
 			}
 			checkDebugGolden(t, "module-render-diff."+format, got)
 		})
@@ -378,5 +387,66 @@ func TestDebugTokenFile(t *testing.T) {
 				t.Errorf("output %q, %v; want %q", got, err, tt.want)
 			}
 		})
+	}
+}
+
+// helmReleaseSecrets is a SecretList holding one deployed revision of a
+// Helm release, encoded as Helm's secrets driver stores it.
+func helmReleaseSecrets(t *testing.T, name, namespace, manifest string) string {
+	t.Helper()
+	rel, err := json.Marshal(map[string]any{
+		"name": name, "namespace": namespace, "version": 1, "manifest": manifest,
+		"info": map[string]any{"status": "deployed"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gz bytes.Buffer
+	w := gzip.NewWriter(&gz)
+	if _, err := w.Write(rel); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	record := base64.StdEncoding.EncodeToString(gz.Bytes())
+	list, err := json.Marshal(map[string]any{
+		"apiVersion": "v1", "kind": "SecretList", "items": []any{map[string]any{
+			"metadata": map[string]any{"name": "sh.helm.release.v1." + name + ".v1", "namespace": namespace,
+				"labels": map[string]any{"name": name, "owner": "helm", "status": "deployed", "version": "1"}},
+			"type": "helm.sh/release.v1",
+			"data": map[string]any{"release": base64.StdEncoding.EncodeToString([]byte(record))},
+		}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(list)
+}
+
+// conditionSource is debugSource with the ConfigMap rejected.
+type conditionSource struct{ debugSource }
+
+func (conditionSource) Conditions() []status.Condition {
+	return []status.Condition{{Type: status.ConditionConfigMapInvalid, Message: "key \"web\": replicas must be of type integer; the last valid ConfigMap stays in force"}}
+}
+
+// TestListsWarnAboutConditions: module and queue listings say on stderr
+// what /readyz names, so that a rejected ConfigMap does not read as
+// "everything as configured".
+func TestListsWarnAboutConditions(t *testing.T) {
+	t.Setenv("ADDON_OPERATOR_DEBUG_SOCKET", "")
+	ts := httptest.NewServer(server.New(server.DefaultOptions(), conditionSource{}, slog.New(slog.DiscardHandler)).DebugHandler())
+	t.Cleanup(ts.Close)
+	const want = "warning: ConfigMapInvalid: key \"web\": replicas must be of type integer; the last valid ConfigMap stays in force\n"
+	for _, args := range [][]string{{"live", "module", "list"}, {"live", "queue", "list"}, {"module", "list"}} {
+		stdout, stderr, code := runCLI(t, "", append(args, "--address", ts.URL)...)
+		if code != 0 || stderr != want || !strings.Contains(stdout, "NAME") && !strings.Contains(stdout, "QUEUE") {
+			t.Errorf("%v: exit %d, stderr %q (want %q), stdout:\n%s", args, code, stderr, want, stdout)
+		}
+	}
+	_, stderr, _ := runCLI(t, "", "live", "module", "values", "ingress", "--address", ts.URL)
+	if stderr != "" {
+		t.Errorf("values printed warnings: %q", stderr)
 	}
 }

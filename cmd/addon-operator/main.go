@@ -14,7 +14,7 @@ var version = "dev"
 
 func main() {
 	if err := newRootCommand().Execute(); err != nil {
-		os.Exit(1)
+		os.Exit(exitCode(err))
 	}
 }
 
@@ -24,17 +24,22 @@ func newRootCommand() *cobra.Command {
 		Short:         "Run platform addons (Helm charts with hooks) as modules in a Kubernetes cluster",
 		SilenceUsage:  true,
 		SilenceErrors: false,
+		Version:       readVersion().String(),
 	}
-	root.AddCommand(newStartCommand(), newModulesCommand(), &cobra.Command{
+	root.SetVersionTemplate("{{.Version}}")
+	root.AddCommand(newStartCommand(), newModulesCommand(), newLintCommand(), newDiffCommand(), newLiveCommand(), newExecutionHookCommand(), &cobra.Command{
 		Use:   "version",
-		Short: "Print the operator's version",
+		Short: "Print the operator's version, commit, and its Go, Helm and Kubernetes client versions",
 		Args:  cobra.NoArgs,
 		Run: func(cmd *cobra.Command, _ []string) {
-			fmt.Fprintln(cmd.OutOrStdout(), version)
+			fmt.Fprint(cmd.OutOrStdout(), readVersion())
 		},
 	})
-	root.AddCommand(newDebugCommands()...)
-	root.AddCommand(newProfileCommand())
-	root.AddCommand(newExecutionHookCommand())
+	// The live commands' former top-level spellings keep working, unlisted.
+	for _, c := range append(newDebugCommands(), newProfileCommand()) {
+		c.Hidden = true
+		root.AddCommand(c)
+	}
+	requireSubcommand(root)
 	return root
 }

@@ -20,13 +20,13 @@ func TestModulesCommandsGolden(t *testing.T) {
 		golden string
 		args   []string
 	}{
-		{"list.txt", []string{"modules", "list"}},
-		{"list.json", []string{"modules", "list", "-o", "json"}},
-		{"values-web.yaml", []string{"modules", "values", "web", "-o", "yaml"}},
-		{"values-web-explain.txt", []string{"modules", "values", "web", "--explain"}},
-		{"values-global-explain.json", []string{"modules", "values", "global", "--explain", "-o", "json"}},
-		{"render-web.txt", []string{"modules", "render", "web"}},
-		{"render-cache.yaml", []string{"modules", "render", "cache", "-o", "yaml"}},
+		{"list.txt", []string{"plan", "list"}},
+		{"list.json", []string{"plan", "list", "-o", "json"}},
+		{"values-web.yaml", []string{"plan", "values", "web", "-o", "yaml"}},
+		{"values-web-explain.txt", []string{"plan", "values", "web", "--explain"}},
+		{"values-global-explain.json", []string{"plan", "values", "global", "--explain", "-o", "json"}},
+		{"render-web.txt", []string{"plan", "render", "web"}},
+		{"render-cache.yaml", []string{"plan", "render", "cache", "-o", "yaml"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.golden, func(t *testing.T) {
@@ -66,10 +66,10 @@ func TestModulesCommandErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"unknown module", []string{"modules", "values", "nope"}, `no module "nope"`},
-		{"not a chart", []string{"modules", "render", "db"}, `module "db" has no chart`},
-		{"bad output", []string{"modules", "list", "-o", "xml"}, `--output "xml"`},
-		{"config is not a ConfigMap", []string{"modules", "list", "--config", filepath.Join(dir, "modules", "values.yaml")}, `kind is "", want ConfigMap`},
+		{"unknown module", []string{"plan", "values", "nope"}, `no module "nope"`},
+		{"not a chart", []string{"plan", "render", "db"}, `module "db" has no chart`},
+		{"bad output", []string{"plan", "list", "-o", "xml"}, `--output "xml"`},
+		{"config is not a ConfigMap", []string{"plan", "list", "--config", filepath.Join(dir, "modules", "values.yaml")}, `kind is "", want ConfigMap`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -67,6 +67,9 @@ type startOptions struct {
 	kubeBurst   int
 	logLevel    string
 	logType     string
+	// establishedMetrics also serves the established operator's metric
+	// names on /metrics.
+	establishedMetrics bool
 }
 
 func newStartCommand() *cobra.Command {
@@ -100,6 +103,8 @@ its default.`,
 	fs.IntVar(&o.kubeBurst, "kube-client-burst", defaultKubeBurst, "requests that may go at once before --kube-client-qps paces them (env ADDON_OPERATOR_KUBE_CLIENT_BURST, KUBE_CLIENT_BURST)")
 	fs.StringVar(&o.logLevel, "log-level", o.logLevel, "debug, info, warn or error (env LOG_LEVEL)")
 	fs.StringVar(&o.logType, "log-type", o.logType, "text or json (env LOG_TYPE)")
+	fs.BoolVar(&o.establishedMetrics, "established-metric-names", false, "also serve, on /metrics, the established addon-operator's metric names "+
+		"derived from ours, for its dashboards and alerts (env ADDON_OPERATOR_ESTABLISHED_METRIC_NAMES)")
 	return cmd
 }
 
@@ -134,6 +139,7 @@ func envFallbacks() map[string][]string {
 		"kube-client-burst":        {"ADDON_OPERATOR_KUBE_CLIENT_BURST", "KUBE_CLIENT_BURST"},
 		"log-level":                {"LOG_LEVEL"},
 		"log-type":                 {"LOG_TYPE"},
+		"established-metric-names": {"ADDON_OPERATOR_ESTABLISHED_METRIC_NAMES"},
 		"listen-address":           {"ADDON_OPERATOR_LISTEN_ADDRESS"},
 		"debug-socket":             {"ADDON_OPERATOR_DEBUG_SOCKET", "DEBUG_UNIX_SOCKET"},
 		"debug-http":               {"ADDON_OPERATOR_DEBUG_HTTP"},
@@ -246,6 +252,9 @@ func (o *startOptions) run(ctx context.Context) error {
 	onAPIBack = []func(){op.RetryFailedNow, events.Resume}
 	so := o.server
 	so.Metrics, so.HookMetrics = rec.Handler(), hookMetrics.Handler()
+	if o.establishedMetrics {
+		so.Metrics = rec.CompatHandler(time.Now)
+	}
 	so.Problems = append(so.Problems, apiHealth)
 	if so.Protected() {
 		authClient, err := kubernetes.NewForConfig(restCfg)

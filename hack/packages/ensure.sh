@@ -16,8 +16,16 @@ for target in "$@"; do
 	run)
 		command -v jq >/dev/null || want+=(jq)
 		;;
+	image)
+		# A daemonless image build and run: Debian's root file system, an
+		# OCI layout, jq to read its configuration, curl to probe it.
+		command -v mmdebstrap >/dev/null || want+=(mmdebstrap)
+		command -v umoci >/dev/null || want+=(umoci)
+		command -v jq >/dev/null || want+=(jq)
+		command -v curl >/dev/null || want+=(curl)
+		;;
 	*)
-		echo "ensure.sh: unknown target $target (want test or run)" >&2
+		echo "ensure.sh: unknown target $target (want test, run or image)" >&2
 		exit 2
 		;;
 	esac

@@ -29,7 +29,7 @@ func TestApplyLifecycle(t *testing.T) {
 	if diff := cmp.Diff(want, installed); diff != "" {
 		t.Errorf("install outcome (-want +got):\n%s", diff)
 	}
-	if !strings.Contains(installed.Manifest, "greeting: hello") {
+	if !strings.Contains(installed.Manifest, `greeting: "hello"`) {
 		t.Errorf("install outcome manifest lacks the greeting:\n%s", installed.Manifest)
 	}
 	status, err := env.client.Status(ctx, "echo")
@@ -82,7 +82,7 @@ func checkStoredRelease(t *testing.T, rel *release.Release, checksum, greeting s
 	if rel.Labels[LabelManagedBy] != ManagedByValue || rel.Labels[LabelChecksum] != checksum {
 		t.Errorf("release labels = %v, want %s=%s and %s=%s", rel.Labels, LabelManagedBy, ManagedByValue, LabelChecksum, checksum)
 	}
-	for _, want := range []string{"addon-operator.io/managed-by: addon-operator", "addon-operator.io/module: echo", "greeting: " + greeting} {
+	for _, want := range []string{"addon-operator.io/managed-by: addon-operator", "addon-operator.io/module: echo", `greeting: "` + greeting + `"`} {
 		if !strings.Contains(rel.Manifest, want) {
 			t.Errorf("manifest lacks %q:\n%s", want, rel.Manifest)
 		}

@@ -20,7 +20,7 @@ func TestRenderOffline(t *testing.T) {
 	if err != nil {
 		t.Fatalf("RenderOffline: %v", err)
 	}
-	for _, want := range []string{"name: mod", "v: x", "addon-operator.io/managed-by: addon-operator", "addon-operator.io/module: mod"} {
+	for _, want := range []string{"name: mod", `v: "x"`, "addon-operator.io/managed-by: addon-operator", "addon-operator.io/module: mod"} {
 		if !strings.Contains(r.Manifest, want) {
 			t.Errorf("manifest lacks %q:\n%s", want, r.Manifest)
 		}

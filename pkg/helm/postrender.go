@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 
+	yamlv3 "go.yaml.in/yaml/v3"
 	"sigs.k8s.io/yaml"
 )
 
@@ -17,8 +20,9 @@ var docSeparator = regexp.MustCompile(`(?m)^---[ \t]*(?:\r?\n|$)`)
 // multi-document manifest, the items of a List rather than the List. Documents that are
 // not objects (comments only, scalars, invalid YAML) pass through untouched,
 // so Helm reports real errors with the author's text. Labelled documents are
-// re-encoded: keys sorted, comments inside the object dropped, leading
-// comments (Helm's "# Source:" line) kept.
+// edited as YAML node trees: key order, comments, quoting and literal blocks
+// stay as the chart wrote them; only the labels are added (in key order) or
+// set.
 //
 // Helm runs post-renderers on the manifest only, never on chart hooks.
 type labeler struct {
@@ -51,15 +55,50 @@ func (l labeler) Run(rendered *bytes.Buffer) (*bytes.Buffer, error) {
 }
 
 // label returns doc with the labels set, or doc itself when it is not an
-// object.
+// object. The document is edited as a YAML node tree, so that it keeps its
+// key order, its comments, its scalars as written (quoting, literal and
+// folded blocks) and its numbers exact; only the labels are added or set.
 func (l labeler) label(doc string) (string, error) {
 	head, body := splitLeadingComments(doc)
-	obj, ok := decodeObject(body)
+	obj0, ok := decodeObject(body)
 	if !ok {
 		return doc, nil
 	}
-	if items, ok := obj["items"].([]any); ok && strings.HasSuffix(obj["kind"].(string), "List") {
+	var root yamlv3.Node
+	if err := yamlv3.Unmarshal([]byte(body), &root); err != nil || len(root.Content) != 1 ||
+		root.Content[0].Kind != yamlv3.MappingNode || hasAlias(&root) {
+		// YAML the Kubernetes decoder reads but the node parser does not,
+		// or aliases (merge keys) that editing in place could shadow: the
+		// object is labelled all the same, re-encoded.
+		return l.reencoded(head, obj0)
+	}
+	obj := root.Content[0]
+	if items := mappingValue(obj, "items"); items != nil && items.Kind == yamlv3.SequenceNode && strings.HasSuffix(scalarValue(obj, "kind"), "List") {
 		// A List is unwrapped by the client; its items are the objects.
+		for _, item := range items.Content {
+			if item.Kind == yamlv3.MappingNode && scalarValue(item, "apiVersion") != "" && scalarValue(item, "kind") != "" {
+				setNodeLabels(item, l.labels)
+			}
+		}
+	} else {
+		setNodeLabels(obj, l.labels)
+	}
+	var out bytes.Buffer
+	enc := yamlv3.NewEncoder(&out)
+	enc.SetIndent(2)
+	if err := enc.Encode(&root); err != nil {
+		return "", fmt.Errorf("encode labelled object: %w", err)
+	}
+	if err := enc.Close(); err != nil {
+		return "", fmt.Errorf("encode labelled object: %w", err)
+	}
+	return head + out.String(), nil
+}
+
+// reencoded sets the labels on a decoded object and encodes it again: keys
+// sorted, comments inside the object dropped.
+func (l labeler) reencoded(head string, obj map[string]any) (string, error) {
+	if items, ok := obj["items"].([]any); ok && strings.HasSuffix(obj["kind"].(string), "List") {
 		for _, item := range items {
 			if m, ok := item.(map[string]any); ok && isObject(m) {
 				setLabels(m, l.labels)
@@ -77,6 +116,77 @@ func (l labeler) label(doc string) (string, error) {
 		return "", fmt.Errorf("encode labelled object: %w", err)
 	}
 	return head + string(encoded), nil
+}
+
+func setLabels(obj map[string]any, labels map[string]string) {
+	meta, ok := obj["metadata"].(map[string]any)
+	if !ok {
+		meta = map[string]any{}
+		obj["metadata"] = meta
+	}
+	existing, ok := meta["labels"].(map[string]any)
+	if !ok {
+		existing = map[string]any{}
+		meta["labels"] = existing
+	}
+	for k, v := range labels {
+		existing[k] = v
+	}
+}
+
+// hasAlias reports whether n uses an alias anywhere.
+func hasAlias(n *yamlv3.Node) bool {
+	if n.Kind == yamlv3.AliasNode {
+		return true
+	}
+	return slices.ContainsFunc(n.Content, hasAlias)
+}
+
+// mappingValue returns the value node of key in mapping m, nil if absent.
+func mappingValue(m *yamlv3.Node, key string) *yamlv3.Node {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return m.Content[i+1]
+		}
+	}
+	return nil
+}
+
+func scalarValue(m *yamlv3.Node, key string) string {
+	if v := mappingValue(m, key); v != nil && v.Kind == yamlv3.ScalarNode {
+		return v.Value
+	}
+	return ""
+}
+
+// childMapping returns the mapping under key in m, adding it (or replacing
+// a null or a non-mapping) when needed.
+func childMapping(m *yamlv3.Node, key string) *yamlv3.Node {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			if m.Content[i+1].Kind != yamlv3.MappingNode {
+				m.Content[i+1] = &yamlv3.Node{Kind: yamlv3.MappingNode, Tag: "!!map"}
+			}
+			return m.Content[i+1]
+		}
+	}
+	child := &yamlv3.Node{Kind: yamlv3.MappingNode, Tag: "!!map"}
+	m.Content = append(m.Content, &yamlv3.Node{Kind: yamlv3.ScalarNode, Tag: "!!str", Value: key}, child)
+	return child
+}
+
+// setNodeLabels sets labels on the object mapping obj, in key order.
+func setNodeLabels(obj *yamlv3.Node, labels map[string]string) {
+	existing := childMapping(childMapping(obj, "metadata"), "labels")
+	existing.Style = 0 // a flow mapping written {} would stay on one line
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
+		value := &yamlv3.Node{Kind: yamlv3.ScalarNode, Tag: "!!str", Value: labels[k]}
+		if v := mappingValue(existing, k); v != nil {
+			*v = *value
+			continue
+		}
+		existing.Content = append(existing.Content, &yamlv3.Node{Kind: yamlv3.ScalarNode, Tag: "!!str", Value: k}, value)
+	}
 }
 
 // splitLeadingComments splits doc after its leading comment and blank lines.
@@ -119,20 +229,4 @@ func isObject(m map[string]any) bool {
 	apiVersion, _ := m["apiVersion"].(string)
 	kind, _ := m["kind"].(string)
 	return apiVersion != "" && kind != ""
-}
-
-func setLabels(obj map[string]any, labels map[string]string) {
-	meta, ok := obj["metadata"].(map[string]any)
-	if !ok {
-		meta = map[string]any{}
-		obj["metadata"] = meta
-	}
-	existing, ok := meta["labels"].(map[string]any)
-	if !ok {
-		existing = map[string]any{}
-		meta["labels"] = existing
-	}
-	for k, v := range labels {
-		existing[k] = v
-	}
 }

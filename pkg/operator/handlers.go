@@ -109,7 +109,7 @@ func (o *Operator) planConverge(ctx context.Context) ([]task, error) {
 	p.Delete = dependentsFirst(plan.Order(o.modules), p.Delete)
 	for _, d := range decisions {
 		o.state.update(d.Name, func(s *moduleState) {
-			s.Enabled, s.By, s.Disabled = d.Enabled, d.By, d.Reason
+			s.Enabled, s.By, s.Reason = d.Enabled, d.By, d.Reason
 			if p.Startup[d.Name] {
 				s.StartupDone = false
 				s.Phase = status.PhaseWaiting

@@ -12,6 +12,8 @@ import (
 type moduleState struct {
 	Enabled bool
 	By      status.Source
+	// Reason says in words what decided Enabled (plan.Decision.Reason).
+	Reason string
 	// Hooks are loaded on the module's first run; nil until then.
 	Hooks []*binding.Hook
 	// HooksErr is a permanent error from loading the hooks (a hook's
@@ -30,9 +32,6 @@ type moduleState struct {
 	LastError string
 	// Phase is where the module is: see the Phase constants.
 	Phase status.Phase
-	// Disabled says why a module that its sources enable is not: a
-	// module it requires is disabled.
-	Disabled string
 	// Held is set while the module waits for modules it requires to be
 	// ready.
 	Held bool
@@ -120,10 +119,10 @@ func (s *states) snapshot() []status.ModuleStatus {
 			phase = status.PhaseDisabled
 		}
 		msg := st.Message
-		if !st.Enabled && st.Disabled != "" {
-			msg = st.Disabled
+		if !st.Enabled && st.By == status.SourceRequirement {
+			msg = st.Reason
 		}
-		out = append(out, status.ModuleStatus{Name: n, Enabled: st.Enabled, By: st.By, Phase: phase, Revision: st.Revision, LastError: st.LastError, Message: msg,
+		out = append(out, status.ModuleStatus{Name: n, Enabled: st.Enabled, By: st.By, Reason: st.Reason, Phase: phase, Revision: st.Revision, LastError: st.LastError, Message: msg,
 			Maintenance: st.Maintenance, Remediation: st.Remediation})
 	}
 	return out

@@ -9,6 +9,7 @@ package plan
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 
 	"github.com/addon-operator/addon-operator/pkg/config"
 	"github.com/addon-operator/addon-operator/pkg/hook"
@@ -27,12 +28,19 @@ type ScriptRunner interface {
 // Enabled decides every module's enabled state from the sources in st,
 // running the enabled scripts of modules the other sources enable.
 func Enabled(ctx context.Context, mods *module.Set, st *store.Store, scripts ScriptRunner) ([]Decision, error) {
+	said := map[string]string{} // what enabled scripts wrote to MODULE_ENABLED_REASON
 	decisions, err := decideEnabled(inputs(mods, st), func(name string, soFar []string) (bool, error) {
 		m, _ := mods.Module(name)
-		return runScript(ctx, scripts, st, m, soFar)
+		ok, reason, err := runScript(ctx, scripts, st, m, soFar)
+		said[name] = reason
+		return ok, err
 	})
+	for i := range decisions {
+		m, _ := mods.Module(decisions[i].Name)
+		decisions[i].Reason = reasonFor(decisions[i], m, said[m.Name()])
+	}
 	if err != nil {
-		return nil, err
+		return decisions, err
 	}
 	return DisableUnmet(mods, decisions), nil
 }
@@ -59,7 +67,7 @@ func inputs(mods *module.Set, st *store.Store) []enabledInput {
 
 // runScript asks a module's enabled script, giving it the modules enabled
 // so far in global.enabledModules.
-func runScript(ctx context.Context, scripts ScriptRunner, st *store.Store, m *module.Module, enabledSoFar []string) (bool, error) {
+func runScript(ctx context.Context, scripts ScriptRunner, st *store.Store, m *module.Module, enabledSoFar []string) (bool, string, error) {
 	global := st.GlobalValues()
 	global["enabledModules"] = enabledSoFar
 	res, err := scripts.Run(ctx, hook.Run{
@@ -71,12 +79,12 @@ func runScript(ctx context.Context, scripts ScriptRunner, st *store.Store, m *mo
 		Hook:         "enabled",
 	})
 	if err != nil {
-		return false, err
+		return false, "", err
 	}
 	if res.Enabled == nil {
-		return false, fmt.Errorf("%s wrote no result to MODULE_ENABLED_RESULT", m.EnabledScript())
+		return false, "", fmt.Errorf("%s wrote no result to MODULE_ENABLED_RESULT", m.EnabledScript())
 	}
-	return *res.Enabled, nil
+	return *res.Enabled, res.EnabledReason, nil
 }
 
 // enabledInput is what is known about one module before its enabled script.
@@ -94,8 +102,9 @@ type Decision struct {
 	Name    string
 	Enabled bool
 	By      status.Source
-	// Reason says why an otherwise enabled module is not: a module it
-	// requires is disabled.
+	// Reason says in words what decided: the flag and where it is set,
+	// what the enabled script wrote to MODULE_ENABLED_REASON, or, for an
+	// otherwise enabled module, that a module it requires is disabled.
 	Reason string
 }
 
@@ -139,4 +148,29 @@ func decideEnabled(modules []enabledInput, script scriptFunc) ([]Decision, error
 		decisions = append(decisions, d)
 	}
 	return decisions, nil
+}
+
+// reasonFor says in words what decided d; said is what the module's
+// enabled script wrote to MODULE_ENABLED_REASON, if it ran.
+func reasonFor(d Decision, m *module.Module, said string) string {
+	flag := fmt.Sprintf("%s: %t", config.EnabledKey(m.Key()), d.Enabled)
+	var reason string
+	switch d.By {
+	case status.SourceStaticCommon:
+		reason = flag + " in modules/values.yaml"
+	case status.SourceStaticModule:
+		reason = flag + " in " + filepath.Base(m.Path()) + "/values.yaml"
+	case status.SourceDynamic:
+		reason = flag + " set by a global hook"
+	case status.SourceConfigMap:
+		reason = flag + " in the ConfigMap"
+	case status.SourceEnabledScript:
+		reason = "the enabled script wrote false"
+	default:
+		return "no " + config.EnabledKey(m.Key()) + " in values.yaml files, global hooks or the ConfigMap"
+	}
+	if said != "" {
+		reason += "; enabled script: " + said
+	}
+	return reason
 }

@@ -30,8 +30,8 @@ type ModuleInfo struct {
 	By      status.Source `json:"decidedBy"`
 	Helm    bool          `json:"helm"`
 	Path    string        `json:"path"`
-	// Reason says why a module its sources enable is disabled.
-	Reason string `json:"reason,omitempty"`
+	// Reason says in words what decided Enabled (Decision.Reason).
+	Reason string `json:"reason"`
 	// Namespace, Version, Description and Requires come from module.yaml.
 	Namespace   string   `json:"namespace,omitempty"`
 	Version     string   `json:"version,omitempty"`

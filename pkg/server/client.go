@@ -111,6 +111,13 @@ func (c *Client) GlobalValues(ctx context.Context) (values.Values, error) {
 	return getJSON[values.Values](ctx, c, "/debug/global/values")
 }
 
+// Warnings returns what the operator's /readyz names besides "ok": an
+// unreachable API server, a deleted or rejected ConfigMap, foreign
+// releases; one line each.
+func (c *Client) Warnings(ctx context.Context) ([]string, error) {
+	return getJSON[[]string](ctx, c, "/debug/warnings")
+}
+
 // GlobalConfig returns the global section of the ConfigMap.
 func (c *Client) GlobalConfig(ctx context.Context) (values.Values, error) {
 	return getJSON[values.Values](ctx, c, "/debug/global/config")

@@ -23,6 +23,7 @@ const (
 	ActionCreate Action = "create" // the object does not exist
 	ActionUpdate Action = "update" // the object differs
 	ActionNone   Action = "none"   // the object is as rendered
+	ActionDelete Action = "delete" // deployed, no longer rendered: Helm deletes it
 )
 
 // ObjectDiff is how one rendered object differs from its live copy.

@@ -2,8 +2,13 @@ package server
 
 import (
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/addon-operator/addon-operator/pkg/status"
 )
 
 type fixedProblem string
@@ -42,5 +47,33 @@ func TestProblemsMakeReadyzFailAndShowOnStatusPage(t *testing.T) {
 				t.Errorf("status page shows the outage: %v, want %v", shown, want)
 			}
 		})
+	}
+}
+
+// TestWarningsRoute serves what /readyz names besides "ok" to the debug
+// CLI: problems first, then conditions with their releases.
+func TestWarningsRoute(t *testing.T) {
+	const outage = "the Kubernetes API server is unreachable since 2026-01-02T03:04:05Z: connection refused"
+	src := newFakeSource()
+	src.conds = []status.Condition{
+		{Type: status.ConditionConfigMapInvalid, Message: "the ConfigMap was rejected"},
+		{Type: status.ConditionForeignReleases, Message: "releases left in place", Releases: []string{"a", "b"}},
+	}
+	opts := DefaultOptions()
+	opts.Problems = []Problem{fixedProblem(outage), fixedProblem("")}
+	s := New(opts, src, discard())
+	ts := httptest.NewServer(s.DebugHandler())
+	t.Cleanup(ts.Close)
+	c, err := NewHTTPClient(ts.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.Warnings(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{outage, "ConfigMapInvalid: the ConfigMap was rejected", "ForeignReleases: releases left in place (releases: a, b)"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("warnings (-want +got):\n%s", diff)
 	}
 }

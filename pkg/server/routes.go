@@ -38,6 +38,7 @@ func debugRoutes() []string {
 		"/debug/modules/{name}/render",
 		"/debug/global/values",
 		"/debug/global/config",
+		"/debug/warnings",
 	}
 }
 
@@ -109,6 +110,9 @@ func (s *Server) routeDebug(mux *http.ServeMux) {
 	})
 	mux.HandleFunc("GET /debug/global/config", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, s.src.GlobalConfig())
+	})
+	mux.HandleFunc("GET /debug/warnings", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, s.warnings())
 	})
 	mux.HandleFunc("GET /debug/modules/{name}/values", s.moduleRoute(func(_ context.Context, name string) (any, error) {
 		return s.src.ModuleValues(name)

@@ -76,7 +76,7 @@ func TestHandlerRoutes(t *testing.T) {
 		{name: "operator metrics", path: "/metrics", wantCode: 200, wantBody: "operator_metric 1\n"},
 		{name: "hook metrics", path: "/metrics/hooks", wantCode: 200, wantBody: "hook_metric 1\n"},
 		{name: "debug index", path: "/debug/", wantCode: 200, wantType: "application/json", wantBody: `["/debug/queues","/debug/modules",
-			"/debug/modules/{name}/values","/debug/modules/{name}/config","/debug/modules/{name}/render","/debug/global/values","/debug/global/config"]`},
+			"/debug/modules/{name}/values","/debug/modules/{name}/config","/debug/modules/{name}/render","/debug/global/values","/debug/global/config","/debug/warnings"]`},
 		{name: "modules", path: "/debug/modules", wantCode: 200, wantType: "application/json", wantBody: `[
 			{"name":"cert-manager","enabled":true,"decidedBy":"configmap","phase":"Running","revision":3,
 				"message":"waiting for Deployment cert-manager/webhook: Available: 1/3","namespace":"cert-manager"},

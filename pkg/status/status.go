@@ -35,9 +35,12 @@ const (
 
 // ModuleStatus is a module's state.
 type ModuleStatus struct {
-	Name      string `json:"name"`
-	Enabled   bool   `json:"enabled"`
-	By        Source `json:"decidedBy"`
+	Name    string `json:"name"`
+	Enabled bool   `json:"enabled"`
+	By      Source `json:"decidedBy"`
+	// Reason says in words what decided: the flag and where it is set, or
+	// what the enabled script wrote to MODULE_ENABLED_REASON.
+	Reason    string `json:"reason,omitempty"`
 	Phase     Phase  `json:"phase"`
 	Revision  int    `json:"revision,omitempty"`
 	LastError string `json:"lastError,omitempty"`

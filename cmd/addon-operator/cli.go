@@ -1,0 +1,160 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// exitError makes the process exit with code; a nil err prints nothing
+// (the command printed what there was to say), as diff's "changes found".
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit code %d", e.code)
+	}
+	return e.err.Error()
+}
+
+func (e *exitError) Unwrap() error { return e.err }
+
+// exitCode is the process's exit code for the error a command returned.
+func exitCode(err error) int {
+	var e *exitError
+	if errors.As(err, &e) {
+		return e.code
+	}
+	return 1
+}
+
+// requireSubcommand makes every command group under cmd fail on an
+// unknown subcommand, with a suggestion, instead of printing its help and
+// exiting 0; a group given no arguments still prints its help.
+func requireSubcommand(cmd *cobra.Command) {
+	for _, c := range cmd.Commands() {
+		requireSubcommand(c)
+	}
+	if !cmd.HasSubCommands() || cmd.Runnable() || !cmd.HasParent() {
+		return
+	}
+	cmd.Args = cobra.ArbitraryArgs
+	cmd.SuggestionsMinimumDistance = 2
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return cmd.Help()
+		}
+		msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+		if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+			msg += "\n\nDid you mean this?\n\t" + strings.Join(s, "\n\t") + "\n"
+		}
+		return fmt.Errorf("%s\nRun '%s --help' for usage.", msg, cmd.CommandPath()) //nolint:revive,staticcheck // cobra's own wording, ending as a sentence
+	}
+}
+
+// warnHandler prints log records at warning level and above as plain
+// "warning: message (key=value ...)" lines: what a CLI user reads.
+type warnHandler struct {
+	w     io.Writer
+	attrs []slog.Attr
+}
+
+func newWarnLogger(w io.Writer) *slog.Logger { return slog.New(&warnHandler{w: w}) }
+
+func (h *warnHandler) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelWarn }
+
+func (h *warnHandler) Handle(_ context.Context, r slog.Record) error {
+	var parts []string
+	add := func(a slog.Attr) bool {
+		parts = append(parts, a.Key+"="+a.Value.String())
+		return true
+	}
+	for _, a := range h.attrs {
+		add(a)
+	}
+	r.Attrs(add)
+	line := "warning: " + r.Message
+	if len(parts) > 0 {
+		line += " (" + strings.Join(parts, " ") + ")"
+	}
+	_, err := fmt.Fprintln(h.w, line)
+	return err
+}
+
+func (h *warnHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return &warnHandler{w: h.w, attrs: append(append([]slog.Attr(nil), h.attrs...), as...)}
+}
+
+func (h *warnHandler) WithGroup(string) slog.Handler { return h }
+
+// warnf prints one CLI warning line.
+func warnf(w io.Writer, format string, args ...any) {
+	fmt.Fprintf(w, "warning: "+format+"\n", args...)
+}
+
+// kubeFlags load a kubeconfig as kubectl does: --kubeconfig, else
+// $KUBECONFIG (a ':' list), else ~/.kube/config, else in-cluster
+// credentials; --context picks a context. The namespace is -n, else
+// ADDON_OPERATOR_NAMESPACE, else the context's.
+type kubeFlags struct {
+	kubeconfig string
+	context    string
+	namespace  string
+}
+
+// bind adds --kubeconfig, --context and -n/--namespace; the operator's
+// spellings --kube-config and --kube-context are accepted too.
+func (k *kubeFlags) bind(fs *pflag.FlagSet) {
+	fs.StringVar(&k.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, env KUBE_CONFIG, ~/.kube/config, in-cluster)")
+	fs.StringVar(&k.context, "context", "", "kubeconfig context (env KUBE_CONTEXT)")
+	fs.StringVarP(&k.namespace, "namespace", "n", "", "the operator's namespace (env ADDON_OPERATOR_NAMESPACE, else the context's)")
+	fs.SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
+		switch name {
+		case "kube-config":
+			name = "kubeconfig"
+		case "kube-context":
+			name = "context"
+		}
+		return pflag.NormalizedName(name)
+	})
+}
+
+// restConfig returns the cluster's client config and the namespace.
+func (k *kubeFlags) restConfig() (*rest.Config, string, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = firstOf(k.kubeconfig, os.Getenv("KUBE_CONFIG"))
+	overrides := &clientcmd.ConfigOverrides{CurrentContext: firstOf(k.context, os.Getenv("KUBE_CONTEXT"))}
+	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides)
+	cfg, err := cc.ClientConfig()
+	if err != nil {
+		return nil, "", fmt.Errorf("load kubeconfig (--kubeconfig, $KUBECONFIG, ~/.kube/config or in-cluster): %w", err)
+	}
+	ns := firstOf(k.namespace, os.Getenv("ADDON_OPERATOR_NAMESPACE"))
+	if ns == "" {
+		if ns, _, err = cc.Namespace(); err != nil {
+			return nil, "", fmt.Errorf("kubeconfig namespace: %w", err)
+		}
+	}
+	return cfg, ns, nil
+}
+
+func firstOf(vs ...string) string {
+	for _, v := range vs {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}

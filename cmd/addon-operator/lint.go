@@ -1,0 +1,92 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/addon-operator/addon-operator/pkg/hook"
+	"github.com/addon-operator/addon-operator/pkg/lint"
+)
+
+func newLintCommand() *cobra.Command {
+	tree := newTreeOptions()
+	strict, output := false, "text"
+	cmd := &cobra.Command{
+		Use:   "lint",
+		Short: "Check modules, global hooks and a ConfigMap as the operator would, reporting every problem",
+		Long: `Check the modules and global hooks on disk, and the ConfigMap of --config,
+with the operator's own validation: module names and duplicates, values
+files and their keys, ConfigMap keys and sections against the config-values
+schemas, schema files, every hook's --config, enabled scripts, every enabled
+module's values against its values schema (with x-required-for-helm) and its
+chart's render. Every problem is printed with its file, key and rule.
+
+Exit code: 0 when there are no errors (warnings allowed, unless --strict),
+1 otherwise.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if output != "text" && output != "json" && output != "yaml" {
+				return fmt.Errorf("--output %q: want text, json or yaml", output)
+			}
+			if err := applyEnv(cmd.Flags(), os.LookupEnv); err != nil {
+				return err
+			}
+			data, err := readConfigData(tree.configFile, cmd.InOrStdin())
+			if err != nil {
+				return err
+			}
+			base, _ := os.Getwd()
+			problems := lint.Run(cmd.Context(), lint.Input{
+				Discover:   tree.operator.Discovery(nil),
+				Namespace:  firstOf(tree.operator.Namespace, "default"),
+				ConfigFile: tree.configFile,
+				ConfigData: data,
+				Runner:     &hook.Executor{Logger: newWarnLogger(io.Discard)},
+				Base:       base,
+			})
+			if problems == nil {
+				problems = []lint.Problem{}
+			}
+			if err := writeOutput(cmd.OutOrStdout(), output, problems, func(w io.Writer) error { return printProblems(w, problems) }); err != nil {
+				return err
+			}
+			if lint.HasErrors(problems, strict) {
+				cmd.SilenceErrors = true
+				return &exitError{code: 1}
+			}
+			return nil
+		},
+	}
+	fs := cmd.Flags()
+	tree.bind(fs)
+	fs.StringVarP(&tree.operator.Namespace, "namespace", "n", "", "namespace charts render into (env ADDON_OPERATOR_NAMESPACE; default \"default\")")
+	fs.BoolVar(&strict, "strict", false, "fail on warnings too")
+	fs.StringVarP(&output, "output", "o", output, "output format: text, json or yaml")
+	return cmd
+}
+
+func printProblems(w io.Writer, problems []lint.Problem) error {
+	errs, warns := 0, 0
+	for _, p := range problems {
+		if p.Severity == lint.Error {
+			errs++
+		} else {
+			warns++
+		}
+		if _, err := fmt.Fprintln(w, p); err != nil {
+			return err
+		}
+	}
+	_, err := fmt.Fprintf(w, "%d %s, %d %s\n", errs, plural(errs, "error"), warns, plural(warns, "warning"))
+	return err
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
+}
