@@ -36,8 +36,12 @@ run: packages-run build ## run the operator with ./modules and ./global-hooks ag
 		--debug-socket "$(CURDIR)/.tmp/debug.socket"
 
 .PHONY: build
-build: ## build bin/addon-operator
+build: hooks ## build bin/addon-operator (and the modules' Go hooks)
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN_DIR)/addon-operator ./cmd/addon-operator
+
+.PHONY: hooks
+hooks: ## build the modules' Go hooks (modules/*/hooks-go) into their hooks/ dirs
+	$(GO) run ./hack/buildhooks
 
 .PHONY: test
 test: packages-test lint check-deploy test-unit test-e2e ## everything CI runs: lint, deploy/ in sync, unit tests, e2e tests
