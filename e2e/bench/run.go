@@ -34,6 +34,8 @@ type Env struct {
 	Dir string
 	// GroupSize is how many modules share an order prefix.
 	GroupSize int
+	// Workload selects the generated hooks: bash+jq or sh.
+	Workload Workload
 	// Samples is how many times each reaction is measured.
 	Samples int
 	// OperatorArgs are appended to the operator's command line.
@@ -83,7 +85,7 @@ type Result struct {
 func Run(ctx context.Context, env Env, n, workers int) (res Result, err error) {
 	res = Result{N: n, Workers: workers, LoadBefore: LoadAverage()}
 	dir := filepath.Join(env.Dir, "n"+strconv.Itoa(n))
-	layout, err := Generate(dir, n, env.GroupSize)
+	layout, err := Generate(dir, n, env.GroupSize, env.Workload)
 	if err != nil {
 		return res, err
 	}
@@ -174,7 +176,7 @@ type SweepResult struct {
 // load during the sweep does not favour one end.
 func Sweep(ctx context.Context, env Env, n int, workers []int, rounds int) (res []SweepResult, err error) {
 	dir := filepath.Join(env.Dir, "sweep")
-	layout, err := Generate(dir, n, env.GroupSize)
+	layout, err := Generate(dir, n, env.GroupSize, env.Workload)
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@
 // docs/benchmarks.md):
 //
 //	go run ./e2e/bench/cmd/bench [-n 10,100] [-workers 4] [-workers-sweep 1,2,4,8] [-out FILE]
+//	    [-hooks jq|sh] [-hook-runs 200]
 //	    [-operator-args '--kube-client-qps=20 --kube-client-burst=10']
 package main
 
@@ -49,6 +50,8 @@ type options struct {
 	rounds    int
 	groupSize int
 	samples   int
+	workload  bench.Workload
+	hookRuns  int
 	out       string
 	operator  string
 	// operatorArgs are appended to the operator's command line.
@@ -78,6 +81,8 @@ func parseFlags(args []string) (options, error) {
 	fs.IntVar(&o.rounds, "sweep-rounds", 1, "how often the sweep goes through the worker counts (alternating direction)")
 	fs.IntVar(&o.groupSize, "group", 10, "modules per order prefix (modules of one order run in parallel)")
 	fs.IntVar(&o.samples, "samples", 5, "samples per reaction measurement")
+	hooks := fs.String("hooks", string(bench.WorkloadJQ), "generated hooks: jq (bash and jq, as users write them) or sh (POSIX sh, sed and grep)")
+	fs.IntVar(&o.hookRuns, "hook-runs", 200, "runs of one hook, bash+jq and compiled with pkg/sdk, for the hook cost table; 0 skips it")
 	fs.StringVar(&o.out, "out", "", "also write the report to this file")
 	fs.StringVar(&o.operator, "operator", "", "operator binary to measure instead of building ./cmd/addon-operator (e.g. another commit's)")
 	fs.Var(&o.operatorArgs, "operator-args", "arguments appended to the operator's start command line, split on spaces; may be repeated (e.g. --kube-client-qps=20)")
@@ -85,15 +90,16 @@ func parseFlags(args []string) (options, error) {
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
-	var err1, err2 error
+	var err1, err2, err3 error
 	o.sizes, err1 = parseInts(*sizes)
+	o.workload, err3 = bench.ParseWorkload(*hooks)
 	if *sweep != "" {
 		o.sweep, err2 = parseInts(*sweep)
 	}
-	if o.workers < 1 || o.groupSize < 1 || o.samples < 1 || o.sweepN < 1 || o.rounds < 1 {
-		return o, errors.New("-workers, -group, -samples, -sweep-n and -sweep-rounds must be positive")
+	if o.workers < 1 || o.groupSize < 1 || o.samples < 1 || o.sweepN < 1 || o.rounds < 1 || o.hookRuns < 0 {
+		return o, errors.New("-workers, -group, -samples, -sweep-n and -sweep-rounds must be positive, -hook-runs not negative")
 	}
-	return o, errors.Join(err1, err2, bench.CheckOperatorArgs(o.operatorArgs))
+	return o, errors.Join(err1, err2, err3, bench.CheckOperatorArgs(o.operatorArgs))
 }
 
 // parseInts parses "10,100".
@@ -161,7 +167,7 @@ func (o options) env(ctx context.Context, dir string, progress io.Writer) (bench
 	}
 	return bench.Env{
 		Binary: bin, ControlPlane: bins, Dir: dir,
-		GroupSize: o.groupSize, Samples: o.samples, OperatorArgs: o.operatorArgs, Progress: progress,
+		GroupSize: o.groupSize, Samples: o.samples, Workload: o.workload, OperatorArgs: o.operatorArgs, Progress: progress,
 	}, nil
 }
 
@@ -170,6 +176,16 @@ func (o options) env(ctx context.Context, dir string, progress io.Writer) (bench
 func (o options) measure(ctx context.Context, env bench.Env) (string, error) {
 	var b strings.Builder
 	b.WriteString(o.header())
+	if o.hookRuns > 0 {
+		fmt.Fprintf(env.Progress, "hook cost: %d runs each of bash+jq and Go\n", o.hookRuns)
+		costs, err := bench.MeasureHookCost(ctx, env.Dir, o.hookRuns)
+		if err != nil {
+			return b.String(), err
+		}
+		b.WriteString("One hook run through the operator's executor (files, fork/exec, the hook's work, outputs):\n\n")
+		b.WriteString(bench.HookCostMarkdown(costs))
+		b.WriteString("\n")
+	}
 	var results []bench.Result
 	var err error
 	for _, n := range o.sizes {
@@ -202,8 +218,8 @@ func (o options) header() string {
 	if len(o.operatorArgs) > 0 {
 		args = o.operatorArgs.String()
 	}
-	s := fmt.Sprintf("Machine: %d CPUs (%s/%s), %s; module workers %d; %d modules per order prefix; extra operator args: %s.\n\n",
-		runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version(), o.workers, o.groupSize, args)
+	s := fmt.Sprintf("Machine: %d CPUs (%s/%s), %s; module workers %d; %d modules per order prefix; hooks: %s; extra operator args: %s.\n\n",
+		runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version(), o.workers, o.groupSize, o.workload, args)
 	if o.operator != "" {
 		s += fmt.Sprintf("Operator binary: %s.\n\n", o.operator)
 	}
