@@ -314,6 +314,7 @@ func (o *startOptions) wire(restCfg *rest.Config, log *slog.Logger, rec *metrics
 	hopts := o.helm
 	hopts.RESTConfig, hopts.Namespace, hopts.Logger = restCfg, o.operator.Namespace, log
 	hopts.Discovery, hopts.Mapper = disc.Client(), disc.RESTMapper()
+	hopts.OnLocalAnswer = rec.KubeReadAnsweredLocally
 	releases, err := helm.New(hopts)
 	if err != nil {
 		return nil, nil, err

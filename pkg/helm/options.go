@@ -74,6 +74,10 @@ type Options struct {
 	// addon-operator that did not label its releases. Without it Apply
 	// refuses such a release with a *ForeignReleaseError.
 	AdoptUnlabeledReleases bool
+	// OnLocalAnswer is called for every read Helm makes that the Client
+	// answers NotFound itself, without a request (an object the ownership
+	// check has just found absent); nil ignores them.
+	OnLocalAnswer func()
 	// Logger receives the package's logs and Helm's debug output, the latter
 	// at debug level. Nil discards them.
 	Logger *slog.Logger

@@ -174,7 +174,7 @@ func (r *Manager) Deploy(ctx context.Context, m *module.Module, values map[strin
 	if err != nil {
 		return 0, fmt.Errorf("module %s: helm: %w", name, err)
 	}
-	if err := r.afterDeploy(ctx, name, out.Manifest); err != nil {
+	if err := r.afterDeploy(ctx, name, out.Manifest, !out.Fresh); err != nil {
 		return out.Revision, err
 	}
 	log := r.opts.Logger.With(slog.String(logkey.Module, name), slog.String(logkey.Release, name), slog.Int(logkey.Revision, out.Revision))
@@ -199,9 +199,11 @@ func (r *Manager) Render(ctx context.Context, rel helm.Release) (*helm.Rendered,
 	return rr.Render(ctx, rel)
 }
 
-// afterDeploy arms healing for the objects the release now has and reports
-// (and with --heal-drift reverts) objects whose live state drifted from it.
-func (r *Manager) afterDeploy(ctx context.Context, name, manifest string) error {
+// afterDeploy arms healing for the objects the release now has and, when
+// checkDrift, reports (and with --heal-drift reverts) objects whose live
+// state drifted from it. Objects an install has just created cannot have
+// drifted: checking them would read each once more for nothing.
+func (r *Manager) afterDeploy(ctx context.Context, name, manifest string, checkDrift bool) error {
 	if r.opts.Healer != nil {
 		objects, err := heal.ObjectsFromManifest(manifest)
 		if err != nil {
@@ -209,7 +211,7 @@ func (r *Manager) afterDeploy(ctx context.Context, name, manifest string) error 
 		}
 		r.opts.Healer.Watch(name, objects)
 	}
-	if r.opts.Drift == nil {
+	if r.opts.Drift == nil || !checkDrift {
 		return nil
 	}
 	drifts, err := r.opts.Drift.Check(ctx, manifest)
