@@ -113,9 +113,12 @@ func PhasesMarkdown(results []Result) string {
 // status codes outside 2xx.
 func APIMarkdown(results []Result) string {
 	var b strings.Builder
-	b.WriteString("| N | first converge: API requests by verb (codes outside 2xx) |\n| ---: | --- |\n")
+	b.WriteString("| N | first converge: API requests by verb (codes outside 2xx) | per module |" +
+		" converge with nothing to deploy: wall | its API requests by verb | per module |\n| ---: | --- | ---: | ---: | --- | ---: |\n")
 	for i := range results {
-		fmt.Fprintf(&b, "| %d | %s |\n", results[i].N, results[i].Converge.API.ByVerb())
+		r := &results[i]
+		fmt.Fprintf(&b, "| %d | %s | %.1f | %s | %s | %.1f |\n", r.N, r.Converge.API.ByVerb(), float64(r.Converge.API.Total())/float64(r.N),
+			formatDuration(r.Noop.Wall), r.Noop.API.ByVerb(), float64(r.Noop.API.Total())/float64(r.N))
 	}
 	return b.String()
 }

@@ -32,7 +32,8 @@ type Env struct {
 	ControlPlane cluster.Binaries
 	// Dir is the work directory; each run makes a subdirectory.
 	Dir string
-	// GroupSize is how many modules share an order prefix.
+	// GroupSize is how many modules share an order prefix; zero means
+	// GroupSizeFor(n).
 	GroupSize int
 	// Workload selects the generated hooks: bash+jq or sh.
 	Workload Workload
@@ -70,6 +71,9 @@ type Result struct {
 	// object was not back within healLimit, which ends the samples.
 	Healed    []time.Duration
 	NotHealed bool
+	// Noop is a converge after a change of the global values that
+	// changes no release.
+	Noop Noop
 	// IdleCPU is in percent of one core; PeakRSS is VmHWM at the end, in
 	// bytes; Mem the anonymous peak sampled from the start through the
 	// reactions.
@@ -85,7 +89,7 @@ type Result struct {
 func Run(ctx context.Context, env Env, n, workers int) (res Result, err error) {
 	res = Result{N: n, Workers: workers, LoadBefore: LoadAverage()}
 	dir := filepath.Join(env.Dir, "n"+strconv.Itoa(n))
-	layout, err := Generate(dir, n, env.GroupSize, env.Workload)
+	layout, err := Generate(dir, n, env.groupSize(n), env.Workload)
 	if err != nil {
 		return res, err
 	}
@@ -130,9 +134,14 @@ func (env Env) measure(ctx context.Context, s *session, res *Result) error {
 	if err := env.measureHeal(ctx, s, res); err != nil {
 		return err
 	}
+	noop, err := s.noopConverge(ctx, "1")
+	if err != nil {
+		return err
+	}
+	res.Noop = noop
+	env.progressf("N=%d: converge with nothing to deploy in %s, %d API requests", res.N, formatDuration(noop.Wall), noop.API.Total())
 	res.Mem = s.stopSampling()
 	env.progressf("N=%d: measuring idle CPU over %s", res.N, idleWindow)
-	var err error
 	if res.IdleCPU, err = idleCPU(ctx, s.op.Pid(), idleSettle, idleWindow); err != nil {
 		return err
 	}
@@ -176,7 +185,7 @@ type SweepResult struct {
 // load during the sweep does not favour one end.
 func Sweep(ctx context.Context, env Env, n int, workers []int, rounds int) (res []SweepResult, err error) {
 	dir := filepath.Join(env.Dir, "sweep")
-	layout, err := Generate(dir, n, env.GroupSize, env.Workload)
+	layout, err := Generate(dir, n, env.groupSize(n), env.Workload)
 	if err != nil {
 		return nil, err
 	}
@@ -263,6 +272,18 @@ func stopCluster(cp *cluster.ControlPlane) error {
 		return fmt.Errorf("stop control plane: %w", err)
 	}
 	return nil
+}
+
+// GroupSizeFor is the default group size for n modules: 10 order groups,
+// of at least 10 modules each (N=10: one group; N=100: 10 of 10; N=1000:
+// 10 of 100).
+func GroupSizeFor(n int) int { return max(n/10, 10) }
+
+func (env Env) groupSize(n int) int {
+	if env.GroupSize > 0 {
+		return env.GroupSize
+	}
+	return GroupSizeFor(n)
 }
 
 func (env Env) progressf(format string, args ...any) {

@@ -79,7 +79,7 @@ func parseFlags(args []string) (options, error) {
 	fs.IntVar(&o.workers, "workers", 4, "--module-workers of the operator in the runs of -n")
 	fs.IntVar(&o.sweepN, "sweep-n", 100, "number of modules in the sweep")
 	fs.IntVar(&o.rounds, "sweep-rounds", 1, "how often the sweep goes through the worker counts (alternating direction)")
-	fs.IntVar(&o.groupSize, "group", 10, "modules per order prefix (modules of one order run in parallel)")
+	fs.IntVar(&o.groupSize, "group", 0, "modules per order prefix (modules of one order run in parallel); 0: N/10, at least 10 (10 order groups)")
 	fs.IntVar(&o.samples, "samples", 5, "samples per reaction measurement")
 	hooks := fs.String("hooks", string(bench.WorkloadJQ), "generated hooks: jq (bash and jq, as users write them) or sh (POSIX sh, sed and grep)")
 	fs.IntVar(&o.hookRuns, "hook-runs", 200, "runs of one hook, bash+jq and compiled with pkg/sdk, for the hook cost table; 0 skips it")
@@ -96,8 +96,8 @@ func parseFlags(args []string) (options, error) {
 	if *sweep != "" {
 		o.sweep, err2 = parseInts(*sweep)
 	}
-	if o.workers < 1 || o.groupSize < 1 || o.samples < 1 || o.sweepN < 1 || o.rounds < 1 || o.hookRuns < 0 {
-		return o, errors.New("-workers, -group, -samples, -sweep-n and -sweep-rounds must be positive, -hook-runs not negative")
+	if o.workers < 1 || o.groupSize < 0 || o.samples < 1 || o.sweepN < 1 || o.rounds < 1 || o.hookRuns < 0 {
+		return o, errors.New("-workers, -samples, -sweep-n and -sweep-rounds must be positive, -group and -hook-runs not negative")
 	}
 	return o, errors.Join(err1, err2, err3, bench.CheckOperatorArgs(o.operatorArgs))
 }
@@ -218,8 +218,12 @@ func (o options) header() string {
 	if len(o.operatorArgs) > 0 {
 		args = o.operatorArgs.String()
 	}
-	s := fmt.Sprintf("Machine: %d CPUs (%s/%s), %s; module workers %d; %d modules per order prefix; hooks: %s; extra operator args: %s.\n\n",
-		runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version(), o.workers, o.groupSize, o.workload, args)
+	group := "N/10 (at least 10)"
+	if o.groupSize > 0 {
+		group = strconv.Itoa(o.groupSize)
+	}
+	s := fmt.Sprintf("Machine: %d CPUs (%s/%s), %s; module workers %d; modules per order prefix: %s; hooks: %s; extra operator args: %s.\n\n",
+		runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version(), o.workers, group, o.workload, args)
 	if o.operator != "" {
 		s += fmt.Sprintf("Operator binary: %s.\n\n", o.operator)
 	}
