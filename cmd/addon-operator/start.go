@@ -315,6 +315,13 @@ func (o *startOptions) wire(restCfg *rest.Config, log *slog.Logger, rec *metrics
 	hopts.RESTConfig, hopts.Namespace, hopts.Logger = restCfg, o.operator.Namespace, log
 	hopts.Discovery, hopts.Mapper = disc.Client(), disc.RESTMapper()
 	hopts.OnLocalAnswer = rec.KubeReadAnsweredLocally
+	// The watch of release objects also tells Helm's skip check and the
+	// drift check which objects exist and which changed.
+	heal, healEvents, err := newHealWatcher(restCfg, kinds, o.operator.Namespace, o.helm.Driver, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	hopts.Watched = heal
 	releases, err := helm.New(hopts)
 	if err != nil {
 		return nil, nil, err
@@ -338,10 +345,6 @@ func (o *startOptions) wire(restCfg *rest.Config, log *slog.Logger, rec *metrics
 	if err != nil {
 		return nil, nil, err
 	}
-	heal, healEvents, err := newHealWatcher(restCfg, kinds, o.operator.Namespace, o.helm.Driver, log)
-	if err != nil {
-		return nil, nil, err
-	}
 	crds, err := newCRDApplier(restCfg, disc)
 	if err != nil {
 		return nil, nil, err
@@ -362,7 +365,7 @@ func (o *startOptions) wire(restCfg *rest.Config, log *slog.Logger, rec *metrics
 		Events:        recorder,
 		Healer:        heal,
 		HealEvents:    healEvents,
-		Drift:         drift.NewChecker(dyn, kinds, log).WithNamespace(o.operator.Namespace),
+		Drift:         drift.NewChecker(dyn, kinds, log).WithNamespace(o.operator.Namespace).WithWatched(heal),
 		CRDs:          crds,
 		HookMetrics:   hookMetrics,
 		Recorder:      rec,

@@ -126,7 +126,7 @@ func (c *Client) Apply(ctx context.Context, r Release) (Outcome, error) {
 		return Outcome{}, err
 	}
 	reason, missing, err := deployReason(statusPtr(last), rendered.Checksum, func() (string, error) {
-		return firstMissing(ctx, cfg, rendered.Manifest)
+		return firstMissing(ctx, cfg, rendered.Manifest, c.watched)
 	})
 	if err != nil {
 		return Outcome{}, fmt.Errorf("apply release %q: %w", r.Name, err)

@@ -44,6 +44,8 @@ type Client struct {
 	// locking; the discovery cache behind them is shared (see
 	// Options.DiscoveryMaxAge).
 	newConfig func(debug action.DebugLog) (*action.Configuration, error)
+	// watched tells which objects exist, from a watch; nil when none.
+	watched WatchedObjects
 	// absent answers Helm's existence checks of objects claimObjects just
 	// found absent; nil when the caller provides the getter.
 	absent *knownAbsent
@@ -119,6 +121,7 @@ func newClient(opts Options, newConfig func(action.DebugLog) (*action.Configurat
 		adoptReleases:    opts.AdoptUnlabeledReleases,
 		newConfig:        newConfig,
 		refreshDiscovery: func() {},
+		watched:          opts.Watched,
 	}
 }
 
