@@ -114,11 +114,14 @@ func PhasesMarkdown(results []Result) string {
 func APIMarkdown(results []Result) string {
 	var b strings.Builder
 	b.WriteString("| N | first converge: API requests by verb (codes outside 2xx) | per module |" +
-		" converge with nothing to deploy: wall | its API requests by verb | per module |\n| ---: | --- | ---: | ---: | --- | ---: |\n")
+		" converge with nothing to deploy: wall | its API requests by verb | per module | again: wall | API requests | per module |\n" +
+		"| ---: | --- | ---: | ---: | --- | ---: | ---: | --- | ---: |\n")
 	for i := range results {
 		r := &results[i]
-		fmt.Fprintf(&b, "| %d | %s | %.1f | %s | %s | %.1f |\n", r.N, r.Converge.API.ByVerb(), float64(r.Converge.API.Total())/float64(r.N),
-			formatDuration(r.Noop.Wall), r.Noop.API.ByVerb(), float64(r.Noop.API.Total())/float64(r.N))
+		perModule := func(a APIRequests) float64 { return float64(a.Total()) / float64(r.N) }
+		fmt.Fprintf(&b, "| %d | %s | %.1f | %s | %s | %.1f | %s | %s | %.1f |\n", r.N, r.Converge.API.ByVerb(), perModule(r.Converge.API),
+			formatDuration(r.Noop[0].Wall), r.Noop[0].API.ByVerb(), perModule(r.Noop[0].API),
+			formatDuration(r.Noop[1].Wall), r.Noop[1].API.ByVerb(), perModule(r.Noop[1].API))
 	}
 	return b.String()
 }

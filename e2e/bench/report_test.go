@@ -110,7 +110,10 @@ func TestPhasesMarkdownAPIRequests(t *testing.T) {
 		}},
 		Change: []Sample{reaction(24, 667*ms), reaction(25, 0), reaction(30, 900*ms)},
 		Event:  []Sample{reaction(24, 1100*ms), reaction(27, 1200*ms)},
-		Noop:   Noop{Wall: 400 * ms, API: APIRequests{Requests: map[VerbCode]int{{"GET", "200"}: 30}}},
+		Noop: [2]Noop{
+			{Wall: 400 * ms, API: APIRequests{Requests: map[VerbCode]int{{"GET", "200"}: 30}}},
+			{Wall: 300 * ms, API: APIRequests{Requests: map[VerbCode]int{{"GET", "200"}: 10}}},
+		},
 	}
 	md := PhasesMarkdown([]Result{r})
 	for _, want := range []string{
@@ -122,7 +125,7 @@ func TestPhasesMarkdownAPIRequests(t *testing.T) {
 			t.Errorf("phases tables lack %q:\n%s", want, md)
 		}
 	}
-	if got, want := APIMarkdown([]Result{r}), "| 10 | GET 192 (404: 40), POST 50, PUT 10 | 25.2 | 400 ms | GET 30 | 3.0 |\n"; !strings.HasSuffix(got, want) {
+	if got, want := APIMarkdown([]Result{r}), "| 10 | GET 192 (404: 40), POST 50, PUT 10 | 25.2 | 400 ms | GET 30 | 3.0 | 300 ms | GET 10 | 1.0 |\n"; !strings.HasSuffix(got, want) {
 		t.Errorf("API table\n%s\nwant row %q", got, want)
 	}
 }

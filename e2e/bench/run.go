@@ -71,9 +71,10 @@ type Result struct {
 	// object was not back within healLimit, which ends the samples.
 	Healed    []time.Duration
 	NotHealed bool
-	// Noop is a converge after a change of the global values that
-	// changes no release.
-	Noop Noop
+	// Noop are two converges after changes of the global values that
+	// change no release: the first reads what the last deployments left
+	// unchecked, the second is the steady state.
+	Noop [2]Noop
 	// IdleCPU is in percent of one core; PeakRSS is VmHWM at the end, in
 	// bytes; Mem the anonymous peak sampled from the start through the
 	// reactions.
@@ -134,14 +135,17 @@ func (env Env) measure(ctx context.Context, s *session, res *Result) error {
 	if err := env.measureHeal(ctx, s, res); err != nil {
 		return err
 	}
-	noop, err := s.noopConverge(ctx, "1")
-	if err != nil {
-		return err
+	for i := range res.Noop {
+		noop, err := s.noopConverge(ctx, strconv.Itoa(i))
+		if err != nil {
+			return err
+		}
+		res.Noop[i] = noop
+		env.progressf("N=%d: converge with nothing to deploy in %s, %d API requests", res.N, formatDuration(noop.Wall), noop.API.Total())
 	}
-	res.Noop = noop
-	env.progressf("N=%d: converge with nothing to deploy in %s, %d API requests", res.N, formatDuration(noop.Wall), noop.API.Total())
 	res.Mem = s.stopSampling()
 	env.progressf("N=%d: measuring idle CPU over %s", res.N, idleWindow)
+	var err error
 	if res.IdleCPU, err = idleCPU(ctx, s.op.Pid(), idleSettle, idleWindow); err != nil {
 		return err
 	}
