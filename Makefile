@@ -73,8 +73,8 @@ tidy: ## tidy every Go module in the repository
 	cd e2e/cluster/tools && $(GO) mod tidy
 
 .PHONY: bench
-bench: ## measure hook runs, and start-to-converged, reactions, healing, idle CPU and RSS for 10, 100 and 1000 modules
-	$(GO) run ./e2e/bench/cmd/bench -n 10,100,1000 -workers-sweep 1,2,4,8
+bench: ## measure hook runs; start-to-converged, reactions, healing, idle CPU and RSS for 10, 100 and 1000 modules; the reference v1.5.0 at 100
+	$(GO) run ./e2e/bench/cmd/bench -n 10,100,1000 -reference 100 -workers-sweep 1,2,4,8
 
 .PHONY: deploy
 deploy: ## regenerate deploy/addon-operator.yaml from charts/addon-operator

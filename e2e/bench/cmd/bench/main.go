@@ -3,7 +3,7 @@
 // docs/benchmarks.md):
 //
 //	go run ./e2e/bench/cmd/bench [-n 10,100] [-workers 4] [-workers-sweep 1,2,4,8] [-out FILE]
-//	    [-hooks jq|sh] [-hook-runs 200]
+//	    [-hooks jq|sh] [-hook-runs 200] [-reference 100]
 //	    [-operator-args '--kube-client-qps=20 --kube-client-burst=10']
 package main
 
@@ -52,6 +52,7 @@ type options struct {
 	samples   int
 	workload  bench.Workload
 	hookRuns  int
+	reference []int
 	out       string
 	operator  string
 	// operatorArgs are appended to the operator's command line.
@@ -83,6 +84,7 @@ func parseFlags(args []string) (options, error) {
 	fs.IntVar(&o.samples, "samples", 5, "samples per reaction measurement")
 	hooks := fs.String("hooks", string(bench.WorkloadJQ), "generated hooks: jq (bash and jq, as users write them) or sh (POSIX sh, sed and grep)")
 	fs.IntVar(&o.hookRuns, "hook-runs", 200, "runs of one hook, bash+jq and compiled with pkg/sdk, for the hook cost table; 0 skips it")
+	reference := fs.String("reference", "", "numbers of modules to run the established addon-operator v1.5.0 on (built from e2e/bench/reference with cgo), e.g. 100; empty skips it")
 	fs.StringVar(&o.out, "out", "", "also write the report to this file")
 	fs.StringVar(&o.operator, "operator", "", "operator binary to measure instead of building ./cmd/addon-operator (e.g. another commit's)")
 	fs.Var(&o.operatorArgs, "operator-args", "arguments appended to the operator's start command line, split on spaces; may be repeated (e.g. --kube-client-qps=20)")
@@ -90,8 +92,11 @@ func parseFlags(args []string) (options, error) {
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
-	var err1, err2, err3 error
+	var err1, err2, err3, err4 error
 	o.sizes, err1 = parseInts(*sizes)
+	if *reference != "" {
+		o.reference, err4 = parseInts(*reference)
+	}
 	o.workload, err3 = bench.ParseWorkload(*hooks)
 	if *sweep != "" {
 		o.sweep, err2 = parseInts(*sweep)
@@ -99,7 +104,7 @@ func parseFlags(args []string) (options, error) {
 	if o.workers < 1 || o.groupSize < 0 || o.samples < 1 || o.sweepN < 1 || o.rounds < 1 || o.hookRuns < 0 {
 		return o, errors.New("-workers, -samples, -sweep-n and -sweep-rounds must be positive, -group and -hook-runs not negative")
 	}
-	return o, errors.Join(err1, err2, err3, bench.CheckOperatorArgs(o.operatorArgs))
+	return o, errors.Join(err1, err2, err3, err4, bench.CheckOperatorArgs(o.operatorArgs))
 }
 
 // parseInts parses "10,100".
@@ -197,6 +202,9 @@ func (o options) measure(ctx context.Context, env bench.Env) (string, error) {
 		results = append(results, r)
 	}
 	writeResults(&b, results)
+	if err == nil && len(o.reference) > 0 {
+		err = o.measureReference(ctx, env, results, &b)
+	}
 	if err != nil || len(o.sweep) == 0 {
 		return b.String(), err
 	}
@@ -245,4 +253,29 @@ func writeResults(b *strings.Builder, results []bench.Result) {
 	b.WriteString(bench.PhasesMarkdown(results))
 	b.WriteString("\n")
 	b.WriteString(bench.APIMarkdown(results))
+}
+
+// measureReference builds the established addon-operator and runs it on
+// each size of -reference, and writes its figures next to ours.
+func (o options) measureReference(ctx context.Context, env bench.Env, ours []bench.Result, b *strings.Builder) error {
+	fmt.Fprintln(env.Progress, "building the reference addon-operator v1.5.0")
+	bin, err := bench.BuildReference(ctx, env.Dir)
+	if err != nil {
+		return err
+	}
+	var ref []bench.ReferenceResult
+	for _, n := range o.reference {
+		r, rerr := bench.RunReference(ctx, env, bin, n)
+		if rerr != nil {
+			err = fmt.Errorf("reference with %d modules: %w", n, rerr)
+			break
+		}
+		ref = append(ref, r)
+	}
+	if len(ref) > 0 {
+		b.WriteString("\nThe established addon-operator v1.5.0 on the same workload, each on a control plane of its own;" +
+			" its converge ends when every module's rendered ConfigMap carries the beforeHelm hook's value:\n\n")
+		b.WriteString(bench.ReferenceMarkdown(ours, ref))
+	}
+	return err
 }
