@@ -106,7 +106,8 @@ func startReference(ctx context.Context, bin, dir, kubeconfig, ns string, layout
 	cmd := exec.CommandContext(runCtx, bin, "start", "--namespace="+ns,
 		"--modules-dir="+layout.ModulesDir, "--global-hooks-dir="+layout.GlobalHooksDir, "--tmp-dir="+filepath.Join(dir, "tmp"),
 		"--prometheus-listen-address=127.0.0.1", "--prometheus-listen-port="+ports[0], "--admission-server-listen-port="+ports[1])
-	cmd.Env = append(os.Environ(), "KUBE_CONFIG="+kubeconfig, EnvNamespace+"="+ns)
+	// KUBE_CONFIG for the operator's own clients, KUBECONFIG for its Helm.
+	cmd.Env = append(os.Environ(), "KUBE_CONFIG="+kubeconfig, "KUBECONFIG="+kubeconfig, EnvNamespace+"="+ns)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = stopGrace
