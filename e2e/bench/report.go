@@ -218,3 +218,22 @@ func formatDuration(d time.Duration) string {
 	}
 	return fmt.Sprintf("%.1f s", d.Seconds())
 }
+
+// WatchedMarkdown renders the heap with many watched objects; "" when
+// none was measured.
+func WatchedMarkdown(results []Result) string {
+	var b strings.Builder
+	for i := range results {
+		w := results[i].Watched
+		if w == nil {
+			continue
+		}
+		if b.Len() == 0 {
+			b.WriteString("| N | objects watched by one binding | live heap before | after | difference | until the values list them all |\n" +
+				"| ---: | ---: | ---: | ---: | ---: | ---: |\n")
+		}
+		fmt.Fprintf(&b, "| %d | %d | %s | %s | %s | %s |\n", results[i].N, w.Objects, formatMB(w.HeapBefore), formatMB(w.HeapAfter),
+			formatMB(w.HeapAfter-w.HeapBefore), formatDuration(w.Wall))
+	}
+	return b.String()
+}

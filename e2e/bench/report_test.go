@@ -129,3 +129,13 @@ func TestPhasesMarkdownAPIRequests(t *testing.T) {
 		t.Errorf("API table\n%s\nwant row %q", got, want)
 	}
 }
+
+func TestWatchedMarkdown(t *testing.T) {
+	if got := WatchedMarkdown([]Result{{N: 10}}); got != "" {
+		t.Errorf("without a measurement: %q, want nothing", got)
+	}
+	got := WatchedMarkdown([]Result{{N: 10, Watched: &Watched{Objects: 10000, HeapBefore: 20e6, HeapAfter: 26e6, Wall: 90 * time.Second}}})
+	if want := "| 10 | 10000 | 20.0 MB | 26.0 MB | 6.0 MB | 90.0 s |\n"; !strings.HasSuffix(got, want) {
+		t.Errorf("table\n%s\nwant row %q", got, want)
+	}
+}

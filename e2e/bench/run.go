@@ -37,6 +37,10 @@ type Env struct {
 	GroupSize int
 	// Workload selects the generated hooks: bash+jq or sh.
 	Workload Workload
+	// Watched is how many ConfigMaps one module's kubernetes hook gets to
+	// watch after the other measurements, for the heap they cost; 0
+	// skips it.
+	Watched int
 	// Samples is how many times each reaction is measured.
 	Samples int
 	// OperatorArgs are appended to the operator's command line.
@@ -75,6 +79,9 @@ type Result struct {
 	// change no release: the first reads what the last deployments left
 	// unchecked, the second is the steady state.
 	Noop [2]Noop
+	// Watched is the heap with Env.Watched watched objects; nil when
+	// not measured.
+	Watched *Watched
 	// IdleCPU is in percent of one core; PeakRSS is VmHWM at the end, in
 	// bytes; Mem the anonymous peak sampled from the start through the
 	// reactions.
@@ -149,8 +156,17 @@ func (env Env) measure(ctx context.Context, s *session, res *Result) error {
 	if res.IdleCPU, err = idleCPU(ctx, s.op.Pid(), idleSettle, idleWindow); err != nil {
 		return err
 	}
-	res.PeakRSS, err = peakRSS(s.op.Pid())
-	return err
+	if res.PeakRSS, err = peakRSS(s.op.Pid()); err != nil || env.Watched == 0 {
+		return err
+	}
+	env.progressf("N=%d: creating %d objects watched by module %s", res.N, env.Watched, s.keys[0])
+	w, err := s.watchedObjects(ctx, s.keys[0], env.Watched)
+	if err != nil {
+		return err
+	}
+	res.Watched = &w
+	env.progressf("N=%d: %d watched objects: live heap %s -> %s", res.N, w.Objects, formatMB(w.HeapBefore), formatMB(w.HeapAfter))
+	return nil
 }
 
 // measureHeal deletes a rendered ConfigMap per sample and times its
