@@ -74,7 +74,7 @@ tidy: ## tidy every Go module in the repository
 
 .PHONY: bench
 bench: ## measure hook runs; start-to-converged, reactions, healing, idle CPU and RSS for 10, 100 and 1000 modules; the reference v1.5.0 at 100
-	$(GO) run ./e2e/bench/cmd/bench -n 10,100,1000 -reference 100 -watched 10000 -workers-sweep 1,2,4,8
+	$(GO) run ./e2e/bench/cmd/bench -n 10,100,1000 -reference 100 -watched 10000 -burst 200 -workers-sweep 1,2,4,8
 
 .PHONY: deploy
 deploy: ## regenerate deploy/addon-operator.yaml from charts/addon-operator

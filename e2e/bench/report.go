@@ -237,3 +237,21 @@ func WatchedMarkdown(results []Result) string {
 	}
 	return b.String()
 }
+
+// BurstMarkdown renders the event bursts; "" when none was measured.
+func BurstMarkdown(results []Result) string {
+	var b strings.Builder
+	for i := range results {
+		x := results[i].Burst
+		if x == nil {
+			continue
+		}
+		if b.Len() == 0 {
+			b.WriteString("| N | asked | updates sent | longest queue | live heap before | after | absorbed after the burst |\n" +
+				"| ---: | --- | ---: | ---: | ---: | ---: | ---: |\n")
+		}
+		fmt.Fprintf(&b, "| %d | %d/s for %s | %d (%.0f/s) | %d | %s | %s | %s |\n", results[i].N, x.Rate, formatDuration(x.Duration),
+			x.Sent, float64(x.Sent)/x.Duration.Seconds(), x.MaxQueue, formatMB(x.HeapBefore), formatMB(x.HeapAfter), formatDuration(x.Settle))
+	}
+	return b.String()
+}

@@ -139,3 +139,15 @@ func TestWatchedMarkdown(t *testing.T) {
 		t.Errorf("table\n%s\nwant row %q", got, want)
 	}
 }
+
+func TestBurstMarkdown(t *testing.T) {
+	if got := BurstMarkdown([]Result{{N: 10}}); got != "" {
+		t.Errorf("without a measurement: %q, want nothing", got)
+	}
+	got := BurstMarkdown([]Result{{N: 10, Burst: &Burst{
+		Rate: 200, Duration: time.Minute, Sent: 11400, MaxQueue: 3, HeapBefore: 9e6, HeapAfter: 9.5e6, Settle: 400 * time.Millisecond,
+	}}})
+	if want := "| 10 | 200/s for 60.0 s | 11400 (190/s) | 3 | 9.0 MB | 9.5 MB | 400 ms |\n"; !strings.HasSuffix(got, want) {
+		t.Errorf("table\n%s\nwant row %q", got, want)
+	}
+}

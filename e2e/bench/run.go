@@ -41,6 +41,10 @@ type Env struct {
 	// watch after the other measurements, for the heap they cost; 0
 	// skips it.
 	Watched int
+	// BurstRate and BurstFor are a stream of watch events sent after the
+	// other measurements; a zero rate skips it.
+	BurstRate int
+	BurstFor  time.Duration
 	// Samples is how many times each reaction is measured.
 	Samples int
 	// OperatorArgs are appended to the operator's command line.
@@ -82,6 +86,9 @@ type Result struct {
 	// Watched is the heap with Env.Watched watched objects; nil when
 	// not measured.
 	Watched *Watched
+	// Burst is how the operator took the event burst; nil when not
+	// measured.
+	Burst *Burst
 	// IdleCPU is in percent of one core; PeakRSS is VmHWM at the end, in
 	// bytes; Mem the anonymous peak sampled from the start through the
 	// reactions.
@@ -156,8 +163,20 @@ func (env Env) measure(ctx context.Context, s *session, res *Result) error {
 	if res.IdleCPU, err = idleCPU(ctx, s.op.Pid(), idleSettle, idleWindow); err != nil {
 		return err
 	}
-	if res.PeakRSS, err = peakRSS(s.op.Pid()); err != nil || env.Watched == 0 {
+	if res.PeakRSS, err = peakRSS(s.op.Pid()); err != nil {
 		return err
+	}
+	if env.BurstRate > 0 {
+		env.progressf("N=%d: %d watch events a second for %s to module %s", res.N, env.BurstRate, env.BurstFor, s.keys[len(s.keys)-1])
+		b, err := s.eventBurst(ctx, s.keys[len(s.keys)-1], env.BurstRate, env.BurstFor)
+		if err != nil {
+			return err
+		}
+		res.Burst = &b
+		env.progressf("N=%d: burst of %d updates absorbed %s after it ended; longest queue %d", res.N, b.Sent, formatDuration(b.Settle), b.MaxQueue)
+	}
+	if env.Watched == 0 {
+		return nil
 	}
 	env.progressf("N=%d: creating %d objects watched by module %s", res.N, env.Watched, s.keys[0])
 	w, err := s.watchedObjects(ctx, s.keys[0], env.Watched)

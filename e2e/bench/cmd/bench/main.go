@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/addon-operator/addon-operator/e2e/bench"
 	"github.com/addon-operator/addon-operator/e2e/cluster"
@@ -53,6 +54,8 @@ type options struct {
 	workload  bench.Workload
 	hookRuns  int
 	watched   int
+	burst     int
+	burstFor  time.Duration
 	reference []int
 	out       string
 	operator  string
@@ -86,6 +89,8 @@ func parseFlags(args []string) (options, error) {
 	hooks := fs.String("hooks", string(bench.WorkloadJQ), "generated hooks: jq (bash and jq, as users write them) or sh (POSIX sh, sed and grep)")
 	fs.IntVar(&o.hookRuns, "hook-runs", 200, "runs of one hook, bash+jq and compiled with pkg/sdk, for the hook cost table; 0 skips it")
 	fs.IntVar(&o.watched, "watched", 0, "after the other measurements, ConfigMaps one module's kubernetes hook watches, for their heap (e.g. 10000); 0 skips it")
+	fs.IntVar(&o.burst, "burst", 0, "after the other measurements, updates a second to objects one module watches, for -burst-for (e.g. 200); 0 skips it")
+	fs.DurationVar(&o.burstFor, "burst-for", time.Minute, "how long -burst lasts")
 	reference := fs.String("reference", "", "numbers of modules to run the established addon-operator v1.5.0 on (built from e2e/bench/reference with cgo), e.g. 100; empty skips it")
 	fs.StringVar(&o.out, "out", "", "also write the report to this file")
 	fs.StringVar(&o.operator, "operator", "", "operator binary to measure instead of building ./cmd/addon-operator (e.g. another commit's)")
@@ -103,8 +108,8 @@ func parseFlags(args []string) (options, error) {
 	if *sweep != "" {
 		o.sweep, err2 = parseInts(*sweep)
 	}
-	if o.workers < 1 || o.groupSize < 0 || o.samples < 1 || o.sweepN < 1 || o.rounds < 1 || o.hookRuns < 0 || o.watched < 0 {
-		return o, errors.New("-workers, -samples, -sweep-n and -sweep-rounds must be positive, -group, -hook-runs and -watched not negative")
+	if o.workers < 1 || o.groupSize < 0 || o.samples < 1 || o.sweepN < 1 || o.rounds < 1 || o.hookRuns < 0 || o.watched < 0 || o.burst < 0 || o.burstFor <= 0 {
+		return o, errors.New("-workers, -samples, -sweep-n and -sweep-rounds must be positive, -group, -hook-runs, -watched and -burst not negative, -burst-for positive")
 	}
 	return o, errors.Join(err1, err2, err3, err4, bench.CheckOperatorArgs(o.operatorArgs))
 }
@@ -174,7 +179,7 @@ func (o options) env(ctx context.Context, dir string, progress io.Writer) (bench
 	}
 	return bench.Env{
 		Binary: bin, ControlPlane: bins, Dir: dir,
-		GroupSize: o.groupSize, Samples: o.samples, Workload: o.workload, Watched: o.watched, OperatorArgs: o.operatorArgs, Progress: progress,
+		GroupSize: o.groupSize, Samples: o.samples, Workload: o.workload, Watched: o.watched, BurstRate: o.burst, BurstFor: o.burstFor, OperatorArgs: o.operatorArgs, Progress: progress,
 	}, nil
 }
 
@@ -255,6 +260,10 @@ func writeResults(b *strings.Builder, results []bench.Result) {
 	b.WriteString(bench.PhasesMarkdown(results))
 	b.WriteString("\n")
 	b.WriteString(bench.APIMarkdown(results))
+	if md := bench.BurstMarkdown(results); md != "" {
+		b.WriteString("\nA burst of watch events (merge patches of 100 watched ConfigMaps, round robin), the queues sampled every second:\n\n")
+		b.WriteString(md)
+	}
 	if md := bench.WatchedMarkdown(results); md != "" {
 		b.WriteString("\nThe operator's live heap (after a forced GC) with many objects watched by one kubernetes binding" +
 			" (filter results only, as the bench's hooks keep):\n\n")
