@@ -10,6 +10,10 @@ ARG VERSION=dev
 ARG COMMIT=unknown
 RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${VERSION} -X main.commit=${COMMIT}" \
       -o /out/addon-operator ./cmd/addon-operator
+# The modules' Go hooks (modules/*/hooks-go) are built into their hooks/.
+COPY hack ./hack
+COPY modules ./modules
+RUN go run ./hack/buildhooks
 
 # Runtime: hooks are scripts that spawn children, so bash, jq and tini (as
 # PID 1, reaping orphans) are part of the image.
@@ -21,7 +25,7 @@ RUN apt-get update \
  && mkdir -p /var/run/addon-operator \
  && chown 65532:65532 /var/run/addon-operator
 COPY --from=build /out/addon-operator /usr/local/bin/addon-operator
-COPY modules /modules
+COPY --from=build /src/modules /modules
 COPY global-hooks /global-hooks
 ENV ADDON_OPERATOR_MODULES_DIR=/modules \
     ADDON_OPERATOR_GLOBAL_HOOKS_DIR=/global-hooks

@@ -329,6 +329,14 @@ func (o *startOptions) wire(restCfg *rest.Config, log *slog.Logger, rec *metrics
 	hopts := o.helm
 	hopts.RESTConfig, hopts.Namespace, hopts.Logger = restCfg, o.operator.Namespace, log
 	hopts.Discovery, hopts.Mapper = disc.Client(), disc.RESTMapper()
+	hopts.OnLocalAnswer = rec.KubeReadAnsweredLocally
+	// The watch of release objects also tells Helm's skip check and the
+	// drift check which objects exist and which changed.
+	heal, healEvents, driftChanges, err := newHealWatcher(restCfg, kinds, o.operator.Namespace, o.helm.Driver, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	hopts.Watched = heal
 	releases, err := helm.New(hopts)
 	if err != nil {
 		return nil, nil, err
@@ -349,10 +357,6 @@ func (o *startOptions) wire(restCfg *rest.Config, log *slog.Logger, rec *metrics
 	}
 	monitorEvents := make(chan monitor.Event)
 	monitors, err := monitor.NewMonitors(monitor.Options{Dynamic: dyn, Kinds: kinds, Log: log, Events: monitorEvents})
-	if err != nil {
-		return nil, nil, err
-	}
-	heal, healEvents, driftChanges, err := newHealWatcher(restCfg, kinds, o.operator.Namespace, o.helm.Driver, log)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -377,7 +381,7 @@ func (o *startOptions) wire(restCfg *rest.Config, log *slog.Logger, rec *metrics
 		Healer:        heal,
 		HealEvents:    healEvents,
 		DriftChanges:  driftChanges,
-		Drift:         drift.NewChecker(dyn, kinds, log).WithNamespace(o.operator.Namespace),
+		Drift:         drift.NewChecker(dyn, kinds, log).WithNamespace(o.operator.Namespace).WithWatched(heal),
 		CRDs:          crds,
 		Readiness:     readiness.NewChecker(dyn, kinds, clock.RealClock{}),
 		Namespaces:    kube.NewNamespaces(client),

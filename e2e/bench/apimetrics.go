@@ -21,6 +21,7 @@ const (
 	metricRequests      = "addon_operator_kube_requests_total"
 	metricRateLimitWait = "addon_operator_kube_rate_limiter_wait_seconds"
 	metricLatency       = "addon_operator_kube_request_seconds"
+	metricConverges     = "addon_operator_converges_total"
 )
 
 // scrapeTimeout bounds one read of the operator's /metrics.
@@ -36,6 +37,8 @@ type VerbCode struct{ Verb, Code string }
 type APIRequests struct {
 	// Requests counts the requests by verb and status code.
 	Requests map[VerbCode]int
+	// Converges counts the operator's finished converges, any outcome.
+	Converges int
 	// RateLimitWait is the time requests waited for the client-side rate
 	// limiter (--kube-client-qps), summed over requests; zero without one.
 	RateLimitWait time.Duration
@@ -58,6 +61,7 @@ func (a APIRequests) Total() int {
 func (a APIRequests) Sub(earlier APIRequests) APIRequests {
 	d := APIRequests{
 		Requests:      make(map[VerbCode]int, len(a.Requests)),
+		Converges:     a.Converges - earlier.Converges,
 		RateLimitWait: a.RateLimitWait - earlier.RateLimitWait,
 		Latency:       a.Latency - earlier.Latency,
 	}
@@ -125,6 +129,9 @@ func parseAPIRequests(r io.Reader) (APIRequests, error) {
 			}
 		}
 		a.Requests[k] += int(math.Round(m.GetCounter().GetValue()))
+	}
+	for _, m := range families[metricConverges].GetMetric() {
+		a.Converges += int(math.Round(m.GetCounter().GetValue()))
 	}
 	for _, m := range families[metricRateLimitWait].GetMetric() {
 		a.RateLimitWait += seconds(m.GetHistogram().GetSampleSum())

@@ -33,17 +33,23 @@ func TestParseAPIRequests(t *testing.T) {
 		wantErr bool
 	}{
 		{"no client-side rate limit", readFixture(t, "metrics.txt"), APIRequests{
-			Requests: map[VerbCode]int{{"GET", "200"}: 226, {"GET", "404"}: 44, {"PATCH", "200"}: 10, {"POST", "201"}: 58, {"PUT", "200"}: 22},
-			Latency:  1255648814,
+			Requests:  map[VerbCode]int{{"GET", "200"}: 226, {"GET", "404"}: 44, {"PATCH", "200"}: 10, {"POST", "201"}: 58, {"PUT", "200"}: 22},
+			Converges: 1, Latency: 1255648814,
 		}, false},
 		{"rate-limited", readFixture(t, "metrics-rate-limited.txt"), APIRequests{
-			Requests:      map[VerbCode]int{{"GET", "200"}: 229, {"GET", "404"}: 44, {"PATCH", "200"}: 10, {"POST", "201"}: 58, {"PUT", "200"}: 22},
-			RateLimitWait: 40154587886, Latency: 41062024411,
+			Requests:  map[VerbCode]int{{"GET", "200"}: 229, {"GET", "404"}: 44, {"PATCH", "200"}: 10, {"POST", "201"}: 58, {"PUT", "200"}: 22},
+			Converges: 1, RateLimitWait: 40154587886, Latency: 41062024411,
 		}, false},
 		{"request without a response", `# TYPE addon_operator_kube_requests_total counter
 addon_operator_kube_requests_total{code="<error>",verb="GET"} 1
 addon_operator_kube_requests_total{code="200",verb="GET"} 2
 `, APIRequests{Requests: map[VerbCode]int{{"GET", "<error>"}: 1, {"GET", "200"}: 2}}, false},
+		{"converges of every outcome", `# TYPE addon_operator_kube_requests_total counter
+addon_operator_kube_requests_total{code="200",verb="GET"} 2
+# TYPE addon_operator_converges_total counter
+addon_operator_converges_total{outcome="success"} 3
+addon_operator_converges_total{outcome="error"} 1
+`, APIRequests{Requests: map[VerbCode]int{{"GET", "200"}: 2}, Converges: 4}, false},
 		{"no request counter", "# TYPE go_goroutines gauge\ngo_goroutines 202\n", APIRequests{}, true},
 		{"not the text format", "<html><body>404 page not found</body></html>\n", APIRequests{}, true},
 	}

@@ -37,8 +37,8 @@ const WatchLabel = "bench-watch"
 // Generate writes n modules named mod1..modN into dir/modules, groupSize
 // consecutive modules sharing one order prefix (modules of one order run in
 // parallel), a modules/values.yaml enabling all of them and an empty
-// dir/global-hooks.
-func Generate(dir string, n, groupSize int) (Layout, error) {
+// dir/global-hooks. w selects the hooks' language.
+func Generate(dir string, n, groupSize int, w Workload) (Layout, error) {
 	if n < 1 || groupSize < 1 {
 		return Layout{}, fmt.Errorf("generate modules: n %d and group size %d must be positive", n, groupSize)
 	}
@@ -50,7 +50,7 @@ func Generate(dir string, n, groupSize int) (Layout, error) {
 	for k := 1; k <= n; k++ {
 		key := fmt.Sprintf("mod%d", k)
 		order := 10 * ((k-1)/groupSize + 1)
-		if err := writeModule(filepath.Join(l.ModulesDir, fmt.Sprintf("%03d-%s", order, key)), key); err != nil {
+		if err := writeModule(filepath.Join(l.ModulesDir, fmt.Sprintf("%03d-%s", order, key)), key, w); err != nil {
 			return Layout{}, err
 		}
 		fmt.Fprintf(&enabled, "%sEnabled: true\n", key)
@@ -67,7 +67,7 @@ func Generate(dir string, n, groupSize int) (Layout, error) {
 // dependency chains, module k requiring module k-chains, so mod1..modC
 // start the chains and the modules of one chain run one after another once
 // the one before is ready.
-func GenerateChains(dir string, n, chains int) (Layout, error) {
+func GenerateChains(dir string, n, chains int, w Workload) (Layout, error) {
 	if n < 1 || chains < 1 {
 		return Layout{}, fmt.Errorf("generate modules: n %d and chains %d must be positive", n, chains)
 	}
@@ -79,7 +79,7 @@ func GenerateChains(dir string, n, chains int) (Layout, error) {
 	for k := 1; k <= n; k++ {
 		key := fmt.Sprintf("mod%d", k)
 		mdir := filepath.Join(l.ModulesDir, key)
-		if err := writeModule(mdir, key); err != nil {
+		if err := writeModule(mdir, key, w); err != nil {
 			return Layout{}, err
 		}
 		def := "weight: 10\n"
@@ -99,9 +99,9 @@ func GenerateChains(dir string, n, chains int) (Layout, error) {
 }
 
 // writeModule writes one module: chart, static values and two hooks.
-func writeModule(dir, key string) error {
+func writeModule(dir, key string, w Workload) error {
 	r := strings.NewReplacer("MODKEY", key)
-	for _, f := range moduleFiles() {
+	for _, f := range moduleFiles(w) {
 		if err := writeFile(filepath.Join(dir, f.path), r.Replace(f.content), f.mode); err != nil {
 			return err
 		}
@@ -126,7 +126,11 @@ type moduleFile struct {
 }
 
 // moduleFiles are a module's files with MODKEY standing for its key.
-func moduleFiles() []moduleFile {
+func moduleFiles(w Workload) []moduleFile {
+	beforeHelm, watch := beforeHelmHook, watchHook
+	if w == WorkloadJQ {
+		beforeHelm, watch = jqBeforeHelmHook, jqWatchHook
+	}
 	return []moduleFile{
 		{"Chart.yaml", "apiVersion: v2\nname: MODKEY\nversion: 0.1.0\n", 0o644},
 		{"values.yaml", "MODKEY:\n  config: initial\n", 0o644},
@@ -134,8 +138,8 @@ func moduleFiles() []moduleFile {
 		{"templates/secret.yaml", opaqueTemplate, 0o644},
 		{"templates/serviceaccount.yaml", serviceAccountTemplate, 0o644},
 		{"templates/service.yaml", serviceTemplate, 0o644},
-		{"hooks/before-helm", beforeHelmHook, 0o755},
-		{"hooks/watch", watchHook, 0o755},
+		{"hooks/before-helm", beforeHelm, 0o755},
+		{"hooks/watch", watch, 0o755},
 	}
 }
 
@@ -179,8 +183,8 @@ spec:
 `
 )
 
-// The hooks are POSIX sh with sed and grep only: jq may be missing. Both
-// rely on the operator writing compact JSON inputs.
+// The sh hooks (WorkloadSh) are POSIX sh with sed and grep only. Both rely
+// on the operator writing compact JSON inputs.
 const (
 	// beforeHelmHook sets fromHook to "hook-" + the module's config value.
 	beforeHelmHook = `#!/bin/sh

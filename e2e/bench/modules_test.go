@@ -13,7 +13,7 @@ import (
 )
 
 func TestGenerateIsDiscovered(t *testing.T) {
-	l, err := Generate(t.TempDir(), 5, 2)
+	l, err := Generate(t.TempDir(), 5, 2, WorkloadJQ)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,14 @@ func TestGenerateIsDiscovered(t *testing.T) {
 }
 
 func TestGeneratedHookConfigs(t *testing.T) {
-	l, err := Generate(t.TempDir(), 1, 1)
+	for _, w := range []Workload{WorkloadJQ, WorkloadSh} {
+		t.Run(string(w), func(t *testing.T) { testGeneratedHookConfigs(t, w) })
+	}
+}
+
+func testGeneratedHookConfigs(t *testing.T, w Workload) {
+	t.Helper()
+	l, err := Generate(t.TempDir(), 1, 1, w)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +99,14 @@ func TestGeneratedHookConfigs(t *testing.T) {
 }
 
 func TestGeneratedHookRuns(t *testing.T) {
-	l, err := Generate(t.TempDir(), 1, 1)
+	for _, w := range []Workload{WorkloadJQ, WorkloadSh} {
+		t.Run(string(w), func(t *testing.T) { testGeneratedHookRuns(t, w) })
+	}
+}
+
+func testGeneratedHookRuns(t *testing.T, w Workload) {
+	t.Helper()
+	l, err := Generate(t.TempDir(), 1, 1, w)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +157,7 @@ func TestGeneratedHookRuns(t *testing.T) {
 func raw(s string) json.RawMessage { return json.RawMessage(s) }
 
 func TestGenerateChainsIsDiscovered(t *testing.T) {
-	l, err := GenerateChains(t.TempDir(), 5, 2)
+	l, err := GenerateChains(t.TempDir(), 5, 2, WorkloadSh)
 	if err != nil {
 		t.Fatal(err)
 	}

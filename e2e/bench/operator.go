@@ -125,6 +125,8 @@ type Operator struct {
 	Logs *Logbook
 	// Started is the time just before the process was started.
 	Started time.Time
+	// Socket is the operator's debug socket.
+	Socket string
 
 	cmd     *exec.Cmd
 	stop    context.CancelFunc
@@ -152,7 +154,7 @@ func StartOperator(ctx context.Context, o OperatorOptions) (*Operator, error) {
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = stopGrace
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	op := &Operator{Logs: NewLogbook(logFile), cmd: cmd, stop: cancel, done: make(chan struct{}), log: logFile, cleanup: cleanup}
+	op := &Operator{Logs: NewLogbook(logFile), Socket: socket, cmd: cmd, stop: cancel, done: make(chan struct{}), log: logFile, cleanup: cleanup}
 	cmd.Stdout, cmd.Stderr = logFile, op.Logs
 	op.Started = time.Now()
 	if err := cmd.Start(); err != nil {

@@ -141,9 +141,15 @@ func PhasesMarkdown(results []Result) string {
 // status codes outside 2xx.
 func APIMarkdown(results []Result) string {
 	var b strings.Builder
-	b.WriteString("| N | first converge: API requests by verb (codes outside 2xx) |\n| ---: | --- |\n")
+	b.WriteString("| N | first converge: API requests by verb (codes outside 2xx) | per module |" +
+		" converge with nothing to deploy: wall | its API requests by verb | per module | again: wall | API requests | per module |\n" +
+		"| ---: | --- | ---: | ---: | --- | ---: | ---: | --- | ---: |\n")
 	for i := range results {
-		fmt.Fprintf(&b, "| %d | %s |\n", results[i].N, results[i].Converge.API.ByVerb())
+		r := &results[i]
+		perModule := func(a APIRequests) float64 { return float64(a.Total()) / float64(r.N) }
+		fmt.Fprintf(&b, "| %d | %s | %.1f | %s | %s | %.1f | %s | %s | %.1f |\n", r.N, r.Converge.API.ByVerb(), perModule(r.Converge.API),
+			formatDuration(r.Noop[0].Wall), r.Noop[0].API.ByVerb(), perModule(r.Noop[0].API),
+			formatDuration(r.Noop[1].Wall), r.Noop[1].API.ByVerb(), perModule(r.Noop[1].API))
 	}
 	return b.String()
 }
@@ -239,4 +245,41 @@ func formatDuration(d time.Duration) string {
 		return fmt.Sprintf("%d ms", d.Milliseconds())
 	}
 	return fmt.Sprintf("%.1f s", d.Seconds())
+}
+
+// WatchedMarkdown renders the heap with many watched objects; "" when
+// none was measured.
+func WatchedMarkdown(results []Result) string {
+	var b strings.Builder
+	for i := range results {
+		w := results[i].Watched
+		if w == nil {
+			continue
+		}
+		if b.Len() == 0 {
+			b.WriteString("| N | objects watched by one binding | live heap before | after | difference | until the values list them all |\n" +
+				"| ---: | ---: | ---: | ---: | ---: | ---: |\n")
+		}
+		fmt.Fprintf(&b, "| %d | %d | %s | %s | %s | %s |\n", results[i].N, w.Objects, formatMB(w.HeapBefore), formatMB(w.HeapAfter),
+			formatMB(w.HeapAfter-w.HeapBefore), formatDuration(w.Wall))
+	}
+	return b.String()
+}
+
+// BurstMarkdown renders the event bursts; "" when none was measured.
+func BurstMarkdown(results []Result) string {
+	var b strings.Builder
+	for i := range results {
+		x := results[i].Burst
+		if x == nil {
+			continue
+		}
+		if b.Len() == 0 {
+			b.WriteString("| N | asked | updates sent | longest queue | live heap before | after | absorbed after the burst |\n" +
+				"| ---: | --- | ---: | ---: | ---: | ---: | ---: |\n")
+		}
+		fmt.Fprintf(&b, "| %d | %d/s for %s | %d (%.0f/s) | %d | %s | %s | %s |\n", results[i].N, x.Rate, formatDuration(x.Duration),
+			x.Sent, float64(x.Sent)/x.Duration.Seconds(), x.MaxQueue, formatMB(x.HeapBefore), formatMB(x.HeapAfter), formatDuration(x.Settle))
+	}
+	return b.String()
 }

@@ -110,6 +110,10 @@ func TestPhasesMarkdownAPIRequests(t *testing.T) {
 		}},
 		Change: []Sample{reaction(24, 667*ms), reaction(25, 0), reaction(30, 900*ms)},
 		Event:  []Sample{reaction(24, 1100*ms), reaction(27, 1200*ms)},
+		Noop: [2]Noop{
+			{Wall: 400 * ms, API: APIRequests{Requests: map[VerbCode]int{{"GET", "200"}: 30}}},
+			{Wall: 300 * ms, API: APIRequests{Requests: map[VerbCode]int{{"GET", "200"}: 10}}},
+		},
 	}
 	md := PhasesMarkdown([]Result{r})
 	for _, want := range []string{
@@ -121,7 +125,7 @@ func TestPhasesMarkdownAPIRequests(t *testing.T) {
 			t.Errorf("phases tables lack %q:\n%s", want, md)
 		}
 	}
-	if got, want := APIMarkdown([]Result{r}), "| 10 | GET 192 (404: 40), POST 50, PUT 10 |\n"; !strings.HasSuffix(got, want) {
+	if got, want := APIMarkdown([]Result{r}), "| 10 | GET 192 (404: 40), POST 50, PUT 10 | 25.2 | 400 ms | GET 30 | 3.0 | 300 ms | GET 10 | 1.0 |\n"; !strings.HasSuffix(got, want) {
 		t.Errorf("API table\n%s\nwant row %q", got, want)
 	}
 }
@@ -137,5 +141,27 @@ func TestDriftRows(t *testing.T) {
 	}
 	if got := percentile([]time.Duration{1, 2, 3, 4}, 0.5); got != 2 {
 		t.Errorf("percentile 0.5 of 1..4 = %v, want 2", got)
+	}
+}
+
+func TestWatchedMarkdown(t *testing.T) {
+	if got := WatchedMarkdown([]Result{{N: 10}}); got != "" {
+		t.Errorf("without a measurement: %q, want nothing", got)
+	}
+	got := WatchedMarkdown([]Result{{N: 10, Watched: &Watched{Objects: 10000, HeapBefore: 20e6, HeapAfter: 26e6, Wall: 90 * time.Second}}})
+	if want := "| 10 | 10000 | 20.0 MB | 26.0 MB | 6.0 MB | 90.0 s |\n"; !strings.HasSuffix(got, want) {
+		t.Errorf("table\n%s\nwant row %q", got, want)
+	}
+}
+
+func TestBurstMarkdown(t *testing.T) {
+	if got := BurstMarkdown([]Result{{N: 10}}); got != "" {
+		t.Errorf("without a measurement: %q, want nothing", got)
+	}
+	got := BurstMarkdown([]Result{{N: 10, Burst: &Burst{
+		Rate: 200, Duration: time.Minute, Sent: 11400, MaxQueue: 3, HeapBefore: 9e6, HeapAfter: 9.5e6, Settle: 400 * time.Millisecond,
+	}}})
+	if want := "| 10 | 200/s for 60.0 s | 11400 (190/s) | 3 | 9.0 MB | 9.5 MB | 400 ms |\n"; !strings.HasSuffix(got, want) {
+		t.Errorf("table\n%s\nwant row %q", got, want)
 	}
 }

@@ -32,11 +32,22 @@ type Env struct {
 	ControlPlane cluster.Binaries
 	// Dir is the work directory; each run makes a subdirectory.
 	Dir string
-	// GroupSize is how many modules share an order prefix.
+	// GroupSize is how many modules share an order prefix; zero means
+	// GroupSizeFor(n).
 	GroupSize int
 	// Chains, when positive, replaces order prefixes by module.yaml
 	// dependency chains (GenerateChains).
 	Chains int
+	// Workload selects the generated hooks: bash+jq or sh.
+	Workload Workload
+	// Watched is how many ConfigMaps one module's kubernetes hook gets to
+	// watch after the other measurements, for the heap they cost; 0
+	// skips it.
+	Watched int
+	// BurstRate and BurstFor are a stream of watch events sent after the
+	// other measurements; a zero rate skips it.
+	BurstRate int
+	BurstFor  time.Duration
 	// Samples is how many times each reaction is measured.
 	Samples int
 	// DriftSamples is how many manual edits the drift detection latency
@@ -78,6 +89,16 @@ type Result struct {
 	// to the operator's report of it; DriftReverted to its revert, with
 	// --heal-drift among the operator's arguments.
 	DriftReported, DriftReverted []time.Duration
+	// Noop are two converges after changes of the global values that
+	// change no release: the first reads what the last deployments left
+	// unchecked, the second is the steady state.
+	Noop [2]Noop
+	// Watched is the heap with Env.Watched watched objects; nil when
+	// not measured.
+	Watched *Watched
+	// Burst is how the operator took the event burst; nil when not
+	// measured.
+	Burst *Burst
 	// IdleCPU is in percent of one core; PeakRSS is VmHWM at the end, in
 	// bytes; Mem the anonymous peak sampled from the start through the
 	// reactions.
@@ -141,14 +162,43 @@ func (env Env) measure(ctx context.Context, s *session, res *Result) error {
 	if err := env.measureDrift(ctx, s, res); err != nil {
 		return err
 	}
+	for i := range res.Noop {
+		noop, err := s.noopConverge(ctx, strconv.Itoa(i))
+		if err != nil {
+			return err
+		}
+		res.Noop[i] = noop
+		env.progressf("N=%d: converge with nothing to deploy in %s, %d API requests", res.N, formatDuration(noop.Wall), noop.API.Total())
+	}
 	res.Mem = s.stopSampling()
 	env.progressf("N=%d: measuring idle CPU over %s", res.N, idleWindow)
 	var err error
 	if res.IdleCPU, err = idleCPU(ctx, s.op.Pid(), idleSettle, idleWindow); err != nil {
 		return err
 	}
-	res.PeakRSS, err = peakRSS(s.op.Pid())
-	return err
+	if res.PeakRSS, err = peakRSS(s.op.Pid()); err != nil {
+		return err
+	}
+	if env.BurstRate > 0 {
+		env.progressf("N=%d: %d watch events a second for %s to module %s", res.N, env.BurstRate, env.BurstFor, s.keys[len(s.keys)-1])
+		b, err := s.eventBurst(ctx, s.keys[len(s.keys)-1], env.BurstRate, env.BurstFor)
+		if err != nil {
+			return err
+		}
+		res.Burst = &b
+		env.progressf("N=%d: burst of %d updates absorbed %s after it ended; longest queue %d", res.N, b.Sent, formatDuration(b.Settle), b.MaxQueue)
+	}
+	if env.Watched == 0 {
+		return nil
+	}
+	env.progressf("N=%d: creating %d objects watched by module %s", res.N, env.Watched, s.keys[0])
+	w, err := s.watchedObjects(ctx, s.keys[0], env.Watched)
+	if err != nil {
+		return err
+	}
+	res.Watched = &w
+	env.progressf("N=%d: %d watched objects: live heap %s -> %s", res.N, w.Objects, formatMB(w.HeapBefore), formatMB(w.HeapAfter))
+	return nil
 }
 
 // measureHeal deletes a rendered ConfigMap per sample and times its
@@ -276,6 +326,18 @@ func stopCluster(cp *cluster.ControlPlane) error {
 	return nil
 }
 
+// GroupSizeFor is the default group size for n modules: 10 order groups,
+// of at least 10 modules each (N=10: one group; N=100: 10 of 10; N=1000:
+// 10 of 100).
+func GroupSizeFor(n int) int { return max(n/10, 10) }
+
+func (env Env) groupSize(n int) int {
+	if env.GroupSize > 0 {
+		return env.GroupSize
+	}
+	return GroupSizeFor(n)
+}
+
 func (env Env) progressf(format string, args ...any) {
 	if env.Progress != nil {
 		fmt.Fprintf(env.Progress, format+"\n", args...)
@@ -286,7 +348,7 @@ func (env Env) progressf(format string, args ...any) {
 // chains with Env.Chains.
 func (env Env) generate(dir string, n int) (Layout, error) {
 	if env.Chains > 0 {
-		return GenerateChains(dir, n, env.Chains)
+		return GenerateChains(dir, n, env.Chains, env.Workload)
 	}
-	return Generate(dir, n, env.GroupSize)
+	return Generate(dir, n, env.groupSize(n), env.Workload)
 }

@@ -9,6 +9,7 @@
 package catalogue
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -31,6 +32,14 @@ func run(m *testing.M) int {
 	// The shipped hooks read JSON with jq, as in the image.
 	if _, err := exec.LookPath("jq"); err != nil {
 		fmt.Fprintf(os.Stderr, "the shipped hooks need jq on PATH (make test installs it: hack/packages/ensure.sh): %v\n", err)
+		return 1
+	}
+	// The Go hooks are built from modules/*/hooks-go, as make hooks and
+	// the image build do.
+	build := exec.CommandContext(context.Background(), "go", "run", "./hack/buildhooks")
+	build.Dir = repoDir()
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build the modules' Go hooks: %v\n%s", err, out)
 		return 1
 	}
 	return operatortest.TestMain(m, &cp, &bin)

@@ -22,7 +22,7 @@ func TestInstallSkipUpgrade(t *testing.T) {
 	c := newClient(t, ns)
 
 	installed := apply(t, c, echo("hello"))
-	if diff := cmp.Diff(helm.Outcome{Revision: 1, Checksum: installed.Checksum, Reason: helm.ReasonNoRelease, Manifest: installed.Manifest}, installed); diff != "" {
+	if diff := cmp.Diff(helm.Outcome{Revision: 1, Checksum: installed.Checksum, Reason: helm.ReasonNoRelease, Manifest: installed.Manifest, Fresh: true}, installed); diff != "" {
 		t.Errorf("install outcome (-want +got):\n%s", diff)
 	}
 	cm := configMap(t, ns, "echo")

@@ -64,6 +64,9 @@ type Outcome struct {
 	// carrying its ownership annotations existed: its records had been
 	// deleted, and with them its history.
 	HistoryLost bool
+	// Fresh reports an install that created every object of the release:
+	// none existed before, so none can differ from the manifest yet.
+	Fresh bool
 }
 
 // Apply installs or upgrades release r so that the cluster matches its
@@ -124,7 +127,7 @@ func (c *Client) Apply(ctx context.Context, r Release) (Outcome, error) {
 		return Outcome{}, err
 	}
 	reason, missing, err := deployReason(statusPtr(last), rendered.Checksum, func() (string, error) {
-		return firstMissing(ctx, cfg, rendered.Manifest)
+		return firstMissing(ctx, cfg, rendered.Manifest, c.watched)
 	})
 	if err != nil {
 		return Outcome{}, fmt.Errorf("apply release %q: %w", r.Name, err)
@@ -135,7 +138,7 @@ func (c *Client) Apply(ctx context.Context, r Release) (Outcome, error) {
 		c.log.DebugContext(ctx, "release up to date", slog.String(logkey.Release, r.Name), slog.Duration(logkey.Duration, time.Since(start)))
 		return out, nil
 	}
-	rel, recovered, own, err := c.deploy(ctx, cfg, r, last, rendered)
+	rel, recovered, own, fresh, err := c.deploy(ctx, cfg, r, last, rendered)
 	if extendsAPI(rendered.Manifest) || (last != nil && extendsAPI(last.Manifest)) {
 		c.refreshDiscovery() // kinds may have come or gone, even on failure
 	}
@@ -143,7 +146,7 @@ func (c *Client) Apply(ctx context.Context, r Release) (Outcome, error) {
 	if err != nil {
 		return out, fmt.Errorf("apply release %q: %w", r.Name, err)
 	}
-	out.Revision, out.Manifest = rel.Version, rel.Manifest
+	out.Revision, out.Manifest, out.Fresh = rel.Version, rel.Manifest, fresh
 	if last == nil && own > 0 {
 		out.HistoryLost = true
 		c.log.WarnContext(ctx, "release records were deleted while its objects remained, history is lost; installed anew",
@@ -165,12 +168,13 @@ type deployment struct {
 
 // deploy runs the Helm operation planDeploy chooses for last, after
 // recovering an interrupted revision and claiming the existing objects the
-// release renders (see claimObjects). It reports whether it recovered, and
-// how many existing objects already carried the release's ownership.
-func (c *Client) deploy(ctx context.Context, cfg *action.Configuration, r Release, last *release.Release, rendered *Rendered) (*release.Release, bool, int, error) {
+// release renders (see claimObjects). It reports whether it recovered, how
+// many existing objects already carried the release's ownership, and
+// whether it installed with every object created anew.
+func (c *Client) deploy(ctx context.Context, cfg *action.Configuration, r Release, last *release.Release, rendered *Rendered) (*release.Release, bool, int, bool, error) {
 	d, err := newDeployment(r, rendered.Checksum)
 	if err != nil {
-		return nil, false, 0, err
+		return nil, false, 0, false, err
 	}
 	d.namespace = c.releaseNamespace(r)
 	step := planDeploy(statusPtr(last))
@@ -178,16 +182,19 @@ func (c *Client) deploy(ctx context.Context, cfg *action.Configuration, r Releas
 		c.log.InfoContext(ctx, "recover interrupted release", slog.String(logkey.Release, r.Name))
 		last.SetStatus(release.StatusFailed, fmt.Sprintf("interrupted while %s; marked failed by addon-operator", last.Info.Status))
 		if err := cfg.Releases.Update(last); err != nil {
-			return nil, false, 0, fmt.Errorf("mark interrupted revision %d failed: %w", last.Version, err)
+			return nil, false, 0, false, fmt.Errorf("mark interrupted revision %d failed: %w", last.Version, err)
 		}
 	}
 	base, err := baseRevision(cfg, last)
 	if err != nil {
-		return nil, step == stepRecover, 0, err
+		return nil, step == stepRecover, 0, false, err
 	}
-	own, err := c.claimObjects(ctx, cfg, Owner{Release: r.Name, Namespace: d.namespace}, rendered.Manifest, base)
+	own, absent, existing, err := c.claimObjects(ctx, cfg, Owner{Release: r.Name, Namespace: d.namespace}, rendered.Manifest, base)
 	if err != nil {
-		return nil, step == stepRecover, 0, err
+		return nil, step == stepRecover, 0, false, err
+	}
+	if c.absent != nil {
+		defer c.absent.forget(c.absent.mark(absent))
 	}
 	var rel *release.Release
 	switch step {
@@ -196,7 +203,8 @@ func (c *Client) deploy(ctx context.Context, cfg *action.Configuration, r Releas
 	default:
 		rel, err = c.upgradeOver(ctx, cfg, d, last)
 	}
-	return rel, step == stepRecover, own, err
+	fresh := err == nil && base == nil && existing == 0
+	return rel, step == stepRecover, own, fresh, err
 }
 
 func newDeployment(r Release, checksum string) (deployment, error) {

@@ -12,6 +12,7 @@ import (
 	"helm.sh/helm/v3/pkg/kube"
 	"helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/storage/driver"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 
 	"github.com/addon-operator/addon-operator/pkg/logkey"
@@ -43,6 +44,11 @@ type Client struct {
 	// locking; the discovery cache behind them is shared (see
 	// Options.DiscoveryMaxAge).
 	newConfig func(debug action.DebugLog) (*action.Configuration, error)
+	// watched tells which objects exist, from a watch; nil when none.
+	watched WatchedObjects
+	// absent answers Helm's existence checks of objects claimObjects just
+	// found absent; nil when the caller provides the getter.
+	absent *knownAbsent
 	// refreshDiscovery drops the cached discovery information, after a
 	// release created or deleted API kinds.
 	refreshDiscovery func()
@@ -71,11 +77,15 @@ func New(opts Options) (*Client, error) {
 	opts = opts.withDefaults()
 	getter := opts.Getter
 	refresh := func() {}
+	var absent *knownAbsent
 	if getter == nil {
+		absent = newKnownAbsent(opts.OnLocalAnswer)
 		g, err := newRESTGetter(opts, clock.RealClock{})
 		if err != nil {
 			return nil, err
 		}
+		g.config = rest.CopyConfig(g.config)
+		g.config.Wrap(absent.wrap)
 		getter, refresh = g, g.discovery.Refresh
 	}
 	newConfig := func(debug action.DebugLog) (*action.Configuration, error) {
@@ -87,12 +97,14 @@ func New(opts Options) (*Client, error) {
 		// kubeconfig context says.
 		if kc, ok := cfg.KubeClient.(*kube.Client); ok {
 			kc.Namespace = opts.Namespace
+			cfg.KubeClient = reachableClient{kc}
 		}
 		cfg.Releases.MaxHistory = opts.HistoryMax
 		return cfg, nil
 	}
 	c := newClient(opts, newConfig)
 	c.refreshDiscovery = refresh
+	c.absent = absent
 	return c, nil
 }
 
@@ -109,6 +121,7 @@ func newClient(opts Options, newConfig func(action.DebugLog) (*action.Configurat
 		adoptReleases:    opts.AdoptUnlabeledReleases,
 		newConfig:        newConfig,
 		refreshDiscovery: func() {},
+		watched:          opts.Watched,
 	}
 }
 

@@ -25,7 +25,7 @@ func TestApplyLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatalf("install: %v", err)
 	}
-	want := Outcome{Revision: 1, Checksum: installed.Checksum, Reason: ReasonNoRelease, Manifest: installed.Manifest}
+	want := Outcome{Revision: 1, Checksum: installed.Checksum, Reason: ReasonNoRelease, Manifest: installed.Manifest, Fresh: true}
 	if diff := cmp.Diff(want, installed); diff != "" {
 		t.Errorf("install outcome (-want +got):\n%s", diff)
 	}

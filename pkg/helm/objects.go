@@ -14,9 +14,10 @@ import (
 )
 
 // firstMissing returns the reference (see objectRef) of the first object
-// of manifest that does not exist in the cluster, or "" when all do. It
-// reads metadata only, one GET per object.
-func firstMissing(ctx context.Context, cfg *action.Configuration, manifest string) (string, error) {
+// of manifest that does not exist in the cluster, or "" when all do. An
+// object watched knows to exist is not read; the others are read, metadata
+// only, one GET each. watched may be nil.
+func firstMissing(ctx context.Context, cfg *action.Configuration, manifest string, watched WatchedObjects) (string, error) {
 	infos, err := cfg.KubeClient.Build(strings.NewReader(manifest), false)
 	if err != nil {
 		return "", fmt.Errorf("build rendered objects: %w", err)
@@ -33,8 +34,18 @@ func firstMissing(ctx context.Context, cfg *action.Configuration, manifest strin
 		return "", fmt.Errorf("create metadata client: %w", err)
 	}
 	for _, info := range infos {
+		namespaced := info.Mapping.Scope.Name() == meta.RESTScopeNameNamespace
+		if watched != nil {
+			ns := ""
+			if namespaced {
+				ns = info.Namespace
+			}
+			if _, ok := watched.ResourceVersion(info.Mapping.Resource.GroupResource(), ns, info.Name); ok {
+				continue
+			}
+		}
 		var get metadata.ResourceInterface = client.Resource(info.Mapping.Resource)
-		if info.Mapping.Scope.Name() == meta.RESTScopeNameNamespace {
+		if namespaced {
 			get = client.Resource(info.Mapping.Resource).Namespace(info.Namespace)
 		}
 		_, err := get.Get(ctx, info.Name, metav1.GetOptions{})

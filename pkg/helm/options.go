@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
@@ -74,9 +75,25 @@ type Options struct {
 	// addon-operator that did not label its releases. Without it Apply
 	// refuses such a release with a *ForeignReleaseError.
 	AdoptUnlabeledReleases bool
+	// Watched answers, from a watch of the operator's objects, whether an
+	// object of a release exists: Apply's check that every object of an
+	// up-to-date release exists then reads only those it does not know.
+	// Nil reads every object.
+	Watched WatchedObjects
+	// OnLocalAnswer is called for every read Helm makes that the Client
+	// answers NotFound itself, without a request (an object the ownership
+	// check has just found absent); nil ignores them.
+	OnLocalAnswer func()
 	// Logger receives the package's logs and Helm's debug output, the latter
 	// at debug level. Nil discards them.
 	Logger *slog.Logger
+}
+
+// WatchedObjects knows the resource version of objects it watches;
+// *heal.Watcher is the real one. ok is false for an object it does not
+// know to exist; namespace is "" for cluster-scoped resources.
+type WatchedObjects interface {
+	ResourceVersion(gr schema.GroupResource, namespace, name string) (string, bool)
 }
 
 // BindFlags binds the options that are operator settings; the cluster

@@ -134,47 +134,53 @@ func planOwnership(objects []liveObject, self Owner, unowned bool) ownershipPlan
 // create (those not in base's manifest, the revision Helm upgrades from;
 // nil for an install) acceptable to Helm's ownership check, or refuses with
 // an *OwnershipConflictError before changing anything. It returns how many
-// of them already belonged to the release.
-func (c *Client) claimObjects(ctx context.Context, cfg *action.Configuration, self Owner, manifest string, base *release.Release) (int, error) {
+// of them already belonged to the release, those it found absent, and how
+// many existed.
+func (c *Client) claimObjects(ctx context.Context, cfg *action.Configuration, self Owner, manifest string, base *release.Release) (own int, absent []*resource.Info, existing int, err error) {
 	infos, err := cfg.KubeClient.Build(strings.NewReader(manifest), false)
 	if err != nil {
-		return 0, fmt.Errorf("build rendered objects: %w", err)
+		return 0, nil, 0, fmt.Errorf("build rendered objects: %w", err)
 	}
 	if base != nil {
 		current, err := cfg.KubeClient.Build(strings.NewReader(base.Manifest), false)
 		if err != nil {
-			return 0, fmt.Errorf("build objects of revision %d: %w", base.Version, err)
+			return 0, nil, 0, fmt.Errorf("build objects of revision %d: %w", base.Version, err)
 		}
 		infos = infos.Difference(current)
 	}
 	var found []*resource.Info
 	var objects []liveObject
 	for _, info := range infos {
-		err := info.Get() // replaces the rendered object with the live one
+		// Not info.Get: on NotFound it reads the namespace too, to tell a
+		// missing namespace apart, one more request per absent object;
+		// Helm's create reports a missing namespace anyway.
+		live, err := resource.NewHelper(info.Client, info.Mapping).Get(info.Namespace, info.Name)
 		if apierrors.IsNotFound(err) {
+			absent = append(absent, info)
 			continue
 		}
 		if err != nil {
-			return 0, fmt.Errorf("get %s: %w", objectRef(info), err)
+			return 0, nil, 0, fmt.Errorf("get %s: %w", objectRef(info), err)
 		}
+		info.Object = live // the live object from now on
 		obj, err := readLive(info)
 		if err != nil {
-			return 0, err
+			return 0, nil, 0, err
 		}
 		found, objects = append(found, info), append(objects, obj)
 	}
 	plan := planOwnership(objects, self, slices.Contains(c.adoptObjects, self.Release))
 	if len(plan.conflicts) > 0 {
-		return 0, &OwnershipConflictError{Release: self.Release, Conflicts: plan.conflicts}
+		return 0, nil, 0, &OwnershipConflictError{Release: self.Release, Conflicts: plan.conflicts}
 	}
 	for _, i := range plan.adopt {
 		if err := markOwned(found[i], self); err != nil {
-			return 0, err
+			return 0, nil, 0, err
 		}
 		c.log.InfoContext(ctx, "object adopted", slog.String(logkey.Release, self.Release), slog.String(logkey.Kind, found[i].Mapping.GroupVersionKind.Kind),
 			slog.String(logkey.Name, found[i].Name), slog.String(logkey.Owner, objects[i].owner.String()))
 	}
-	return plan.own, nil
+	return plan.own, absent, len(found), nil
 }
 
 func readLive(info *resource.Info) (liveObject, error) {

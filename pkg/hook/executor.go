@@ -70,6 +70,9 @@ type Run struct {
 	// Path is the executable; it runs in the operator's working
 	// directory, as the protocol's hooks expect.
 	Path string
+	// Args are passed to the executable: a batch binary's "hook run <id>"
+	// (BatchHook.Args); plain hooks get none.
+	Args []string
 	Kind RunKind
 	// Contexts are written as a JSON array to BINDING_CONTEXT_PATH.
 	Contexts []BindingContext
@@ -129,7 +132,7 @@ func (e *Executor) Run(ctx context.Context, r Run) (*Result, error) {
 	for _, f := range files {
 		env = append(env, f.env+"="+f.path)
 	}
-	err = e.execute(ctx, process{path: r.Path, env: env, timeout: r.Timeout, logger: logger, logLimit: e.MaxLogBytes})
+	err = e.execute(ctx, process{path: r.Path, args: r.Args, env: env, timeout: r.Timeout, logger: logger, logLimit: e.MaxLogBytes})
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package metrics
 import (
 	"context"
 	"net/url"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -25,6 +26,11 @@ type kubeClientMetrics struct {
 	outages     prometheus.Counter
 	eventsHeld  prometheus.Gauge
 	eventsLost  prometheus.Counter
+	// localAnswers counts reads answered without a request (see
+	// KubeReadAnsweredLocally); unsent holds those not yet taken out of
+	// requests.
+	localAnswers prometheus.Counter
+	unsent       *atomic.Int64
 }
 
 func newKubeClientMetrics() kubeClientMetrics {
@@ -56,11 +62,16 @@ func newKubeClientMetrics() kubeClientMetrics {
 			Name: "addon_operator_events_dropped_total",
 			Help: "Kubernetes Events dropped, oldest first, because more were held during an outage than the buffer keeps.",
 		}),
+		localAnswers: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "addon_operator_kube_reads_answered_locally_total",
+			Help: "Reads of objects known to be absent, answered NotFound without a request (Helm's existence checks after the operator's own); not in addon_operator_kube_requests_total.",
+		}),
+		unsent: &atomic.Int64{},
 	}
 }
 
 func (m kubeClientMetrics) collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.requests, m.latency, m.rateLimited, m.apiUp, m.outages, m.eventsHeld, m.eventsLost}
+	return []prometheus.Collector{m.requests, m.latency, m.rateLimited, m.apiUp, m.outages, m.eventsHeld, m.eventsLost, m.localAnswers}
 }
 
 // KubeAPIUp sets whether the Kubernetes API server answers.
@@ -81,21 +92,43 @@ func (r *Recorder) EventsPending(n int) { r.kubeClient.eventsHeld.Set(float64(n)
 // EventsDropped records n Events dropped from a full buffer.
 func (r *Recorder) EventsDropped(n int) { r.kubeClient.eventsLost.Add(float64(n)) }
 
+// KubeReadAnsweredLocally records a GET answered NotFound in-process,
+// without a request: client-go counts it as a GET with code 404 all the
+// same, so the next such count is left out of the requests metric, which
+// keeps counting only what reached the API server.
+func (r *Recorder) KubeReadAnsweredLocally() {
+	r.kubeClient.localAnswers.Inc()
+	r.kubeClient.unsent.Add(1)
+}
+
 // KubeClientMetrics returns what client-go needs to record the requests of
 // every client in the process on r: pass it to
 // k8s.io/client-go/tools/metrics.Register, which takes the first
 // registration of a process only.
 func (r *Recorder) KubeClientMetrics() clientmetrics.RegisterOpts {
 	return clientmetrics.RegisterOpts{
-		RequestResult:      requestResult{r.kubeClient.requests},
+		RequestResult:      requestResult{counter: r.kubeClient.requests, unsent: r.kubeClient.unsent},
 		RequestLatency:     verbLatency{r.kubeClient.latency},
 		RateLimiterLatency: verbLatency{r.kubeClient.rateLimited},
 	}
 }
 
-type requestResult struct{ counter *prometheus.CounterVec }
+type requestResult struct {
+	counter *prometheus.CounterVec
+	unsent  *atomic.Int64
+}
 
+// Increment counts a request, unless it is a GET 404 that stands for a
+// read answered locally: which of the GET 404s is left out does not matter,
+// the counts are the same.
 func (m requestResult) Increment(_ context.Context, code, method, _ string) {
+	if method == "GET" && code == "404" && m.unsent != nil {
+		for n := m.unsent.Load(); n > 0; n = m.unsent.Load() {
+			if m.unsent.CompareAndSwap(n, n-1) {
+				return
+			}
+		}
+	}
 	m.counter.WithLabelValues(method, code).Inc()
 }
 

@@ -41,6 +41,7 @@ func TestRecorderGolden(t *testing.T) {
 	r.KubeAPIOutage()
 	r.EventsPending(3)
 	r.EventsDropped(2)
+	r.KubeReadAnsweredLocally()
 
 	names := []string{
 		"addon_operator_hook_run_seconds", "addon_operator_hook_runs_total",
@@ -53,7 +54,7 @@ func TestRecorderGolden(t *testing.T) {
 		"addon_operator_kube_requests_total", "addon_operator_kube_request_seconds",
 		"addon_operator_kube_rate_limiter_wait_seconds", "addon_operator_kube_api_up",
 		"addon_operator_kube_api_outages_total", "addon_operator_events_pending",
-		"addon_operator_events_dropped_total",
+		"addon_operator_events_dropped_total", "addon_operator_kube_reads_answered_locally_total",
 	}
 	compareGolden(t, r.Gatherer(), "recorder.prom", names...)
 

@@ -39,7 +39,7 @@ func (o *Operator) runLifecycleHook(ctx context.Context, m *module.Module, h *bi
 // global values and dynamic enabled flags for a global hook, the module's
 // values for a module hook.
 func (o *Operator) runHook(ctx context.Context, m *module.Module, h *binding.Hook, bindingName string, contexts []hook.BindingContext) (bool, error) {
-	run := hook.Run{Path: h.Path, Kind: hook.RunHook, Contexts: contexts, ConfigValues: o.store.ConfigFor(m), Hook: h.Name, Binding: bindingName}
+	run := hook.Run{Path: h.Path, Args: h.Args, Kind: hook.RunHook, Contexts: contexts, ConfigValues: o.store.ConfigFor(m), Hook: h.Name, Binding: bindingName}
 	patchable, who := o.store.GlobalDoc, "global hook"
 	if m == nil {
 		run.Values = values.Values{config.GlobalKey: patchable()[config.GlobalKey]}

@@ -230,7 +230,7 @@ func (r *Manager) Deploy(ctx context.Context, m *module.Module, values map[strin
 	if err != nil {
 		return 0, fmt.Errorf("module %s: helm: %w", name, err)
 	}
-	if err := r.afterDeploy(ctx, name, r.Namespace(m), out.Manifest); err != nil {
+	if err := r.afterDeploy(ctx, name, r.Namespace(m), out.Manifest, !out.Fresh); err != nil {
 		return out.Revision, err
 	}
 	if err := r.waitReady(ctx, m, out.Manifest); err != nil {
@@ -258,9 +258,11 @@ func (r *Manager) Render(ctx context.Context, rel helm.Release) (*helm.Rendered,
 	return rr.Render(ctx, rel)
 }
 
-// afterDeploy arms healing for the objects the release now has and reports
-// (and with --heal-drift reverts) objects whose live state drifted from it.
-func (r *Manager) afterDeploy(ctx context.Context, name, namespace, manifest string) error {
+// afterDeploy arms healing for the objects the release now has and, when
+// checkDrift, reports (and with --heal-drift reverts) objects whose live
+// state drifted from it. Objects an install has just created cannot have
+// drifted: checking them would read each once more for nothing.
+func (r *Manager) afterDeploy(ctx context.Context, name, namespace, manifest string, checkDrift bool) error {
 	if r.opts.Healer != nil {
 		objects, err := heal.ObjectsFromManifest(manifest)
 		if err != nil {
@@ -275,10 +277,15 @@ func (r *Manager) afterDeploy(ctx context.Context, name, namespace, manifest str
 	if r.opts.Drift == nil {
 		return nil
 	}
+	// Checks between runs compare with this manifest, also after an
+	// install that had nothing to compare yet.
 	d := r.module(name)
 	r.mu.Lock()
 	d.manifest, d.namespace = manifest, namespace
 	r.mu.Unlock()
+	if !checkDrift {
+		return nil
+	}
 	if err := r.checkDrift(ctx, name, d, manifest); err != nil {
 		return fmt.Errorf("module %s: check drift: %w", name, err)
 	}

@@ -59,8 +59,9 @@ type Drift struct {
 	Fields []string
 }
 
-// Checker compares a release's objects with the cluster. It holds no
-// mutable state and is safe for concurrent use.
+// Checker compares a release's objects with the cluster. It is safe for
+// concurrent use; with WithWatched it remembers which objects it found
+// without drift.
 //
 // The rule: a field is drift when a server-side apply of the manifest
 // (made as a dry run, so nothing changes) would change its live value
@@ -81,6 +82,8 @@ type Checker struct {
 	log         *slog.Logger
 	namespace   string
 	controllers []string
+	watched     Watched
+	clean       *cleanChecks
 }
 
 // NewChecker returns a Checker that reads and writes through
@@ -153,6 +156,12 @@ func (c *Checker) check(ctx context.Context, obj map[string]any) (Drift, string,
 	if err != nil || !ok {
 		return Drift{}, "", err
 	}
+	key := cleanKey{resource: t.resource, namespace: t.ref.Namespace, name: t.ref.Name}
+	digest := manifestDigest(obj)
+	if c.unchanged(key, digest) {
+		rv, _ := c.watched.ResourceVersion(key.resource, key.namespace, key.name)
+		return Drift{Object: t.ref}, rv, nil
+	}
 	live, err := t.res.Get(ctx, t.ref.Name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		c.log.DebugContext(ctx, "drift check skips a missing object",
@@ -163,6 +172,9 @@ func (c *Checker) check(ctx context.Context, obj map[string]any) (Drift, string,
 		return Drift{}, "", fmt.Errorf("get %s: %w", t.ref, err)
 	}
 	d, err := c.compare(ctx, t, obj, live)
+	if err == nil {
+		c.remember(key, digest, live.GetResourceVersion(), len(d.Fields) > 0)
+	}
 	return d, live.GetResourceVersion(), err
 }
 
@@ -297,8 +309,9 @@ func (c *Checker) revert(ctx context.Context, t driftTarget, obj map[string]any,
 
 // driftTarget is a manifest object resolved to its API resource.
 type driftTarget struct {
-	ref Object
-	res dynamic.ResourceInterface
+	ref      Object
+	res      dynamic.ResourceInterface
+	resource schema.GroupResource
 }
 
 // target resolves the manifest object obj. ok is false, without an error,
@@ -320,6 +333,7 @@ func (c *Checker) target(ctx context.Context, obj map[string]any) (t driftTarget
 		return t, false, fmt.Errorf("resolve %s: %w", t.ref, err)
 	}
 	t.res = c.client.Resource(res.GVR)
+	t.resource = res.GVR.GroupResource()
 	if res.Namespaced {
 		t.ref.Namespace = cmp.Or(u.GetNamespace(), c.namespace)
 		t.res = c.client.Resource(res.GVR).Namespace(t.ref.Namespace)

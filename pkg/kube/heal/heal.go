@@ -108,6 +108,9 @@ type Watcher struct {
 	mu      sync.Mutex
 	running bool
 	modules map[string]*healModule
+
+	// stores serve ResourceVersion.
+	stores watchedStores
 }
 
 // healModule is what the watcher knows of one module.

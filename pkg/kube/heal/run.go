@@ -187,6 +187,7 @@ func (w *Watcher) reconcile(ctx context.Context, run *healRun, retry bool) {
 	}
 	for key, inf := range run.informers {
 		if _, ok := want[key]; !ok {
+			w.stores.remove(key)
 			inf.cancel()
 			<-inf.done
 			delete(run.informers, key)
@@ -194,7 +195,7 @@ func (w *Watcher) reconcile(ctx context.Context, run *healRun, retry bool) {
 	}
 	for key, res := range want {
 		if _, ok := run.informers[key]; !ok {
-			run.informers[key] = w.startInformer(ctx, &run.wg, res, key.namespace)
+			run.informers[key] = w.startInformer(ctx, &run.wg, res, key)
 		}
 	}
 	run.scheduleRetry(w.clock, retry)
@@ -215,9 +216,11 @@ func (w *Watcher) resolve(ctx context.Context, run *healRun, kind schema.GroupKi
 	return &healResource{gvr: res.GVR, kind: kind, namespaced: res.Namespaced}
 }
 
-// startInformer runs an informer for res in namespace ("" for all) in wg
-// until ctx is done or the informer is cancelled.
-func (w *Watcher) startInformer(ctx context.Context, wg *sync.WaitGroup, res healResource, namespace string) *healInformer {
+// startInformer runs an informer for res in key's namespace ("" for all)
+// in wg until ctx is done or the informer is cancelled, and serves its
+// store to ResourceVersion.
+func (w *Watcher) startInformer(ctx context.Context, wg *sync.WaitGroup, res healResource, key informerKey) *healInformer {
+	namespace := key.namespace
 	ctx, cancel := context.WithCancel(ctx)
 	selectOurs := func(o *metav1.ListOptions) { o.LabelSelector = w.selector }
 	inf := metadatainformer.NewFilteredMetadataInformer(w.metadata, res.gvr, namespace, 0, cache.Indexers{}, selectOurs).Informer()
@@ -246,7 +249,9 @@ func (w *Watcher) startInformer(ctx context.Context, wg *sync.WaitGroup, res hea
 		defer close(done)
 		inf.RunWithContext(ctx)
 	})
-	return &healInformer{cancel: cancel, done: done, synced: reg.HasSyncedChecker().Done()}
+	synced := reg.HasSyncedChecker().Done()
+	w.stores.add(key, inf.GetStore(), synced)
+	return &healInformer{cancel: cancel, done: done, synced: synced}
 }
 
 // onDelete sends the events for a deleted object, giving up when the

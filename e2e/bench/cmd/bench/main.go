@@ -3,6 +3,7 @@
 // docs/benchmarks.md):
 //
 //	go run ./e2e/bench/cmd/bench [-n 10,100] [-workers 4] [-workers-sweep 1,2,4,8] [-out FILE]
+//	    [-hooks jq|sh] [-hook-runs 200] [-reference 100]
 //	    [-operator-args '--kube-client-qps=20 --kube-client-burst=10']
 package main
 
@@ -18,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/addon-operator/addon-operator/e2e/bench"
 	"github.com/addon-operator/addon-operator/e2e/cluster"
@@ -51,6 +53,12 @@ type options struct {
 	chains       int
 	samples      int
 	driftSamples int
+	workload     bench.Workload
+	hookRuns     int
+	watched      int
+	burst        int
+	burstFor     time.Duration
+	reference    []int
 	out          string
 	operator     string
 	// operatorArgs are appended to the operator's command line.
@@ -78,10 +86,16 @@ func parseFlags(args []string) (options, error) {
 	fs.IntVar(&o.workers, "workers", 4, "--module-workers of the operator in the runs of -n")
 	fs.IntVar(&o.sweepN, "sweep-n", 100, "number of modules in the sweep")
 	fs.IntVar(&o.rounds, "sweep-rounds", 1, "how often the sweep goes through the worker counts (alternating direction)")
-	fs.IntVar(&o.groupSize, "group", 10, "modules per order prefix (modules of one order run in parallel)")
+	fs.IntVar(&o.groupSize, "group", 0, "modules per order prefix (modules of one order run in parallel); 0: N/10, at least 10 (10 order groups)")
 	fs.IntVar(&o.chains, "chains", 0, "instead of order prefixes, this many module.yaml dependency chains (each module requires the one before in its chain)")
 	fs.IntVar(&o.samples, "samples", 5, "samples per reaction measurement")
 	fs.IntVar(&o.driftSamples, "drift-samples", 20, "manual edits the drift detection latency is measured over")
+	hooks := fs.String("hooks", string(bench.WorkloadJQ), "generated hooks: jq (bash and jq, as users write them) or sh (POSIX sh, sed and grep)")
+	fs.IntVar(&o.hookRuns, "hook-runs", 200, "runs of one hook, bash+jq and compiled with pkg/sdk, for the hook cost table; 0 skips it")
+	fs.IntVar(&o.watched, "watched", 0, "after the other measurements, ConfigMaps one module's kubernetes hook watches, for their heap (e.g. 10000); 0 skips it")
+	fs.IntVar(&o.burst, "burst", 0, "after the other measurements, updates a second to objects one module watches, for -burst-for (e.g. 200); 0 skips it")
+	fs.DurationVar(&o.burstFor, "burst-for", time.Minute, "how long -burst lasts")
+	reference := fs.String("reference", "", "numbers of modules to run the established addon-operator v1.5.0 on (built from e2e/bench/reference with cgo), e.g. 100; empty skips it")
 	fs.StringVar(&o.out, "out", "", "also write the report to this file")
 	fs.StringVar(&o.operator, "operator", "", "operator binary to measure instead of building ./cmd/addon-operator (e.g. another commit's)")
 	fs.Var(&o.operatorArgs, "operator-args", "arguments appended to the operator's start command line, split on spaces; may be repeated (e.g. --kube-client-qps=20)")
@@ -89,15 +103,19 @@ func parseFlags(args []string) (options, error) {
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
-	var err1, err2 error
+	var err1, err2, err3, err4 error
 	o.sizes, err1 = parseInts(*sizes)
+	if *reference != "" {
+		o.reference, err4 = parseInts(*reference)
+	}
+	o.workload, err3 = bench.ParseWorkload(*hooks)
 	if *sweep != "" {
 		o.sweep, err2 = parseInts(*sweep)
 	}
-	if o.workers < 1 || o.groupSize < 1 || o.samples < 1 || o.driftSamples < 1 || o.sweepN < 1 || o.rounds < 1 {
-		return o, errors.New("-workers, -group, -samples, -drift-samples, -sweep-n and -sweep-rounds must be positive")
+	if o.workers < 1 || o.groupSize < 0 || o.chains < 0 || o.samples < 1 || o.driftSamples < 1 || o.sweepN < 1 || o.rounds < 1 || o.hookRuns < 0 || o.watched < 0 || o.burst < 0 || o.burstFor <= 0 {
+		return o, errors.New("-workers, -samples, -drift-samples, -sweep-n and -sweep-rounds must be positive, -group, -chains, -hook-runs, -watched and -burst not negative, -burst-for positive")
 	}
-	return o, errors.Join(err1, err2, bench.CheckOperatorArgs(o.operatorArgs))
+	return o, errors.Join(err1, err2, err3, err4, bench.CheckOperatorArgs(o.operatorArgs))
 }
 
 // parseInts parses "10,100".
@@ -165,7 +183,8 @@ func (o options) env(ctx context.Context, dir string, progress io.Writer) (bench
 	}
 	return bench.Env{
 		Binary: bin, ControlPlane: bins, Dir: dir,
-		GroupSize: o.groupSize, Chains: o.chains, Samples: o.samples, DriftSamples: o.driftSamples, OperatorArgs: o.operatorArgs, Progress: progress,
+		GroupSize: o.groupSize, Chains: o.chains, Samples: o.samples, DriftSamples: o.driftSamples, Workload: o.workload, Watched: o.watched,
+		BurstRate: o.burst, BurstFor: o.burstFor, OperatorArgs: o.operatorArgs, Progress: progress,
 	}, nil
 }
 
@@ -174,6 +193,16 @@ func (o options) env(ctx context.Context, dir string, progress io.Writer) (bench
 func (o options) measure(ctx context.Context, env bench.Env) (string, error) {
 	var b strings.Builder
 	b.WriteString(o.header())
+	if o.hookRuns > 0 {
+		fmt.Fprintf(env.Progress, "hook cost: %d runs each of bash+jq and Go\n", o.hookRuns)
+		costs, err := bench.MeasureHookCost(ctx, env.Dir, o.hookRuns)
+		if err != nil {
+			return b.String(), err
+		}
+		b.WriteString("One hook run through the operator's executor (files, fork/exec, the hook's work, outputs):\n\n")
+		b.WriteString(bench.HookCostMarkdown(costs))
+		b.WriteString("\n")
+	}
 	var results []bench.Result
 	var err error
 	for _, n := range o.sizes {
@@ -185,6 +214,9 @@ func (o options) measure(ctx context.Context, env bench.Env) (string, error) {
 		results = append(results, r)
 	}
 	writeResults(&b, results)
+	if err == nil && len(o.reference) > 0 {
+		err = o.measureReference(ctx, env, results, &b)
+	}
 	if err != nil || len(o.sweep) == 0 {
 		return b.String(), err
 	}
@@ -206,8 +238,12 @@ func (o options) header() string {
 	if len(o.operatorArgs) > 0 {
 		args = o.operatorArgs.String()
 	}
-	s := fmt.Sprintf("Machine: %d CPUs (%s/%s), %s; module workers %d; %d modules per order prefix; extra operator args: %s.\n\n",
-		runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version(), o.workers, o.groupSize, args)
+	group := "N/10 (at least 10)"
+	if o.groupSize > 0 {
+		group = strconv.Itoa(o.groupSize)
+	}
+	s := fmt.Sprintf("Machine: %d CPUs (%s/%s), %s; module workers %d; modules per order prefix: %s; hooks: %s; extra operator args: %s.\n\n",
+		runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version(), o.workers, group, o.workload, args)
 	if o.chains > 0 {
 		s += fmt.Sprintf("Modules form %d module.yaml dependency chains instead of order groups.\n\n", o.chains)
 	}
@@ -232,4 +268,38 @@ func writeResults(b *strings.Builder, results []bench.Result) {
 	b.WriteString(bench.PhasesMarkdown(results))
 	b.WriteString("\n")
 	b.WriteString(bench.APIMarkdown(results))
+	if md := bench.BurstMarkdown(results); md != "" {
+		b.WriteString("\nA burst of watch events (merge patches of 100 watched ConfigMaps, round robin), the queues sampled every second:\n\n")
+		b.WriteString(md)
+	}
+	if md := bench.WatchedMarkdown(results); md != "" {
+		b.WriteString("\nThe operator's live heap (after a forced GC) with many objects watched by one kubernetes binding" +
+			" (filter results only, as the bench's hooks keep):\n\n")
+		b.WriteString(md)
+	}
+}
+
+// measureReference builds the established addon-operator and runs it on
+// each size of -reference, and writes its figures next to ours.
+func (o options) measureReference(ctx context.Context, env bench.Env, ours []bench.Result, b *strings.Builder) error {
+	fmt.Fprintln(env.Progress, "building the reference addon-operator v1.5.0")
+	bin, err := bench.BuildReference(ctx, env.Dir)
+	if err != nil {
+		return err
+	}
+	var ref []bench.ReferenceResult
+	for _, n := range o.reference {
+		r, rerr := bench.RunReference(ctx, env, bin, n)
+		if rerr != nil {
+			err = fmt.Errorf("reference with %d modules: %w", n, rerr)
+			break
+		}
+		ref = append(ref, r)
+	}
+	if len(ref) > 0 {
+		b.WriteString("\nThe established addon-operator v1.5.0 on the same workload, each on a control plane of its own;" +
+			" its converge ends when every module's rendered ConfigMap carries the beforeHelm hook's value:\n\n")
+		b.WriteString(bench.ReferenceMarkdown(ours, ref))
+	}
+	return err
 }
