@@ -113,7 +113,7 @@ func (p *parser) admission(o *object) AdmissionBinding {
 		if t < 1 || t > 30 {
 			p.errorf(o.field("timeoutSeconds"), "%d out of range (want 1 to 30)", t)
 		}
-		b.TimeoutSeconds = int32(min(max(t, 1), 30)) //nolint:gosec // bounded to 1..30 above
+		b.TimeoutSeconds = int32(min(max(t, 1), 30))
 	}
 	switch b.FailurePolicy {
 	case "":
@@ -245,11 +245,12 @@ func (p *parser) uniqueWebhookNames(cfg *Config) {
 		key   Binding
 		items []AdmissionBinding
 	}{{KubernetesValidating, cfg.Validating}, {KubernetesMutating, cfg.Mutating}} {
-		for i, b := range list.items {
-			if b.Name != "" && seen[string(list.key)+b.Name] {
-				p.errorf(fmt.Sprintf("%s[%d].name", list.key, i), "duplicate webhook name %q", b.Name)
+		for i := range list.items {
+			name := list.items[i].Name
+			if name != "" && seen[string(list.key)+name] {
+				p.errorf(fmt.Sprintf("%s[%d].name", list.key, i), "duplicate webhook name %q", name)
 			}
-			seen[string(list.key)+b.Name] = true
+			seen[string(list.key)+name] = true
 		}
 	}
 }

@@ -70,6 +70,10 @@ type Deps struct {
 	Recorder    *metrics.Recorder
 	Clock       clock.WithDelayedExecution
 	Logger      *slog.Logger
+
+	// Webhooks serves hooks' webhook bindings; nil serves none (hooks
+	// that declare some get a warning).
+	Webhooks webhookServer
 }
 
 // Operator runs modules. Create it with New and start it with Run.
@@ -92,6 +96,8 @@ type Operator struct {
 	moduleEvents  moduleEvents
 	healEvents    <-chan heal.Event
 	bindings      *binding.Registry
+	webhooks      webhookServer
+	webhookState  webhookOwners
 
 	modules *module.Set
 	store   *store.Store
@@ -138,7 +144,7 @@ func New(opts Options, deps Deps) (*Operator, error) {
 		modules: mods, store: st, state: newStates(names),
 		monitors: deps.Monitors, monitorEvents: deps.MonitorEvents, scheduler: deps.Scheduler, ticks: deps.Ticks,
 		patcher: deps.Patcher, hookMetrics: deps.HookMetrics, recorder: deps.Recorder, moduleEvents: deps.Events, bindings: binding.New(),
-		healEvents: deps.HealEvents,
+		healEvents: deps.HealEvents, webhooks: deps.Webhooks,
 	}
 	backoff := queue.ExponentialBackoff(opts.RetryDelay, opts.RetryMaxDelay)
 	o.cfgHealth = o.newConfigHealth(deps.ConfigMapEvents)
