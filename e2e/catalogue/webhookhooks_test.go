@@ -18,7 +18,7 @@ func TestMaintenanceWindowsConversionHookOffline(t *testing.T) {
 	}{
 		{
 			name: "v1alpha1 to v1beta1", to: "v1beta1",
-			objects: `[{"apiVersion":"` + group + `v1alpha1","spec":{"schedule":"0 3 * * 6","duration":"1h30m"}},{"apiVersion":"` + group + `v1alpha1","spec":{"duration":"2h"}},{"apiVersion":"` + group + `v1alpha1","spec":{"duration":"45m"}}]`,
+			objects:  `[{"apiVersion":"` + group + `v1alpha1","spec":{"schedule":"0 3 * * 6","duration":"1h30m"}},{"apiVersion":"` + group + `v1alpha1","spec":{"duration":"2h"}},{"apiVersion":"` + group + `v1alpha1","spec":{"duration":"45m"}}]`,
 			wantSpec: []map[string]any{{"schedule": "0 3 * * 6", "durationMinutes": 90.0}, {"durationMinutes": 120.0}, {"durationMinutes": 45.0}},
 		},
 		{
