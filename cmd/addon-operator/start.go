@@ -269,7 +269,7 @@ func (o *startOptions) run(ctx context.Context) error {
 		g, gctx := errgroup.WithContext(ctx)
 		g.Go(func() error { return srv.Run(gctx) })
 		g.Go(func() error { return apiHealth.Run(gctx) })
-		g.Go(func() error { return serveWebhooks(gctx, hooksSrv) }) // on every replica, leading or not
+		g.Go(func() error { return serveWebhooks(gctx, hooksSrv, op, o.leader.Enabled, log) }) // on every replica, leading or not
 		lead := leadWithWebhooks(op, hooksSrv)
 		g.Go(func() error {
 			return runLeading(gctx, o.leader, electionClient, o.operator.Namespace, log, func(ctx context.Context) error {

@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 
+	"github.com/addon-operator/addon-operator/pkg/logkey"
 	"github.com/addon-operator/addon-operator/pkg/operator"
 	"github.com/addon-operator/addon-operator/pkg/webhook"
 )
@@ -65,9 +66,17 @@ func (o *startOptions) newWebhookServer(restCfg *rest.Config, log *slog.Logger) 
 }
 
 // serveWebhooks runs the webhook server, when there is one, until ctx ends.
-func serveWebhooks(ctx context.Context, srv *webhook.Server) error {
+// With --ha it serves every hook's webhooks at once, leading or not, so a
+// standby replica the Service sends requests to answers them.
+func serveWebhooks(ctx context.Context, srv *webhook.Server, op *operator.Operator, ha bool, log *slog.Logger) error {
 	if srv == nil {
 		return nil
+	}
+	if ha {
+		if err := op.ServeWebhooks(ctx); err != nil {
+			// Reported once: the leader reports (and retries) the same hooks.
+			log.Error("webhooks of some hooks not served on this standby", logkey.Err(err))
+		}
 	}
 	return srv.Run(ctx)
 }

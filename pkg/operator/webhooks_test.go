@@ -27,6 +27,11 @@ func (f fakeWebhooks) Set(_ context.Context, owner string, e webhook.Entries) er
 	return nil
 }
 
+func (f fakeWebhooks) Serve(owner string, _ webhook.Entries) error {
+	f.rel.record("webhooks-served:" + owner)
+	return nil
+}
+
 func (f fakeWebhooks) Remove(_ context.Context, owner string) error {
 	f.rel.record("webhooks-removed:" + owner)
 	return nil

@@ -123,7 +123,7 @@ func TestServeAdmission(t *testing.T) {
 		{Owner: "mod", Hook: "hooks/empty", Binding: binding("empty.example.com", 10), Run: answer(``, nil)},
 		{Owner: "mod", Hook: "hooks/fails", Binding: binding("fails.example.com", 10), Run: answer(``, errors.New("exit status 1"))},
 		{Owner: "mod", Hook: "hooks/hang", Binding: binding("hang.example.com", 1), Run: hang},
-	}})
+	}}, false)
 	if err != nil {
 		t.Fatal(err)
 	}

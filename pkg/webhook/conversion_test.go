@@ -75,8 +75,8 @@ func TestServeConversionChain(t *testing.T) {
 	var calls []string
 	s := newTestServer(t, 2)
 	crd := "things.example.com"
-	must(t, s.reg.set("m1", Entries{Conversion: []Conversion{{Hook: "a", Binding: hook.ConversionBinding{Name: "a", CRDName: crd, Conversions: []hook.Conversion{{FromVersion: "v1alpha1", ToVersion: "v1beta1"}}}, Run: relabel("a", &calls)}}}))
-	must(t, s.reg.set("m2", Entries{Conversion: []Conversion{{Hook: "b", Binding: hook.ConversionBinding{Name: "b", CRDName: crd, Conversions: []hook.Conversion{{FromVersion: "v1beta1", ToVersion: "v1"}}}, Run: relabel("b", &calls)}}}))
+	must(t, s.reg.set("m1", Entries{Conversion: []Conversion{{Hook: "a", Binding: hook.ConversionBinding{Name: "a", CRDName: crd, Conversions: []hook.Conversion{{FromVersion: "v1alpha1", ToVersion: "v1beta1"}}}, Run: relabel("a", &calls)}}}, false))
+	must(t, s.reg.set("m2", Entries{Conversion: []Conversion{{Hook: "b", Binding: hook.ConversionBinding{Name: "b", CRDName: crd, Conversions: []hook.Conversion{{FromVersion: "v1beta1", ToVersion: "v1"}}}, Run: relabel("b", &calls)}}}, false))
 	objs := []string{
 		`{"apiVersion":"example.com/v1alpha1","path":"1"}`,
 		`{"apiVersion":"example.com/v1","path":"2"}`,

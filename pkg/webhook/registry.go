@@ -49,18 +49,24 @@ type Entries struct {
 // warnings are returned to the user either way.
 type ConfigMapCheck func(data map[string]string) (warnings []string, err error)
 
-// registry holds the webhook bindings being served, by owner. Owners
-// register and unregister from the operator's goroutines; the server reads.
+// registry holds the webhook bindings being served, by owner, and which
+// owners' bindings belong in the configurations. Owners register and
+// unregister from the operator's goroutines; the server reads.
 type registry struct {
 	mu     sync.RWMutex
 	owners map[string]Entries
+	// configured are the owners whose entries the configurations hold;
+	// the others are only served (a standby replica's, a disabled
+	// module's).
+	configured map[string]bool
 }
 
-func newRegistry() *registry { return &registry{owners: map[string]Entries{}} }
+func newRegistry() *registry { return &registry{owners: map[string]Entries{}, configured: map[string]bool{}} }
 
 // set replaces an owner's entries after checking that no webhook name is
-// taken by another owner.
-func (r *registry) set(owner string, e Entries) error {
+// taken by another owner; configure puts them into the configurations
+// (serving only never takes them out).
+func (r *registry) set(owner string, e Entries, configure bool) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for other, oe := range r.owners {
@@ -77,6 +83,9 @@ func (r *registry) set(owner string, e Entries) error {
 		}
 	}
 	r.owners[owner] = e
+	if configure {
+		r.configured[owner] = true
+	}
 	return nil
 }
 
@@ -84,6 +93,7 @@ func (r *registry) remove(owner string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	delete(r.owners, owner)
+	delete(r.configured, owner)
 }
 
 // admission finds the admission binding served at name.
@@ -116,14 +126,14 @@ func (r *registry) conversions(crd string) []Conversion {
 	return out
 }
 
-// snapshotWithout returns all admission bindings but skip's (owners in name order, then
+// snapshotWithout returns the configured admission bindings but skip's (owners in name order, then
 // configuration order) and the names of CRDs with conversions.
 func (r *registry) snapshotWithout(skip string) (admissions []Admission, crds []string) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	seen := map[string]bool{}
 	for _, owner := range slices.Sorted(maps.Keys(r.owners)) {
-		if owner == skip {
+		if owner == skip || !r.configured[owner] {
 			continue
 		}
 		admissions = append(admissions, r.owners[owner].Admission...)

@@ -205,11 +205,16 @@ func (s *Server) probeOnce(ctx context.Context, addr, serverName string) error {
 // writes them into the configurations. It returns when the API server
 // has them, so a module's first objects are already checked.
 func (s *Server) Set(ctx context.Context, owner string, e Entries) error {
-	if err := s.reg.set(owner, e); err != nil {
+	if err := s.reg.set(owner, e, true); err != nil {
 		return err
 	}
 	return s.conf.sync(ctx, s.serving)
 }
+
+// Serve serves an owner's webhook bindings without putting them into the
+// configurations: a standby replica answers requests the API server sends
+// it through the Service.
+func (s *Server) Serve(owner string, e Entries) error { return s.reg.set(owner, e, false) }
 
 // Remove takes an owner's bindings out of the configurations, then stops
 // serving them.
