@@ -61,7 +61,9 @@ type registry struct {
 	configured map[string]bool
 }
 
-func newRegistry() *registry { return &registry{owners: map[string]Entries{}, configured: map[string]bool{}} }
+func newRegistry() *registry {
+	return &registry{owners: map[string]Entries{}, configured: map[string]bool{}}
+}
 
 // set replaces an owner's entries after checking that no webhook name is
 // taken by another owner; configure puts them into the configurations
