@@ -69,8 +69,9 @@ tidy: ## tidy every Go module in the repository
 	cd e2e/cluster/tools && $(GO) mod tidy
 
 .PHONY: bench
-bench: ## measure start-to-converged, reactions, healing, idle CPU and RSS for 10 and 100 modules
+bench: ## measure start-to-converged, reactions, healing, idle CPU and RSS for 10 and 100 modules, and webhook round trips
 	$(GO) run ./e2e/bench/cmd/bench -n 10,100 -workers-sweep 1,2,4,8
+	$(GO) run ./e2e/bench/cmd/webhookbench -requests 400 -concurrency 1,10
 
 .PHONY: deploy
 deploy: ## regenerate deploy/addon-operator.yaml from charts/addon-operator
