@@ -72,13 +72,20 @@ func newHarness(t *testing.T) *harness {
 // server calls it at https://127.0.0.1:<port>.
 func (h *harness) start(args ...string) *operatortest.Operator {
 	h.T.Helper()
+	return h.startOn(h.port, args...)
+}
+
+// startOn runs the operator with its webhook server on port; the API
+// server still calls h.port.
+func (h *harness) startOn(port string, args ...string) *operatortest.Operator {
+	h.T.Helper()
 	return h.Start(operatortest.Options{
 		ModulesDir:     filepath.Join(h.dir, "modules"),
 		GlobalHooksDir: filepath.Join(h.dir, "global-hooks"),
 		Args: append([]string{
 			"--retry-delay=200ms", "--retry-max-delay=1s",
 			"--webhook-server", "--webhook-url=https://127.0.0.1:" + h.port,
-			"--validating-webhook-listen-address=127.0.0.1", "--validating-webhook-listen-port=" + h.port,
+			"--validating-webhook-listen-address=127.0.0.1", "--validating-webhook-listen-port=" + port,
 			"--validating-webhook-configuration-name=" + h.Namespace, "--mutating-webhook-configuration-name=" + h.Namespace,
 			"--webhook-cert-check-interval=2s",
 		}, args...),
