@@ -31,6 +31,7 @@ func webhookEnvFallbacks() map[string][]string {
 		"validating-webhook-server-key":         {"VALIDATING_WEBHOOK_SERVER_KEY"},
 		"validating-webhook-ca":                 {"VALIDATING_WEBHOOK_CA"},
 		"validating-webhook-client-ca":          {"VALIDATING_WEBHOOK_CLIENT_CA"},
+		"validating-webhook-failure-policy":     {"VALIDATING_WEBHOOK_FAILURE_POLICY"},
 		"conversion-webhook-server-cert":        {"CONVERSION_WEBHOOK_SERVER_CERT"},
 		"conversion-webhook-server-key":         {"CONVERSION_WEBHOOK_SERVER_KEY"},
 		"conversion-webhook-ca":                 {"CONVERSION_WEBHOOK_CA"},

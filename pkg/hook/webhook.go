@@ -32,7 +32,8 @@ const DefaultWebhookTimeoutSeconds = 10
 // AdmissionBinding is a kubernetesValidating or kubernetesMutating binding:
 // one webhook entry of the operator's Validating- or
 // MutatingWebhookConfiguration. Defaults are applied after parsing:
-// FailurePolicy Fail, SideEffects None, TimeoutSeconds 10.
+// SideEffects None, TimeoutSeconds 10; an empty FailurePolicy is the
+// operator's default (--validating-webhook-failure-policy, Fail).
 type AdmissionBinding struct {
 	// Name is the webhook's name, a DNS name of at least three parts.
 	Name  string                           `json:"name"`
@@ -41,7 +42,7 @@ type AdmissionBinding struct {
 	// namespace.labelSelector.
 	ObjectSelector       *metav1.LabelSelector         `json:"objectSelector,omitempty"`
 	NamespaceSelector    *metav1.LabelSelector         `json:"namespaceSelector,omitempty"`
-	FailurePolicy        admissionv1.FailurePolicyType `json:"failurePolicy"`
+	FailurePolicy        admissionv1.FailurePolicyType `json:"failurePolicy,omitempty"`
 	SideEffects          admissionv1.SideEffectClass   `json:"sideEffects"`
 	TimeoutSeconds       int32                         `json:"timeoutSeconds"`
 	MatchConditions      []admissionv1.MatchCondition  `json:"matchConditions,omitempty"`
@@ -116,9 +117,7 @@ func (p *parser) admission(o *object) AdmissionBinding {
 		b.TimeoutSeconds = int32(min(max(t, 1), 30))
 	}
 	switch b.FailurePolicy {
-	case "":
-		b.FailurePolicy = admissionv1.Fail
-	case admissionv1.Fail, admissionv1.Ignore:
+	case "", admissionv1.Fail, admissionv1.Ignore:
 	default:
 		p.errorf(o.field("failurePolicy"), "unknown policy %q (want Fail or Ignore)", b.FailurePolicy)
 	}

@@ -81,7 +81,6 @@ kubernetesCustomResourceConversion:
 	want := AdmissionBinding{
 		Name:           "check.example.com",
 		Rules:          []admissionv1.RuleWithOperations{{Operations: []admissionv1.OperationType{"CREATE"}, Rule: admissionv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"configmaps"}}}},
-		FailurePolicy:  admissionv1.Fail,
 		SideEffects:    admissionv1.SideEffectClassNone,
 		TimeoutSeconds: 10,
 	}

@@ -20,6 +20,7 @@ import (
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 
+	"github.com/addon-operator/addon-operator/pkg/hook"
 	"github.com/addon-operator/addon-operator/pkg/logkey"
 )
 
@@ -120,7 +121,7 @@ func (c *configurer) applyValidating(ctx context.Context, admissions []Admission
 		if admissions[i].Mutating {
 			continue
 		}
-		b := admissions[i].Binding
+		b := c.withDefaults(admissions[i].Binding)
 		cfg.Webhooks = append(cfg.Webhooks, admissionregv1.ValidatingWebhook{
 			Name: b.Name, ClientConfig: c.clientConfig(admissionPath(false, b.Name), bundle), Rules: b.Rules,
 			FailurePolicy: &b.FailurePolicy, SideEffects: &b.SideEffects, TimeoutSeconds: &b.TimeoutSeconds,
@@ -148,7 +149,7 @@ func (c *configurer) applyMutating(ctx context.Context, admissions []Admission, 
 		if !admissions[i].Mutating {
 			continue
 		}
-		b := admissions[i].Binding
+		b := c.withDefaults(admissions[i].Binding)
 		cfg.Webhooks = append(cfg.Webhooks, admissionregv1.MutatingWebhook{
 			Name: b.Name, ClientConfig: c.clientConfig(admissionPath(true, b.Name), bundle), Rules: b.Rules,
 			FailurePolicy: &b.FailurePolicy, SideEffects: &b.SideEffects, TimeoutSeconds: &b.TimeoutSeconds,
@@ -165,6 +166,14 @@ func (c *configurer) applyMutating(ctx context.Context, admissions []Admission, 
 		return fmt.Errorf("apply MutatingWebhookConfiguration %s: %w", cfg.Name, err)
 	}
 	return nil
+}
+
+// withDefaults fills what a binding left to the operator.
+func (c *configurer) withDefaults(b hook.AdmissionBinding) hook.AdmissionBinding {
+	if b.FailurePolicy == "" {
+		b.FailurePolicy = admissionregv1.FailurePolicyType(c.opts.FailurePolicy)
+	}
+	return b
 }
 
 // configMapWebhook checks the operator's one ConfigMap: its namespace by

@@ -38,6 +38,9 @@ type Options struct {
 	ServerCert, ServerKey, CA string
 	// ClientCA, when set, requires client certificates signed by it.
 	ClientCA string
+	// FailurePolicy is the failure policy of admission bindings that set
+	// none.
+	FailurePolicy string
 	// CertSecret names the Secret with the issued CA and certificate.
 	CertSecret string
 	// CertValidity is how long an issued certificate is valid, counted from
@@ -74,6 +77,7 @@ func DefaultOptions() Options {
 		CertRenewBefore:        30 * 24 * time.Hour,
 		CertCheckInterval:      time.Minute,
 		MaxConcurrentRuns:      16,
+		FailurePolicy:          string(admissionv1.Fail),
 		ConfigMapValidation:    true,
 		ConfigMapFailurePolicy: string(admissionv1.Ignore),
 	}
@@ -114,6 +118,8 @@ func (o *Options) BindFlags(fs *pflag.FlagSet) {
 		fs.StringVar(&o.ClientCA, prefix+"-webhook-client-ca", o.ClientCA,
 			"file with CAs that must have signed the API server's client certificate; none required when empty"+same+" (env "+env+"_WEBHOOK_CLIENT_CA)")
 	}
+	fs.StringVar(&o.FailurePolicy, "validating-webhook-failure-policy", o.FailurePolicy,
+		"Fail or Ignore: the failurePolicy of admission bindings that set none (env VALIDATING_WEBHOOK_FAILURE_POLICY)")
 	fs.StringVar(&o.CertSecret, "webhook-cert-secret", o.CertSecret,
 		"Secret in the operator's namespace that keeps the issued CA and serving certificate, shared by all replicas (env ADDON_OPERATOR_WEBHOOK_CERT_SECRET)")
 	fs.DurationVar(&o.CertValidity, "webhook-cert-validity", o.CertValidity,
@@ -165,6 +171,11 @@ func (o *Options) Validate() error {
 	}
 	if o.MaxConcurrentRuns < 1 {
 		errs = append(errs, fmt.Errorf("--webhook-max-concurrent-runs must be at least 1, got %d", o.MaxConcurrentRuns))
+	}
+	switch admissionv1.FailurePolicyType(o.FailurePolicy) {
+	case admissionv1.Ignore, admissionv1.Fail:
+	default:
+		errs = append(errs, fmt.Errorf("--validating-webhook-failure-policy must be Ignore or Fail, got %q", o.FailurePolicy))
 	}
 	switch admissionv1.FailurePolicyType(o.ConfigMapFailurePolicy) {
 	case admissionv1.Ignore, admissionv1.Fail:

@@ -141,11 +141,11 @@ func (s *Server) probe(ctx context.Context, addr string) error {
 	case <-s.certs.ready:
 	}
 	_, port, _ := net.SplitHostPort(addr)
-	host, _ := s.certs.hosts()
+	// The name the API server verifies: the URL's host or the Service's.
 	serverName := ""
-	if len(host) > 0 {
-		serverName = host[0].String()
-	} else if _, dns := s.certs.hosts(); len(dns) > 0 {
+	if ips, dns := s.certs.hosts(); len(ips) > 0 {
+		serverName = ips[0].String()
+	} else if len(dns) > 0 {
 		serverName = dns[0]
 	}
 	for {
