@@ -10,7 +10,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/utils/clock"
 
+	"github.com/addon-operator/addon-operator/pkg/binding"
 	"github.com/addon-operator/addon-operator/pkg/helm"
+	"github.com/addon-operator/addon-operator/pkg/hook"
 	"github.com/addon-operator/addon-operator/pkg/webhook"
 )
 
@@ -158,5 +160,64 @@ func TestCheckConfigMap(t *testing.T) {
 				at += i
 			}
 		})
+	}
+}
+
+// capturingRunner keeps the last run it was asked for.
+type capturingRunner struct {
+	fakeRunner
+	last hook.Run
+}
+
+func (c *capturingRunner) Run(ctx context.Context, r hook.Run) (*hook.Result, error) {
+	c.last = r
+	res, err := c.fakeRunner.Run(ctx, r)
+	if err == nil {
+		res.AdmissionResponse = []byte(`{"allowed": true}`)
+	}
+	return res, err
+}
+
+func TestWebhookRunGetsSnapshotsAndValues(t *testing.T) {
+	runner := &capturingRunner{}
+	o, _ := newTestOperator(t, &runner.fakeRunner)
+	o.runner = runner
+	cfg, err := hook.ParseConfig("check", []byte(`configVersion: v1
+kubernetes:
+- {name: things, kind: ConfigMap, executeHookOnEvent: []}
+kubernetesValidating:
+- name: check.example.com
+  includeSnapshotsFrom: [things]
+  rules: [{apiGroups: [""], apiVersions: [v1], resources: [configmaps], operations: [CREATE]}]
+`), hook.Module)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &binding.Hook{Path: "/m/hooks/check", Name: "hooks/check", Config: cfg}
+	m, _ := o.modules.Module("a")
+	o.monitors = &fakeMonitors{objects: map[string][]hook.FilteredObject{binding.ID("a", h, hook.Kubernetes, 0): {obj("x")}}}
+	e := o.webhookEntries(m, []*binding.Hook{h})
+	if len(e.Admission) != 1 || e.Admission[0].Owner != "a" || e.Admission[0].Binding.Name != "check.example.com" {
+		t.Fatalf("entries %+v, want the one validating binding of module a", e)
+	}
+	review := []byte(`{"request":{"uid":"u"}}`)
+	res, err := e.Admission[0].Run(t.Context(), hook.BindingContext{Binding: "check.example.com", Type: hook.TypeValidating, Review: review})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(res.AdmissionResponse) != `{"allowed": true}` {
+		t.Errorf("response %q", res.AdmissionResponse)
+	}
+	got := runner.last
+	if got.Kind != hook.RunWebhook || got.Module != "a" || got.Binding != "check.example.com" || len(got.Contexts) != 1 {
+		t.Fatalf("run %+v, want one webhook run of module a", got)
+	}
+	want := hook.BindingContext{Binding: "check.example.com", Type: hook.TypeValidating, Review: review,
+		Snapshots: map[string][]hook.FilteredObject{"things": {obj("x")}}}
+	if diff := cmp.Diff(want, got.Contexts[0]); diff != "" {
+		t.Errorf("binding context (-want +got):\n%s", diff)
+	}
+	if _, ok := got.Values["a"]; !ok {
+		t.Errorf("values %v lack the module's key", got.Values)
 	}
 }
