@@ -100,6 +100,23 @@ func TestAdmissionConversionAndRemoval(t *testing.T) {
 		t.Errorf("ConfigMap under a failing webhook stored: %v", err)
 	}
 
+	// A module run re-applies its crds/ (server-side apply, its own field
+	// manager): the conversion stays in place.
+	crds := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+	runs := h.CountLog("module run done", map[string]string{"module": "things"})
+	h.SetConfig(map[string]string{"things": "rerun: 1"})
+	h.WaitLog(runs+1, "module run done", map[string]string{"module": "things"})
+	crd, err := h.dyn.Resource(crds).Get(ctx, "things."+h.group, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strategy, _, _ := unstructured.NestedString(crd.Object, "spec", "conversion", "strategy"); strategy != "Webhook" {
+		t.Errorf("CRD conversion strategy %q after the module's CRDs were applied again, want Webhook", strategy)
+	}
+	if _, err := h.things("v1").Get(ctx, "small", metav1.GetOptions{}); err != nil {
+		t.Errorf("read at v1 after the CRDs were applied again: %v", err)
+	}
+
 	// Disabling the module removes its entries and conversion before its
 	// release goes.
 	h.SetConfig(map[string]string{"thingsEnabled": "false"})
@@ -108,8 +125,7 @@ func TestAdmissionConversionAndRemoval(t *testing.T) {
 	if slices.ContainsFunc(names, func(n string) bool { return strings.HasSuffix(n, h.group) }) {
 		t.Errorf("webhook entries %v after the module was disabled, want none of it", names)
 	}
-	crds := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
-	crd, err := h.dyn.Resource(crds).Get(ctx, "things."+h.group, metav1.GetOptions{})
+	crd, err = h.dyn.Resource(crds).Get(ctx, "things."+h.group, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
