@@ -83,7 +83,16 @@ func TestAdmissionConversionAndRemoval(t *testing.T) {
 		t.Errorf("read at v1alpha1: spec %v, want count 5", alpha.Object["spec"])
 	}
 
-	// A hook that hangs: its timeout, then the failure policy.
+	h.checkHangingHook(t)
+	h.checkCRDsReapplied(t)
+	h.checkDisableRemoves(t)
+}
+
+// checkHangingHook: a hook that hangs meets its timeout, then the
+// webhook's failure policy.
+func (h *harness) checkHangingHook(t *testing.T) {
+	t.Helper()
+	ctx := t.Context()
 	cms := h.Client.CoreV1().ConfigMaps(h.Namespace)
 	hang := func(name, policy string) error {
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"hang": policy}}}
@@ -99,9 +108,13 @@ func TestAdmissionConversionAndRemoval(t *testing.T) {
 	if _, err := cms.Get(ctx, "hang-fail", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("ConfigMap under a failing webhook stored: %v", err)
 	}
+}
 
-	// A module run re-applies its crds/ (server-side apply, its own field
-	// manager): the conversion stays in place.
+// checkCRDsReapplied: a module run re-applies its crds/ (server-side
+// apply, its own field manager) and the conversion stays in place.
+func (h *harness) checkCRDsReapplied(t *testing.T) {
+	t.Helper()
+	ctx := t.Context()
 	crds := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 	runs := h.CountLog("module run done", map[string]string{"module": "things"})
 	h.SetConfig(map[string]string{"things": "rerun: 1"})
@@ -116,16 +129,21 @@ func TestAdmissionConversionAndRemoval(t *testing.T) {
 	if _, err := h.things("v1").Get(ctx, "small", metav1.GetOptions{}); err != nil {
 		t.Errorf("read at v1 after the CRDs were applied again: %v", err)
 	}
+}
 
-	// Disabling the module removes its entries and conversion before its
-	// release goes.
+// checkDisableRemoves: disabling the module removes its entries and
+// conversion before its release goes.
+func (h *harness) checkDisableRemoves(t *testing.T) {
+	t.Helper()
+	ctx := t.Context()
+	crds := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 	h.SetConfig(map[string]string{"thingsEnabled": "false"})
 	h.WaitModule("things", "disabled", func(m status.ModuleStatus) bool { return !m.Enabled && m.Revision == 0 })
 	names := h.webhookNames()
 	if slices.ContainsFunc(names, func(n string) bool { return strings.HasSuffix(n, h.group) }) {
 		t.Errorf("webhook entries %v after the module was disabled, want none of it", names)
 	}
-	crd, err = h.dyn.Resource(crds).Get(ctx, "things."+h.group, metav1.GetOptions{})
+	crd, err := h.dyn.Resource(crds).Get(ctx, "things."+h.group, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
