@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -39,6 +40,7 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/operator"
 	"github.com/addon-operator/addon-operator/pkg/schedule"
 	"github.com/addon-operator/addon-operator/pkg/server"
+	"github.com/addon-operator/addon-operator/pkg/webhook"
 )
 
 // shutdownGrace bounds how long the operator may take to stop after
@@ -61,6 +63,7 @@ type startOptions struct {
 	helm        helm.Options
 	leader      leaderOptions
 	server      server.Options
+	webhook     webhook.Options
 	kubeconfig  string
 	kubeContext string
 	kubeQPS     float32
@@ -73,7 +76,7 @@ type startOptions struct {
 }
 
 func newStartCommand() *cobra.Command {
-	o := &startOptions{operator: operator.DefaultOptions(), leader: newLeaderOptions(), server: server.DefaultOptions(), logLevel: "info", logType: "text"}
+	o := &startOptions{operator: operator.DefaultOptions(), leader: newLeaderOptions(), server: server.DefaultOptions(), webhook: webhook.DefaultOptions(), logLevel: "info", logType: "text"}
 	cmd := &cobra.Command{
 		Use:   "start",
 		Short: "Run the operator: converge modules and react to ConfigMap changes",
@@ -97,6 +100,7 @@ its default.`,
 	o.helm.BindFlags(fs)
 	o.leader.bindFlags(fs)
 	o.server.BindFlags(fs)
+	o.webhook.BindFlags(fs)
 	fs.StringVar(&o.kubeconfig, "kube-config", "", "kubeconfig file; in-cluster credentials when empty (env KUBE_CONFIG, KUBECONFIG)")
 	fs.StringVar(&o.kubeContext, "kube-context", "", "kubeconfig context to use (env KUBE_CONTEXT)")
 	fs.Float32Var(&o.kubeQPS, "kube-client-qps", defaultKubeQPS, "client-side limit of requests per second to the API server, all of the operator's clients together (leader election apart); 0 or less: none, the server's priority and fairness applies (env ADDON_OPERATOR_KUBE_CLIENT_QPS, KUBE_CLIENT_QPS)")
@@ -111,7 +115,7 @@ its default.`,
 // envFallbacks names, per flag, the environment variables read when the
 // flag is not given, first match wins. Older names stay for compatibility.
 func envFallbacks() map[string][]string {
-	return map[string][]string{
+	m := map[string][]string{
 		"modules-dir":              {"ADDON_OPERATOR_MODULES_DIR", "MODULES_DIR"},
 		"global-hooks-dir":         {"ADDON_OPERATOR_GLOBAL_HOOKS_DIR", "GLOBAL_HOOKS_DIR"},
 		"unnumbered-modules-order": {"ADDON_OPERATOR_UNNUMBERED_MODULES_ORDER", "UNNUMBERED_MODULES_ORDER"},
@@ -154,6 +158,8 @@ func envFallbacks() map[string][]string {
 		"ha-renew-deadline":        {"ADDON_OPERATOR_HA_RENEW_DEADLINE"},
 		"ha-retry-period":          {"ADDON_OPERATOR_HA_RETRY_PERIOD"},
 	}
+	maps.Copy(m, webhookEnvFallbacks())
+	return m
 }
 
 // applyEnv sets every flag not given on the command line from its first
@@ -212,22 +218,30 @@ func (o *startOptions) restConfig() (*rest.Config, error) {
 	return cfg, nil
 }
 
-func (o *startOptions) run(ctx context.Context) error {
-	log, err := newLogger(o.logLevel, o.logType)
-	if err != nil {
-		return err
-	}
+// validate checks every option group's flags.
+func (o *startOptions) validate() error {
 	if err := o.operator.Validate(); err != nil {
 		return err
 	}
 	if err := o.leader.validate(); err != nil {
 		return err
 	}
-	if err := o.server.Validate(); err != nil {
+	if err := errors.Join(o.server.Validate(), o.webhook.Validate()); err != nil {
 		return err
 	}
 	if o.kubeQPS > 0 && o.kubeBurst < 1 {
 		return fmt.Errorf("--kube-client-burst %d: want at least 1 with --kube-client-qps %g", o.kubeBurst, o.kubeQPS)
+	}
+	return nil
+}
+
+func (o *startOptions) run(ctx context.Context) error {
+	log, err := newLogger(o.logLevel, o.logType)
+	if err != nil {
+		return err
+	}
+	if err := o.validate(); err != nil {
+		return err
 	}
 	restCfg, err := o.restConfig()
 	if err != nil {
@@ -244,7 +258,11 @@ func (o *startOptions) run(ctx context.Context) error {
 	var onAPIBack []func() // set below, before the tracker runs
 	apiHealth := trackAPIHealth(electionClient.Discovery().RESTClient(), rec, log, &onAPIBack)
 	klog.SetSlogLogger(slog.New(outageQuiet{log.Handler(), apiHealth.Down}).With(slog.String(logkey.Component, "client-go")))
-	op, events, err := o.wire(withRateLimit(restCfg, o.kubeQPS, o.kubeBurst), log, rec, hookMetrics)
+	hooksSrv, err := o.newWebhookServer(withRateLimit(restCfg, o.kubeQPS, o.kubeBurst), log)
+	if err != nil {
+		return err
+	}
+	op, events, err := o.wire(withRateLimit(restCfg, o.kubeQPS, o.kubeBurst), log, rec, hookMetrics, hooksSrv)
 	if err != nil {
 		return err
 	}
@@ -274,11 +292,13 @@ func (o *startOptions) run(ctx context.Context) error {
 		g, gctx := errgroup.WithContext(ctx)
 		g.Go(func() error { return srv.Run(gctx) })
 		g.Go(func() error { return apiHealth.Run(gctx) })
+		g.Go(func() error { return serveWebhooks(gctx, hooksSrv, op, o.leader.Enabled, log) }) // on every replica, leading or not
+		lead := leadWithWebhooks(op, hooksSrv)
 		g.Go(func() error {
 			return runLeading(gctx, o.leader, electionClient, o.operator.Namespace, log, func(ctx context.Context) error {
 				leading.Store(true)
 				defer leading.Store(false)
-				return op.Run(ctx)
+				return lead(ctx)
 			})
 		})
 		done <- g.Wait()
@@ -316,7 +336,7 @@ func withRateLimit(cfg *rest.Config, qps float32, burst int) *rest.Config {
 
 // wire builds the operator with its real dependencies; it returns the
 // operator's Event recorder too.
-func (o *startOptions) wire(restCfg *rest.Config, log *slog.Logger, rec *metrics.Recorder, hookMetrics *metrics.HookMetrics) (*operator.Operator, *event.Recorder, error) {
+func (o *startOptions) wire(restCfg *rest.Config, log *slog.Logger, rec *metrics.Recorder, hookMetrics *metrics.HookMetrics, hooksSrv *webhook.Server) (*operator.Operator, *event.Recorder, error) {
 	client, err := kubernetes.NewForConfig(restCfg)
 	if err != nil {
 		return nil, nil, fmt.Errorf("kubernetes client: %w", err)
@@ -367,7 +387,7 @@ func (o *startOptions) wire(restCfg *rest.Config, log *slog.Logger, rec *metrics
 	ticks := make(chan schedule.Tick)
 	events := make(chan config.Event)
 	recorder := event.NewRecorder(client, o.operator.Namespace, o.operator.ConfigMap).WithMetrics(rec)
-	op, err := operator.New(o.operator, operator.Deps{
+	deps := operator.Deps{
 		Hooks:         &hook.Executor{Logger: log, Timeout: o.operator.HookTimeout, TempDir: o.operator.TempDir, MaxLogBytes: o.operator.HookLogMaxBytes},
 		Releases:      releases,
 		Config:        config.NewSource(client, o.operator.Namespace, o.operator.ConfigMap, events, log),
@@ -392,7 +412,14 @@ func (o *startOptions) wire(restCfg *rest.Config, log *slog.Logger, rec *metrics
 
 		// The same recorder: its Events regard the ConfigMap.
 		ConfigMapEvents: recorder,
-	})
+	}
+	if hooksSrv != nil {
+		deps.Webhooks = hooksSrv
+	}
+	op, err := operator.New(o.operator, deps)
+	if err == nil && hooksSrv != nil {
+		hooksSrv.SetConfigMapCheck(op.CheckConfigMap)
+	}
 	return op, recorder, err
 }
 

@@ -145,6 +145,7 @@ func execScript(t *testing.T, rel, contexts, values string, env ...string) (outp
 		"BINDING_CONTEXT_PATH": contexts, "VALUES_PATH": values, "CONFIG_VALUES_PATH": "{}",
 		"VALUES_JSON_PATCH_PATH": "", "CONFIG_VALUES_JSON_PATCH_PATH": "", "KUBERNETES_PATCH_PATH": "",
 		"METRICS_PATH": "", "MODULE_ENABLED_RESULT": "",
+		"VALIDATING_RESPONSE_PATH": "", "CONVERSION_RESPONSE_PATH": "",
 	}
 	cmd := exec.CommandContext(t.Context(), filepath.Join(repoDir(), rel))
 	cmd.Env = append(withoutEnv(os.Environ(), "KUBERNETES_VERSION"), env...)
@@ -157,7 +158,7 @@ func execScript(t *testing.T, rel, contexts, values string, env ...string) (outp
 	}
 	out, err := cmd.CombinedOutput()
 	outputs = map[string]string{}
-	for _, name := range []string{"VALUES_JSON_PATCH_PATH", "KUBERNETES_PATCH_PATH", "METRICS_PATH", "MODULE_ENABLED_RESULT"} {
+	for _, name := range []string{"VALUES_JSON_PATCH_PATH", "KUBERNETES_PATCH_PATH", "METRICS_PATH", "MODULE_ENABLED_RESULT", "VALIDATING_RESPONSE_PATH", "CONVERSION_RESPONSE_PATH"} {
 		data, rerr := os.ReadFile(filepath.Join(dir, name))
 		if rerr != nil {
 			t.Fatal(rerr)

@@ -122,10 +122,13 @@ func checkDeployment(t *testing.T, ns string) {
 	if c.Image != "ghcr.io/addon-operator/addon-operator:"+loadChart(t).Metadata.AppVersion {
 		t.Errorf("image = %q, want the appVersion tag", c.Image)
 	}
-	if diff := cmp.Diff(defaultEnv("addon-operator"), c.Env); diff != "" {
+	if diff := cmp.Diff(defaultEnv(ns, "addon-operator"), c.Env); diff != "" {
 		t.Errorf("env (-want +got):\n%s", diff)
 	}
-	wantPorts := []corev1.ContainerPort{{Name: "http", ContainerPort: operatorPort, Protocol: corev1.ProtocolTCP}}
+	wantPorts := []corev1.ContainerPort{
+		{Name: "http", ContainerPort: operatorPort, Protocol: corev1.ProtocolTCP},
+		{Name: "webhook", ContainerPort: 9680, Protocol: corev1.ProtocolTCP},
+	}
 	if diff := cmp.Diff(wantPorts, c.Ports); diff != "" {
 		t.Errorf("ports (-want +got):\n%s", diff)
 	}
@@ -220,8 +223,9 @@ func checkService(t *testing.T, ns string) {
 }
 
 // defaultEnv is the container's environment with the ConfigMap named
-// configMap and the default log settings.
-func defaultEnv(configMap string) []corev1.EnvVar {
+// configMap, the default log settings and the webhook server's settings
+// for a release addon-operator in namespace ns.
+func defaultEnv(ns, configMap string) []corev1.EnvVar {
 	fieldRef := func(path string) *corev1.EnvVarSource {
 		return &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: path}}
 	}
@@ -231,6 +235,13 @@ func defaultEnv(configMap string) []corev1.EnvVar {
 		{Name: "ADDON_OPERATOR_CONFIG_MAP", Value: configMap},
 		{Name: "LOG_LEVEL", Value: "info"},
 		{Name: "LOG_TYPE", Value: "json"},
+		{Name: "ADDON_OPERATOR_WEBHOOK_SERVER", Value: "true"},
+		{Name: "VALIDATING_WEBHOOK_SERVICE_NAME", Value: "addon-operator-webhook"},
+		{Name: "ADDON_OPERATOR_WEBHOOK_CERT_SECRET", Value: "addon-operator-webhook-tls"},
+		{Name: "VALIDATING_WEBHOOK_CONFIGURATION_NAME", Value: ns + "-addon-operator"},
+		{Name: "MUTATING_WEBHOOK_CONFIGURATION_NAME", Value: ns + "-addon-operator"},
+		{Name: "ADDON_OPERATOR_CONFIG_MAP_VALIDATION", Value: "true"},
+		{Name: "ADDON_OPERATOR_CONFIG_MAP_VALIDATION_FAILURE_POLICY", Value: "Ignore"},
 	}
 }
 

@@ -156,6 +156,9 @@ func TestNetworkPolicy(t *testing.T) {
 				Ingress: []networkingv1.NetworkPolicyIngressRule{{
 					Ports: []networkingv1.NetworkPolicyPort{{Protocol: ptr.To(corev1.ProtocolTCP), Port: ptr.To(intstr.FromString("http"))}},
 					From:  tt.want,
+				}, {
+					// The API server calls webhooks from wherever it runs.
+					Ports: []networkingv1.NetworkPolicyPort{{Protocol: ptr.To(corev1.ProtocolTCP), Port: ptr.To(intstr.FromString("webhook"))}},
 				}},
 			}
 			if diff := cmp.Diff(want, np.Spec); diff != "" {

@@ -138,7 +138,7 @@ func TestUserManagedConfigMap(t *testing.T) {
 			t.Errorf("get ConfigMap %s: err = %v, want NotFound", name, err)
 		}
 	}
-	if diff := cmp.Diff(defaultEnv("mine"), deployment(t, ns).Spec.Template.Spec.Containers[0].Env); diff != "" {
+	if diff := cmp.Diff(defaultEnv(ns, "mine"), deployment(t, ns).Spec.Template.Spec.Containers[0].Env); diff != "" {
 		t.Errorf("env (-want +got):\n%s", diff)
 	}
 	checkRole(t, ns, slices.Concat(operatorRules("mine"), defaultModuleRules()))
@@ -250,7 +250,13 @@ func TestPodSettings(t *testing.T) {
 		Image: "registry.example.com/addon-operator:v1.2.3", PullPolicy: "Always", PullSecret: "registry", Priority: "platform",
 		Label: "platform", Annotation: "platform", NodeOS: "linux", Toleration: "dedicated",
 		Args: []string{"start", "--hook-timeout=5m"},
-		Env:  map[string]string{"ADDON_OPERATOR_CONFIG_MAP": "addon-operator", "LOG_LEVEL": "debug", "LOG_TYPE": "text", "HELM_TIMEOUT": "10m"},
+		Env: map[string]string{
+			"ADDON_OPERATOR_CONFIG_MAP": "addon-operator", "LOG_LEVEL": "debug", "LOG_TYPE": "text", "HELM_TIMEOUT": "10m",
+			"ADDON_OPERATOR_WEBHOOK_SERVER": "true", "VALIDATING_WEBHOOK_SERVICE_NAME": "addon-operator-webhook",
+			"ADDON_OPERATOR_WEBHOOK_CERT_SECRET":    "addon-operator-webhook-tls",
+			"VALIDATING_WEBHOOK_CONFIGURATION_NAME": ns + "-addon-operator", "MUTATING_WEBHOOK_CONFIGURATION_NAME": ns + "-addon-operator",
+			"ADDON_OPERATOR_CONFIG_MAP_VALIDATION": "true", "ADDON_OPERATOR_CONFIG_MAP_VALIDATION_FAILURE_POLICY": "Ignore",
+		},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("pod settings (-want +got):\n%s", diff)

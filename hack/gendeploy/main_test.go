@@ -158,6 +158,8 @@ func TestRenderedKinds(t *testing.T) {
 	base := []string{
 		"ConfigMap/addon-operator", "Deployment/addon-operator", "Role/addon-operator",
 		"RoleBinding/addon-operator", "Service/addon-operator", "ServiceAccount/addon-operator",
+		"Service/addon-operator-webhook", // webhooks.enabled
+		"ClusterRole/addon-operator-addon-operator-webhooks", "ClusterRoleBinding/addon-operator-addon-operator-webhooks",
 	}
 	tests := map[string][]string{
 		"defaults":          base,
@@ -169,7 +171,7 @@ func TestRenderedKinds(t *testing.T) {
 		"user-managed config map": slices.DeleteFunc(slices.Clone(base), func(s string) bool { return s == "ConfigMap/addon-operator" }),
 		"config":                  base,
 		"no rbac": slices.DeleteFunc(slices.Clone(base), func(s string) bool {
-			return strings.HasPrefix(s, "Role")
+			return strings.HasPrefix(s, "Role") || strings.HasSuffix(s, "-webhooks")
 		}),
 		"pod settings": base,
 		"http auth": append(slices.Clone(base),

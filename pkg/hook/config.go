@@ -57,12 +57,6 @@ func (k Kind) lifecycle() []Binding {
 	return []Binding{OnStartup, BeforeHelm, AfterHelm, BeforeDeleteHelm, AfterDeleteHelm}
 }
 
-// ignoredBindings are binding types of the shell-operator schema that
-// addon-operator accepts but never runs (the reference ignores them too).
-func ignoredBindings() []string {
-	return []string{"kubernetesValidating", "kubernetesMutating", "kubernetesCustomResourceConversion"}
-}
-
 // Config is the parsed, validated and defaulted configuration of one hook.
 type Config struct {
 	// Orders holds the ORDER of every lifecycle binding the hook declares.
@@ -74,9 +68,11 @@ type Config struct {
 	Schedules []ScheduleBinding `json:"schedule,omitempty"`
 	// Settings throttles the hook's executions.
 	Settings Settings `json:"settings,omitzero"`
-	// Ignored names binding types that were present but that addon-operator
-	// does not run (kubernetesValidating and friends); worth a warning.
-	Ignored []string `json:"ignored,omitempty"`
+	// Validating, Mutating and Conversions list the webhook bindings in
+	// configuration order (webhook.go).
+	Validating  []AdmissionBinding  `json:"kubernetesValidating,omitempty"`
+	Mutating    []AdmissionBinding  `json:"kubernetesMutating,omitempty"`
+	Conversions []ConversionBinding `json:"kubernetesCustomResourceConversion,omitempty"`
 }
 
 // Order returns the ORDER of lifecycle binding b and whether the hook
@@ -149,11 +145,7 @@ func (p *parser) config(root *object, kind Kind) *Config {
 		}
 	}
 	p.wrongKind(root, kind)
-	for _, name := range ignoredBindings() {
-		if _, ok := root.get(name); ok {
-			cfg.Ignored = append(cfg.Ignored, name)
-		}
-	}
+	p.webhooks(root, cfg)
 	kubeItems, _ := root.list("kubernetes")
 	for i, item := range kubeItems {
 		// An invalid item still takes its place so later paths keep their index.
@@ -175,9 +167,9 @@ func (p *parser) config(root *object, kind Kind) *Config {
 		cfg.Settings = p.settings(o)
 	}
 	root.done()
-	noBindings := len(cfg.Orders) == 0 && len(cfg.Kubernetes) == 0 && len(cfg.Schedules) == 0 && len(cfg.Ignored) == 0
+	noBindings := len(cfg.Orders) == 0 && len(cfg.Kubernetes) == 0 && len(cfg.Schedules) == 0 && !cfg.HasWebhooks()
 	if noBindings && len(p.errs) == 0 {
-		p.errorf("", "no bindings (want at least one of %s, schedule, kubernetes)", joinBindings(kind.lifecycle()))
+		p.errorf("", "no bindings (want at least one of %s, schedule, kubernetes, %s, %s, %s)", joinBindings(kind.lifecycle()), KubernetesValidating, KubernetesMutating, KubernetesConversion)
 	}
 	p.checkSnapshots(cfg)
 	expandGroups(cfg)

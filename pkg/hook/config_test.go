@@ -239,7 +239,7 @@ func TestParseConfigErrorsDocument(t *testing.T) {
 		{
 			name:  "no bindings",
 			input: "configVersion: v1",
-			want:  []string{`no bindings (want at least one of onStartup, beforeHelm, afterHelm, beforeDeleteHelm, afterDeleteHelm, schedule, kubernetes)`},
+			want:  []string{`no bindings (want at least one of onStartup, beforeHelm, afterHelm, beforeDeleteHelm, afterDeleteHelm, schedule, kubernetes, kubernetesValidating, kubernetesMutating, kubernetesCustomResourceConversion)`},
 		},
 		{
 			name:  "unknown top-level field",

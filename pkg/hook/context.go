@@ -36,7 +36,11 @@ type FilteredObject struct {
 //   - TypeEvent: Binding, WatchEvent, Object, FilterResult and Snapshots if
 //     included;
 //   - TypeGroup: Binding (the name of the binding that fired), GroupName and
-//     Snapshots.
+//     Snapshots;
+//   - TypeValidating, TypeMutating: Binding, Review (the AdmissionReview)
+//     and Snapshots if included;
+//   - TypeConversion: Binding, FromVersion, ToVersion, Review (the
+//     ConversionReview) and Snapshots if included.
 //
 // Snapshots is left out when nil and written as {} when empty, so a binding
 // that asked for snapshots always gets the field.
@@ -49,6 +53,9 @@ type BindingContext struct {
 	FilterResult json.RawMessage             `json:"filterResult,omitempty"`
 	Objects      []FilteredObject            `json:"objects,omitzero"`
 	Snapshots    map[string][]FilteredObject `json:"snapshots,omitzero"`
+	FromVersion  string                      `json:"fromVersion,omitempty"`
+	ToVersion    string                      `json:"toVersion,omitempty"`
+	Review       json.RawMessage             `json:"review,omitempty"`
 }
 
 // bindingContextJSON has BindingContext's fields without its MarshalJSON.

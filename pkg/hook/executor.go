@@ -63,6 +63,10 @@ const (
 	// MODULE_ENABLED_RESULT (and optionally MODULE_ENABLED_REASON) out. It
 	// gets no binding contexts and no patch files, as in the reference.
 	RunEnabledScript
+	// RunWebhook runs a hook for one admission or conversion request: the
+	// files of RunHook plus the response files VALIDATING_RESPONSE_PATH
+	// (also ADMISSION_RESPONSE_PATH) and CONVERSION_RESPONSE_PATH.
+	RunWebhook
 )
 
 // Run describes one execution.
@@ -173,6 +177,9 @@ const (
 	envMetrics           = "METRICS_PATH"
 	envEnabledResult     = "MODULE_ENABLED_RESULT"
 	envEnabledReason     = "MODULE_ENABLED_REASON"
+	envValidatingResp    = "VALIDATING_RESPONSE_PATH"
+	envAdmissionResp     = "ADMISSION_RESPONSE_PATH"
+	envConversionResp    = "CONVERSION_RESPONSE_PATH"
 )
 
 // protocolFile is one file of a run, named to the process by env.
@@ -184,15 +191,22 @@ type protocolFile struct {
 // protocolFiles lists the files of a run of the given kind, inputs first.
 func protocolFiles(dir string, kind RunKind) []protocolFile {
 	names := []string{envValues, envConfigValues, envEnabledResult, envEnabledReason}
-	if kind == RunHook {
+	if kind == RunHook || kind == RunWebhook {
 		names = []string{
 			envBindingContext, envValues, envConfigValues,
 			envValuesPatch, envConfigValuesPatch, envKubernetesPatch, envMetrics,
 		}
 	}
+	if kind == RunWebhook {
+		names = append(names, envAdmissionResp, envConversionResp)
+	}
 	files := make([]protocolFile, len(names))
 	for i, n := range names {
 		files[i] = protocolFile{env: n, path: filepath.Join(dir, n)}
+	}
+	if kind == RunWebhook {
+		// The protocol's two names of one file.
+		files = append(files, protocolFile{env: envValidatingResp, path: filepath.Join(dir, envAdmissionResp)})
 	}
 	return files
 }

@@ -31,6 +31,11 @@ type Result struct {
 	// EnabledReason is the optional text an enabled script wrote to
 	// MODULE_ENABLED_REASON, trimmed.
 	EnabledReason string
+	// AdmissionResponse and ConversionResponse are what a webhook run wrote
+	// to ADMISSION_RESPONSE_PATH (VALIDATING_RESPONSE_PATH) and
+	// CONVERSION_RESPONSE_PATH, unparsed; nil when empty.
+	AdmissionResponse  []byte
+	ConversionResponse []byte
 }
 
 // collect reads and parses the output files of a finished run.
@@ -53,6 +58,10 @@ func collect(files []protocolFile, limit int64) (*Result, error) {
 			var reason []byte
 			reason, err = readOutput(f, limit)
 			res.EnabledReason = string(reason)
+		case envAdmissionResp:
+			res.AdmissionResponse, err = readOutput(f, limit)
+		case envConversionResp:
+			res.ConversionResponse, err = readOutput(f, limit)
 		}
 		if err != nil {
 			return nil, err

@@ -2,6 +2,7 @@ package hook
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/robfig/cron/v3"
@@ -81,6 +82,10 @@ func (p *parser) checkSnapshots(cfg *Config) {
 	for i, s := range cfg.Schedules {
 		check(fmt.Sprintf("schedule[%d].includeSnapshotsFrom", i), s.IncludeSnapshotsFrom)
 	}
+	paths := cfg.webhookSnapshotPaths()
+	for _, path := range slices.Sorted(maps.Keys(paths)) {
+		check(path, paths[path])
+	}
 }
 
 // expandGroups adds every kubernetes binding of a group to the snapshots of
@@ -100,6 +105,7 @@ func expandGroups(cfg *Config) {
 		s := &cfg.Schedules[i]
 		s.IncludeSnapshotsFrom = mergeNames(s.IncludeSnapshotsFrom, groups[s.Group])
 	}
+	expandWebhookGroups(cfg, groups)
 }
 
 // mergeNames appends to a the names of b it lacks, dropping duplicates.

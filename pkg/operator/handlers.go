@@ -78,6 +78,9 @@ func (o *Operator) startup(ctx context.Context) ([]task, error) {
 		return nil, err
 	}
 	o.global = hooks
+	if err := o.enableWebhooks(ctx, nil, hooks); err != nil {
+		return nil, err
+	}
 	// Every module hook prints its config now, so a broken one is reported
 	// at startup while the other modules go on. A permanent error (a v0
 	// configuration) keeps the module from running at all; with any other
@@ -222,6 +225,10 @@ func (o *Operator) moduleDelete(ctx context.Context, name string) error {
 	// uninstall's deletions are not heal events.
 	o.pool.Cancel(name)
 	defer o.releases.Pause(name)()
+	// Before the uninstall: its objects go without their webhooks.
+	if err := o.disableWebhooks(ctx, name); err != nil {
+		return err
+	}
 	exists, err := o.releases.Exists(ctx, name)
 	if err != nil {
 		return err

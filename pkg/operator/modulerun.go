@@ -120,6 +120,10 @@ func (o *Operator) runModule(ctx context.Context, name string) (bool, error) {
 	if err := o.releases.ApplyCRDs(ctx, m); err != nil {
 		return false, err
 	}
+	// Before the release: its first objects are already checked.
+	if err := o.enableWebhooks(ctx, m, hooks); err != nil {
+		return false, err
+	}
 	if err := o.deploy(ctx, m); err != nil {
 		return false, err
 	}

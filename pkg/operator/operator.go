@@ -82,6 +82,10 @@ type Deps struct {
 	Recorder    *metrics.Recorder
 	Clock       clock.WithDelayedExecution
 	Logger      *slog.Logger
+
+	// Webhooks serves hooks' webhook bindings; nil serves none (hooks
+	// that declare some get a warning).
+	Webhooks webhookServer
 }
 
 // Operator runs modules. Create it with New and start it with Run.
@@ -105,6 +109,8 @@ type Operator struct {
 	healEvents    <-chan heal.Event
 	driftChanges  <-chan heal.Change
 	bindings      *binding.Registry
+	webhooks      webhookServer
+	webhookState  webhookOwners
 
 	modules *module.Set
 	store   *store.Store
@@ -151,7 +157,7 @@ func New(opts Options, deps Deps) (*Operator, error) {
 		modules: mods, store: st, state: newStates(names),
 		monitors: deps.Monitors, monitorEvents: deps.MonitorEvents, scheduler: deps.Scheduler, ticks: deps.Ticks,
 		patcher: deps.Patcher, hookMetrics: deps.HookMetrics, recorder: deps.Recorder, moduleEvents: deps.Events, bindings: binding.New(),
-		healEvents: deps.HealEvents, driftChanges: deps.DriftChanges,
+		healEvents: deps.HealEvents, driftChanges: deps.DriftChanges, webhooks: deps.Webhooks,
 	}
 	backoff := queue.ExponentialBackoff(opts.RetryDelay, opts.RetryMaxDelay)
 	o.cfgHealth = o.newConfigHealth(deps.ConfigMapEvents)

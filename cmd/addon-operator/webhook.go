@@ -1,0 +1,97 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"golang.org/x/sync/errgroup"
+	apiextensions "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
+
+	"github.com/addon-operator/addon-operator/pkg/logkey"
+	"github.com/addon-operator/addon-operator/pkg/operator"
+	"github.com/addon-operator/addon-operator/pkg/webhook"
+)
+
+// webhookEnvFallbacks are the environment names of the webhook flags: the
+// established ones, the flag names upper-cased.
+func webhookEnvFallbacks() map[string][]string {
+	return map[string][]string{
+		"webhook-server":                        {"ADDON_OPERATOR_WEBHOOK_SERVER"},
+		"validating-webhook-listen-address":     {"VALIDATING_WEBHOOK_LISTEN_ADDRESS"},
+		"validating-webhook-listen-port":        {"VALIDATING_WEBHOOK_LISTEN_PORT"},
+		"validating-webhook-configuration-name": {"VALIDATING_WEBHOOK_CONFIGURATION_NAME"},
+		"mutating-webhook-configuration-name":   {"MUTATING_WEBHOOK_CONFIGURATION_NAME"},
+		"validating-webhook-service-name":       {"VALIDATING_WEBHOOK_SERVICE_NAME"},
+		"conversion-webhook-service-name":       {"CONVERSION_WEBHOOK_SERVICE_NAME"},
+		"validating-webhook-server-cert":        {"VALIDATING_WEBHOOK_SERVER_CERT"},
+		"validating-webhook-server-key":         {"VALIDATING_WEBHOOK_SERVER_KEY"},
+		"validating-webhook-ca":                 {"VALIDATING_WEBHOOK_CA"},
+		"validating-webhook-client-ca":          {"VALIDATING_WEBHOOK_CLIENT_CA"},
+		"validating-webhook-failure-policy":     {"VALIDATING_WEBHOOK_FAILURE_POLICY"},
+		"conversion-webhook-server-cert":        {"CONVERSION_WEBHOOK_SERVER_CERT"},
+		"conversion-webhook-server-key":         {"CONVERSION_WEBHOOK_SERVER_KEY"},
+		"conversion-webhook-ca":                 {"CONVERSION_WEBHOOK_CA"},
+		"conversion-webhook-client-ca":          {"CONVERSION_WEBHOOK_CLIENT_CA"},
+		"webhook-url":                           {"ADDON_OPERATOR_WEBHOOK_URL"},
+		"webhook-cert-secret":                   {"ADDON_OPERATOR_WEBHOOK_CERT_SECRET"},
+		"webhook-cert-validity":                 {"ADDON_OPERATOR_WEBHOOK_CERT_VALIDITY"},
+		"webhook-cert-renew-before":             {"ADDON_OPERATOR_WEBHOOK_CERT_RENEW_BEFORE"},
+		"webhook-cert-check-interval":           {"ADDON_OPERATOR_WEBHOOK_CERT_CHECK_INTERVAL"},
+		"webhook-max-concurrent-runs":           {"ADDON_OPERATOR_WEBHOOK_MAX_CONCURRENT_RUNS"},
+		"config-map-validation":                 {"ADDON_OPERATOR_CONFIG_MAP_VALIDATION"},
+		"config-map-validation-failure-policy":  {"ADDON_OPERATOR_CONFIG_MAP_VALIDATION_FAILURE_POLICY"},
+	}
+}
+
+// newWebhookServer builds the webhook server when --webhook-server is on;
+// nil otherwise.
+func (o *startOptions) newWebhookServer(restCfg *rest.Config, log *slog.Logger) (*webhook.Server, error) {
+	if !o.webhook.Enabled {
+		return nil, nil
+	}
+	kube, err := kubernetes.NewForConfig(restCfg)
+	if err != nil {
+		return nil, fmt.Errorf("webhook client: %w", err)
+	}
+	crds, err := apiextensions.NewForConfig(restCfg)
+	if err != nil {
+		return nil, fmt.Errorf("webhook apiextensions client: %w", err)
+	}
+	wo := o.webhook
+	wo.Namespace, wo.ConfigMapName = o.operator.Namespace, o.operator.ConfigMap
+	return webhook.New(wo, webhook.Clients{Kube: kube, CRDs: crds}, clock.RealClock{}, log), nil
+}
+
+// serveWebhooks runs the webhook server, when there is one, until ctx ends.
+// With --ha it serves every hook's webhooks at once, leading or not, so a
+// standby replica the Service sends requests to answers them.
+func serveWebhooks(ctx context.Context, srv *webhook.Server, op *operator.Operator, ha bool, log *slog.Logger) error {
+	if srv == nil {
+		return nil
+	}
+	if ha {
+		if err := op.ServeWebhooks(ctx); err != nil {
+			// Reported once: the leader reports (and retries) the same hooks.
+			log.Error("webhooks of some hooks not served on this standby", logkey.Err(err))
+		}
+	}
+	return srv.Run(ctx)
+}
+
+// leadWithWebhooks runs the operator and, with a webhook server, keeps its
+// configurations in place: only the leader writes them.
+func leadWithWebhooks(op *operator.Operator, srv *webhook.Server) func(ctx context.Context) error {
+	return func(ctx context.Context) error {
+		if srv == nil {
+			return op.Run(ctx)
+		}
+		g, ctx := errgroup.WithContext(ctx)
+		g.Go(func() error { return op.Run(ctx) })
+		g.Go(func() error { return srv.RunConfigurations(ctx) })
+		return g.Wait()
+	}
+}

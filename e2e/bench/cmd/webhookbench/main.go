@@ -1,0 +1,75 @@
+// Command webhookbench measures the admission round trip through a local
+// kube-apiserver to the operator's webhook server, for a bash hook and a
+// compiled hook, and prints a Markdown table (see docs/benchmarks.md):
+//
+//	go run ./e2e/bench/cmd/webhookbench [-requests 400] [-concurrency 1,10]
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/addon-operator/addon-operator/e2e/bench"
+	"github.com/addon-operator/addon-operator/e2e/cluster"
+)
+
+func main() { os.Exit(run()) }
+
+func run() int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	fs := flag.NewFlagSet("webhookbench", flag.ContinueOnError)
+	requests := fs.Int("requests", 400, "requests per hook and concurrency")
+	conc := fs.String("concurrency", "1,10", "concurrent requests, comma-separated")
+	if err := fs.Parse(os.Args[1:]); err != nil {
+		return 2
+	}
+	var levels []int
+	for _, s := range strings.Split(*conc, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 {
+			fmt.Fprintf(os.Stderr, "webhookbench: -concurrency %q: want positive integers\n", *conc)
+			return 2
+		}
+		levels = append(levels, n)
+	}
+	if err := measure(ctx, *requests, levels); err != nil {
+		fmt.Fprintf(os.Stderr, "webhookbench: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+func measure(ctx context.Context, requests int, levels []int) error {
+	dir, err := os.MkdirTemp("", "webhookbench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	fmt.Fprintln(os.Stderr, "building the operator")
+	bin, err := bench.BuildOperator(ctx, dir)
+	if err != nil {
+		return err
+	}
+	cache, err := cluster.DefaultCacheDir()
+	if err != nil {
+		return err
+	}
+	bins, err := cluster.Build(ctx, cache, os.Stderr)
+	if err != nil {
+		return err
+	}
+	env := bench.Env{Binary: bin, ControlPlane: bins, Dir: dir, Progress: os.Stderr}
+	res, err := bench.RunWebhooks(ctx, env, requests, levels)
+	if err != nil {
+		return err
+	}
+	fmt.Print(bench.WebhookReport(res))
+	return nil
+}

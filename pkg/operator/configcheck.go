@@ -1,0 +1,94 @@
+package operator
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/addon-operator/addon-operator/pkg/config"
+)
+
+// CheckConfigMap checks a ConfigMap's data as applying it would: parse,
+// then every section against its schema. The error names each wrong key
+// and rule; warnings name keys of no known module, with the closest
+// module key. It reads only immutable schemas and is safe for concurrent
+// use, on every replica.
+func (o *Operator) CheckConfigMap(data map[string]string) ([]string, error) {
+	c, err := config.Parse(data)
+	if err != nil {
+		return nil, err
+	}
+	warnings := o.unknownModuleKeys(c)
+	moduleErrs, globalErr := o.store.ValidateConfig(c)
+	errs := o.sectionErrs(moduleErrs)
+	if globalErr != nil {
+		errs = append([]error{&config.KeyError{Key: config.GlobalKey, Err: globalErr}}, errs...)
+	}
+	return warnings, errors.Join(errs...)
+}
+
+// unknownModuleKeys warns about sections and Enabled flags of modules
+// that do not exist.
+func (o *Operator) unknownModuleKeys(c *config.Config) []string {
+	known := make([]string, 0, len(o.modules.Modules()))
+	for _, m := range o.modules.Modules() {
+		known = append(known, m.Key())
+	}
+	keys := map[string]string{}
+	for k := range c.Modules {
+		keys[k] = k
+	}
+	for k := range c.Enabled {
+		keys[config.EnabledKey(k)] = k
+	}
+	var warnings []string
+	for _, key := range slices.Sorted(maps.Keys(keys)) {
+		moduleKey := keys[key]
+		if _, ok := o.moduleByKey(moduleKey); ok {
+			continue
+		}
+		w := fmt.Sprintf("ConfigMap key %q names no module", key)
+		if near := closest(moduleKey, known); near != "" {
+			if key != moduleKey {
+				near = config.EnabledKey(near)
+			}
+			w += fmt.Sprintf("; did you mean %q?", near)
+		}
+		warnings = append(warnings, w)
+	}
+	return warnings
+}
+
+// closest returns the candidate nearest to s by edit distance, when it is
+// near enough to be a likely typo.
+func closest(s string, candidates []string) string {
+	best, bestD := "", len(s)/3+2
+	for _, c := range candidates {
+		if d := editDistance(s, c); d < bestD {
+			best, bestD = c, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance of two strings, by bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

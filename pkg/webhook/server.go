@@ -1,0 +1,232 @@
+package webhook
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	"k8s.io/client-go/kubernetes"
+	certutil "k8s.io/client-go/util/cert"
+	"k8s.io/utils/clock"
+
+	"github.com/addon-operator/addon-operator/pkg/logkey"
+)
+
+// maxReviewBytes bounds a review's body; the API server's own request
+// limit is 3 MiB per object.
+const maxReviewBytes = 16 << 20
+
+// Server is the HTTPS webhook server with its certificates and the
+// configurations it owns. Create it with New; Run serves on every replica;
+// Set and Remove (from the leader's operator) change what is served and
+// configured, and RunConfigurations keeps the configurations in place.
+type Server struct {
+	opts  Options
+	log   *slog.Logger
+	reg   *registry
+	certs *certs
+	conf  *configurer
+	sem   chan struct{}
+	mux   *http.ServeMux
+
+	configMap atomic.Pointer[ConfigMapCheck]
+	serving   chan struct{} // closed once the server answered its own probe
+	addr      atomic.Pointer[string]
+}
+
+// Clients are what the server needs of the API server.
+type Clients struct {
+	Kube kubernetes.Interface
+	CRDs apiextensionsclient.Interface
+}
+
+// New prepares a server; nothing runs until Run.
+func New(opts Options, clients Clients, clk clock.Clock, log *slog.Logger) *Server {
+	s := &Server{
+		opts: opts, log: log.With(slog.String(logkey.Component, "webhook")), reg: newRegistry(),
+		sem: make(chan struct{}, opts.MaxConcurrentRuns), serving: make(chan struct{}), mux: http.NewServeMux(),
+	}
+	s.certs = newCerts(opts, clients.Kube, clk, s.log)
+	s.conf = &configurer{opts: opts, kube: clients.Kube, crds: clients.CRDs, reg: s.reg, certs: s.certs, clock: clk, log: s.log, checksConfigMap: s.checksConfigMap}
+	s.mux.HandleFunc("POST /validate/{name}", s.serveAdmission(false))
+	s.mux.HandleFunc("POST /mutate/{name}", s.serveAdmission(true))
+	s.mux.HandleFunc("POST /convert/{crd}", s.serveConversion)
+	s.mux.HandleFunc("POST "+configMapPath, s.serveConfigMap)
+	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
+	return s
+}
+
+// SetConfigMapCheck sets how the operator's ConfigMap is checked; until it
+// is set (or with --config-map-validation off) it is not.
+func (s *Server) SetConfigMapCheck(check ConfigMapCheck) { s.configMap.Store(&check) }
+
+func (s *Server) checksConfigMap() bool {
+	return s.opts.ConfigMapValidation && s.configMap.Load() != nil
+}
+
+// Serving is closed once the server answered a TLS request of its own with
+// the certificate the configurations trust.
+func (s *Server) Serving() <-chan struct{} { return s.serving }
+
+// Addr is the address the server listens on, once it does.
+func (s *Server) Addr() string {
+	if a := s.addr.Load(); a != nil {
+		return *a
+	}
+	return ""
+}
+
+// Run keeps the certificate fresh and serves until ctx ends.
+func (s *Server) Run(ctx context.Context) error {
+	lc := net.ListenConfig{}
+	ln, err := lc.Listen(ctx, "tcp", net.JoinHostPort(s.opts.ListenAddress, strconv.Itoa(s.opts.ListenPort)))
+	if err != nil {
+		return fmt.Errorf("webhook server: %w", err)
+	}
+	addr := ln.Addr().String()
+	s.addr.Store(&addr)
+	tlsCfg := &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: s.certs.getCertificate}
+	if s.opts.ClientCA != "" {
+		pool, err := clientCAs(s.opts.ClientCA)
+		if err != nil {
+			_ = ln.Close()
+			return err
+		}
+		tlsCfg.ClientCAs, tlsCfg.ClientAuth = pool, tls.RequireAndVerifyClientCert
+	}
+	srv := &http.Server{Handler: s.mux, TLSConfig: tlsCfg, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)}
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return s.certs.run(ctx) })
+	g.Go(func() error {
+		if err := srv.ServeTLS(ln, "", ""); !errors.Is(err, http.ErrServerClosed) {
+			return fmt.Errorf("webhook server: %w", err)
+		}
+		return nil
+	})
+	g.Go(func() error { return s.probe(ctx, addr) })
+	g.Go(func() error {
+		<-ctx.Done()
+		shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		return srv.Shutdown(shutdown)
+	})
+	return g.Wait()
+}
+
+func clientCAs(file string) (*x509.CertPool, error) {
+	pool, err := certutil.NewPool(file)
+	if err != nil {
+		return nil, fmt.Errorf("--validating-webhook-client-ca: %w", err)
+	}
+	return pool, nil
+}
+
+// probe asks the server for /healthz over TLS, trusting only the CA bundle
+// the configurations get, until it answers; then Serving is closed.
+func (s *Server) probe(ctx context.Context, addr string) error {
+	select {
+	case <-ctx.Done():
+		return nil
+	case <-s.certs.ready:
+	}
+	_, port, _ := net.SplitHostPort(addr)
+	// The name the API server verifies: the URL's host or the Service's.
+	serverName := ""
+	if ips, dns := s.certs.hosts(); len(ips) > 0 {
+		serverName = ips[0].String()
+	} else if len(dns) > 0 {
+		serverName = dns[0]
+	}
+	for {
+		err := s.probeOnce(ctx, net.JoinHostPort("127.0.0.1", port), serverName)
+		if err == nil {
+			s.log.Info("webhook server serving", slog.String(logkey.Name, addr))
+			close(s.serving)
+			return nil
+		}
+		s.log.Debug("webhook server probe", logkey.Err(err))
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+func (s *Server) probeOnce(ctx context.Context, addr, serverName string) error {
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: serverName}
+	if bundle := s.certs.caBundle(); len(bundle) > 0 {
+		pool := x509.NewCertPool()
+		pool.AppendCertsFromPEM(bundle)
+		cfg.RootCAs = pool
+	} else {
+		cfg.InsecureSkipVerify = true // no CA bundle given: the API server trusts the system roots, which the probe cannot check
+	}
+	if s.opts.ClientCA != "" {
+		// The probe cannot present a client certificate: listening is all
+		// that can be checked.
+		d := net.Dialer{Timeout: 2 * time.Second}
+		conn, err := d.DialContext(ctx, "tcp", addr)
+		if err != nil {
+			return err
+		}
+		return conn.Close()
+	}
+	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: cfg}}
+	defer client.CloseIdleConnections()
+	u := url.URL{Scheme: "https", Host: addr, Path: "/healthz"}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), http.NoBody)
+	if err != nil {
+		return err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("status %d", resp.StatusCode)
+	}
+	return nil
+}
+
+// Set serves an owner's webhook bindings and, once the server answers,
+// writes them into the configurations. It returns when the API server
+// has them, so a module's first objects are already checked.
+func (s *Server) Set(ctx context.Context, owner string, e Entries) error {
+	if err := s.reg.set(owner, e, true); err != nil {
+		return err
+	}
+	return s.conf.sync(ctx, s.serving)
+}
+
+// Serve serves an owner's webhook bindings without putting them into the
+// configurations: a standby replica answers requests the API server sends
+// it through the Service.
+func (s *Server) Serve(owner string, e Entries) error { return s.reg.set(owner, e, false) }
+
+// Remove takes an owner's bindings out of the configurations, then stops
+// serving them.
+func (s *Server) Remove(ctx context.Context, owner string) error {
+	err := s.conf.syncWithout(ctx, s.serving, owner)
+	s.reg.remove(owner)
+	return err
+}
+
+// RunConfigurations keeps the configurations and CRD conversions in place
+// (re-asserting them every CertCheckInterval and when the CA bundle
+// changes) until ctx ends. Only the leader runs it.
+func (s *Server) RunConfigurations(ctx context.Context) error {
+	return s.conf.run(ctx, s.serving)
+}
