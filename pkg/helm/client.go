@@ -259,7 +259,10 @@ func (c *Client) releaseNamespace(r Release) string {
 // inNamespace makes cfg put objects without a namespace into ns; the
 // release records stay where cfg keeps them.
 func (c *Client) inNamespace(cfg *action.Configuration, ns string) {
-	if kc, ok := cfg.KubeClient.(*kube.Client); ok {
+	switch kc := cfg.KubeClient.(type) {
+	case *kube.Client:
+		kc.Namespace = ns
+	case reachableClient:
 		kc.Namespace = ns
 	}
 }

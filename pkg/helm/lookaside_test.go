@@ -6,6 +6,9 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/kube"
+
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -73,5 +76,17 @@ func TestKnownAbsentForget(t *testing.T) {
 	absent.forget([]string{"/a", "/b"})
 	if absent.take("/a") || absent.take("/b") || len(absent.paths) != 0 {
 		t.Errorf("marks left: %v", absent.paths)
+	}
+}
+
+// TestInNamespaceReachesTheWrappedClient checks that a release's namespace
+// reaches Helm's kube client behind the reachability wrapper: objects
+// without a namespace must land in the module's namespace.
+func TestInNamespaceReachesTheWrappedClient(t *testing.T) {
+	kc := &kube.Client{Namespace: "operator"}
+	cfg := &action.Configuration{KubeClient: reachableClient{kc}}
+	(&Client{}).inNamespace(cfg, "module-ns")
+	if kc.Namespace != "module-ns" {
+		t.Errorf("kube client namespace = %q, want module-ns", kc.Namespace)
 	}
 }
