@@ -60,6 +60,7 @@ type startOptions struct {
 	helm        helm.Options
 	leader      leaderOptions
 	server      server.Options
+	api         apiOptions
 	kubeconfig  string
 	kubeContext string
 	kubeQPS     float32
@@ -69,7 +70,7 @@ type startOptions struct {
 }
 
 func newStartCommand() *cobra.Command {
-	o := &startOptions{operator: operator.DefaultOptions(), leader: newLeaderOptions(), server: server.DefaultOptions(), logLevel: "info", logType: "text"}
+	o := &startOptions{operator: operator.DefaultOptions(), leader: newLeaderOptions(), server: server.DefaultOptions(), api: newAPIOptions(), logLevel: "info", logType: "text"}
 	cmd := &cobra.Command{
 		Use:   "start",
 		Short: "Run the operator: converge modules and react to ConfigMap changes",
@@ -93,6 +94,7 @@ its default.`,
 	o.helm.BindFlags(fs)
 	o.leader.bindFlags(fs)
 	o.server.BindFlags(fs)
+	o.api.bindFlags(fs)
 	fs.StringVar(&o.kubeconfig, "kube-config", "", "kubeconfig file; in-cluster credentials when empty (env KUBE_CONFIG, KUBECONFIG)")
 	fs.StringVar(&o.kubeContext, "kube-context", "", "kubeconfig context to use (env KUBE_CONTEXT)")
 	fs.Float32Var(&o.kubeQPS, "kube-client-qps", defaultKubeQPS, "client-side limit of requests per second to the API server, all of the operator's clients together (leader election apart); 0 or less: none, the server's priority and fairness applies (env ADDON_OPERATOR_KUBE_CLIENT_QPS, KUBE_CLIENT_QPS)")
@@ -141,6 +143,8 @@ func envFallbacks() map[string][]string {
 		"ha-lease-duration":        {"ADDON_OPERATOR_HA_LEASE_DURATION"},
 		"ha-renew-deadline":        {"ADDON_OPERATOR_HA_RENEW_DEADLINE"},
 		"ha-retry-period":          {"ADDON_OPERATOR_HA_RETRY_PERIOD"},
+		"module-objects":           {"ADDON_OPERATOR_MODULE_OBJECTS"},
+		"config-source":            {"ADDON_OPERATOR_CONFIG_SOURCE"},
 	}
 }
 
@@ -212,6 +216,9 @@ func (o *startOptions) run(ctx context.Context) error {
 		return err
 	}
 	if err := o.server.Validate(); err != nil {
+		return err
+	}
+	if err := o.api.validate(); err != nil {
 		return err
 	}
 	if o.kubeQPS > 0 && o.kubeBurst < 1 {
@@ -348,7 +355,7 @@ func (o *startOptions) wire(restCfg *rest.Config, log *slog.Logger, rec *metrics
 	ticks := make(chan schedule.Tick)
 	events := make(chan config.Event)
 	recorder := event.NewRecorder(client, o.operator.Namespace, o.operator.ConfigMap).WithMetrics(rec)
-	op, err := operator.New(o.operator, operator.Deps{
+	deps := operator.Deps{
 		Hooks:         &hook.Executor{Logger: log, Timeout: o.operator.HookTimeout, TempDir: o.operator.TempDir, MaxLogBytes: o.operator.HookLogMaxBytes},
 		Releases:      releases,
 		Config:        config.NewSource(client, o.operator.Namespace, o.operator.ConfigMap, events, log),
@@ -370,7 +377,12 @@ func (o *startOptions) wire(restCfg *rest.Config, log *slog.Logger, rec *metrics
 
 		// The same recorder: its Events regard the ConfigMap.
 		ConfigMapEvents: recorder,
-	})
+	}
+	if w := o.api.moduleObjectWriter(dyn, o.operator.Namespace, log); w != nil {
+		deps.ModuleObjects = w
+		recorder.WithModuleRefs(w.Ref)
+	}
+	op, err := operator.New(o.operator, deps)
 	return op, recorder, err
 }
 

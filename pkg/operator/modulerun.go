@@ -13,6 +13,7 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/module"
 	"github.com/addon-operator/addon-operator/pkg/queue"
 	"github.com/addon-operator/addon-operator/pkg/status"
+	"github.com/addon-operator/addon-operator/pkg/values"
 )
 
 // runGroup starts the modules of one order group of the current converge
@@ -83,6 +84,7 @@ func (o *Operator) attempt(ctx context.Context, name string) (bool, error) {
 	}
 	o.state.update(name, func(s *moduleState) {
 		s.Phase = phaseAfter(false, s.Enabled, err)
+		s.LastRun, s.LastRunDuration = o.clock.Now(), d
 		if err != nil {
 			s.LastError = err.Error()
 		}
@@ -150,11 +152,16 @@ func (o *Operator) runModule(ctx context.Context, name string) (bool, error) {
 
 // deploy installs or upgrades a module's release with its values now.
 func (o *Operator) deploy(ctx context.Context, m *module.Module) error {
-	rev, err := o.releases.Deploy(ctx, m, map[string]any{
+	vals := map[string]any{
 		config.GlobalKey: map[string]any(o.store.GlobalValues()), m.Key(): map[string]any(o.store.ModuleValues(m)),
-	})
+	}
+	rev, err := o.releases.Deploy(ctx, m, vals)
 	if rev > 0 {
-		o.state.update(m.Name(), func(s *moduleState) { s.Revision = rev })
+		sum := ""
+		if o.objects != nil {
+			sum = values.Checksum(vals)
+		}
+		o.state.update(m.Name(), func(s *moduleState) { s.Revision, s.ValuesChecksum = rev, sum })
 	}
 	return err
 }

@@ -65,6 +65,9 @@ type Deps struct {
 	// ConfigMapEvents records Kubernetes Events about the ConfigMap being
 	// deleted, recreated and rejected; nil records none.
 	ConfigMapEvents confighealth.Events
+	// ModuleObjects shows every module's state as a Module object; nil
+	// shows none.
+	ModuleObjects moduleObjects
 	// HookMetrics keeps hooks' metrics; Recorder records the operator's own.
 	HookMetrics hookMetricsSink
 	Recorder    *metrics.Recorder
@@ -110,6 +113,10 @@ type Operator struct {
 	ready     atomic.Bool
 
 	cfgHealth *confighealth.Tracker
+	// objects and chartVersions serve the Module objects; objects is nil
+	// without them.
+	objects       moduleObjects
+	chartVersions map[string]string
 	// foreign is the ForeignReleases condition, set once by startup on the
 	// main queue worker; nil when there is none.
 	foreign atomic.Pointer[status.Condition]
@@ -149,6 +156,10 @@ func New(opts Options, deps Deps) (*Operator, error) {
 	o.queues = queue.NewSet(mainQueue, deps.Clock, backoff, mergeTasks)
 	o.pool = runner.New(opts.ModuleWorkers, o.attempt, backoff, deps.Clock)
 	o.main = o.queues.Get(mainQueue)
+	if deps.ModuleObjects != nil {
+		o.objects, o.chartVersions = deps.ModuleObjects, o.readChartVersions()
+		o.state.onChange = o.publishModule
+	}
 	deps.Logger.Info("modules discovered", slog.Int(logkey.Count, len(names)),
 		slog.Group(logkey.Hook, slog.Int(logkey.Count, len(mods.Global().Hooks()))))
 	return o, nil
@@ -164,6 +175,9 @@ func (o *Operator) Run(ctx context.Context) error {
 		g.Go(func() error { return o.moduleEvents.Run(ctx) })
 	}
 	g.Go(func() error { return o.releases.Run(ctx) })
+	if o.objects != nil {
+		g.Go(func() error { return o.runModuleObjects(ctx) })
+	}
 	g.Go(func() error { return o.monitors.Run(ctx) })
 	g.Go(func() error { return o.scheduler.Run(ctx) })
 	g.Go(func() error { return o.queues.Run(ctx, o.handle) })

@@ -1,0 +1,57 @@
+package operator
+
+import (
+	"context"
+
+	"github.com/addon-operator/addon-operator/pkg/kube/moduleobject"
+)
+
+// moduleObjects shows modules' states as Module objects;
+// *moduleobject.Writer is the real one. Update and Prune must not block:
+// they are called on the converge's critical path.
+type moduleObjects interface {
+	Run(ctx context.Context) error
+	Update(s moduleobject.State)
+	Prune(modules []string)
+}
+
+// publishModule hands a module's state to the Module objects; states
+// calls it after every change.
+func (o *Operator) publishModule(name string) {
+	m, ok := o.modules.Module(name)
+	if !ok {
+		return
+	}
+	st := o.state.get(name)
+	o.objects.Update(moduleobject.State{
+		Name: name, Enabled: st.Enabled, By: st.By, Phase: st.Phase,
+		HasChart: m.IsHelm(), Namespace: o.opts.Namespace, Revision: st.Revision,
+		ChartVersion: o.chartVersions[name], ValuesChecksum: st.ValuesChecksum,
+		LastRun: st.LastRun, LastRunDuration: st.LastRunDuration, LastError: st.LastError,
+	})
+}
+
+// runModuleObjects publishes every module once, prunes the objects of
+// modules that are gone, and runs the writer.
+func (o *Operator) runModuleObjects(ctx context.Context) error {
+	names := make([]string, 0, len(o.modules.Modules()))
+	for _, m := range o.modules.Modules() {
+		names = append(names, m.Name())
+		o.publishModule(m.Name())
+	}
+	o.objects.Prune(names)
+	return o.objects.Run(ctx)
+}
+
+// chartVersions reads the chart version of every module with a
+// Chart.yaml, once: the module directories do not change while the
+// operator runs.
+func (o *Operator) readChartVersions() map[string]string {
+	out := map[string]string{}
+	for _, m := range o.modules.Modules() {
+		if m.HasChartYAML() {
+			out[m.Name()] = moduleobject.ChartVersion(m.Path())
+		}
+	}
+	return out
+}
