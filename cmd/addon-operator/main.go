@@ -35,5 +35,6 @@ func newRootCommand() *cobra.Command {
 	})
 	root.AddCommand(newDebugCommands()...)
 	root.AddCommand(newProfileCommand())
+	root.AddCommand(newConfigCommand())
 	return root
 }

@@ -1,14 +1,21 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
+	"time"
 
 	"github.com/spf13/pflag"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/utils/clock"
 
+	"github.com/addon-operator/addon-operator/pkg/config"
 	"github.com/addon-operator/addon-operator/pkg/kube/moduleobject"
+	"github.com/addon-operator/addon-operator/pkg/logkey"
+	"github.com/addon-operator/addon-operator/pkg/operator"
 )
 
 // Values of --config-source.
@@ -52,4 +59,60 @@ func (o *apiOptions) moduleObjectWriter(dyn dynamic.Interface, namespace string,
 		return nil
 	}
 	return moduleobject.New(moduleobject.Options{Dynamic: dyn, Namespace: namespace, Clock: clock.RealClock{}, Logger: log})
+}
+
+// configSource is the source of --config-source=moduleconfig: at Run it
+// checks that ModuleConfig objects can be listed and watches them, or,
+// without the CRD or the rights, says so once and watches the ConfigMap.
+// Write goes to whichever source Run chose; the operator writes only after
+// the first event, so after the choice.
+type configSource struct {
+	configMap *config.Source
+	dyn       dynamic.Interface
+	events    chan<- config.Event
+	log       *slog.Logger
+	// op answers which modules exist and whether settings are valid; set
+	// before Run.
+	op *operator.Operator
+
+	chosen atomic.Pointer[configWriter]
+}
+
+type configWriter interface {
+	Write(ctx context.Context, edit config.Edit) error
+}
+
+func (s *configSource) Run(ctx context.Context) error {
+	for {
+		ok, reason, err := config.Available(ctx, s.dyn)
+		if err == nil {
+			if !ok {
+				s.log.Warn("moduleconfig source off: configuration comes from the ConfigMap",
+					slog.String(logkey.Reason, "ModuleConfig objects cannot be listed"), logkey.Err(reason))
+				var w configWriter = s.configMap
+				s.chosen.Store(&w)
+				return s.configMap.Run(ctx)
+			}
+			src := config.NewModuleConfigSource(config.ModuleConfigOptions{
+				Dynamic: s.dyn, Events: s.events, Known: s.op.HasModule, Validate: s.op.ValidateConfig, Logger: s.log,
+			})
+			var w configWriter = src
+			s.chosen.Store(&w)
+			return src.Run(ctx)
+		}
+		s.log.Warn("moduleconfigs not listed, will retry", logkey.Err(err))
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(5 * time.Second):
+		}
+	}
+}
+
+func (s *configSource) Write(ctx context.Context, edit config.Edit) error {
+	w := s.chosen.Load()
+	if w == nil {
+		return errors.New("no configuration source chosen yet")
+	}
+	return (*w).Write(ctx, edit)
 }

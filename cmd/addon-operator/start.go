@@ -355,10 +355,11 @@ func (o *startOptions) wire(restCfg *rest.Config, log *slog.Logger, rec *metrics
 	ticks := make(chan schedule.Tick)
 	events := make(chan config.Event)
 	recorder := event.NewRecorder(client, o.operator.Namespace, o.operator.ConfigMap).WithMetrics(rec)
+	cfgMap := config.NewSource(client, o.operator.Namespace, o.operator.ConfigMap, events, log)
 	deps := operator.Deps{
 		Hooks:         &hook.Executor{Logger: log, Timeout: o.operator.HookTimeout, TempDir: o.operator.TempDir, MaxLogBytes: o.operator.HookLogMaxBytes},
 		Releases:      releases,
-		Config:        config.NewSource(client, o.operator.Namespace, o.operator.ConfigMap, events, log),
+		Config:        cfgMap,
 		ConfigEvents:  events,
 		Monitors:      monitors,
 		MonitorEvents: monitorEvents,
@@ -382,7 +383,15 @@ func (o *startOptions) wire(restCfg *rest.Config, log *slog.Logger, rec *metrics
 		deps.ModuleObjects = w
 		recorder.WithModuleRefs(w.Ref)
 	}
+	var mcs *configSource
+	if o.api.configSource == configSourceModuleConfig {
+		mcs = &configSource{configMap: cfgMap, dyn: dyn, events: events, log: log}
+		deps.Config = mcs
+	}
 	op, err := operator.New(o.operator, deps)
+	if mcs != nil {
+		mcs.op = op
+	}
 	return op, recorder, err
 }
 

@@ -3,6 +3,7 @@ package operator
 import (
 	"context"
 
+	"github.com/addon-operator/addon-operator/pkg/config"
 	"github.com/addon-operator/addon-operator/pkg/kube/moduleobject"
 )
 
@@ -54,4 +55,16 @@ func (o *Operator) readChartVersions() map[string]string {
 		}
 	}
 	return out
+}
+
+// ValidateConfig checks a configuration against the config-values schemas
+// of the global hooks and the modules, as a ConfigMap content is checked.
+func (o *Operator) ValidateConfig(c *config.Config) (moduleErrs map[string]error, globalErr error) {
+	return o.store.ValidateConfig(c)
+}
+
+// HasModule reports whether a module of that name was discovered.
+func (o *Operator) HasModule(name string) bool {
+	_, ok := o.modules.Module(name)
+	return ok
 }
