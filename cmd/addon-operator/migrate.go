@@ -76,8 +76,10 @@ func (o *migrateOptions) run(ctx context.Context, out io.Writer) error {
 		return err
 	}
 	var objs []map[string]any
-	for _, mc := range config.ToModuleConfigs(c) {
-		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&mc)
+	mcs := config.ToModuleConfigs(c)
+	for i := range mcs {
+		mc := &mcs[i]
+		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(mc)
 		if err != nil {
 			return fmt.Errorf("encode moduleconfig %s: %w", mc.Name, err)
 		}

@@ -40,7 +40,7 @@ func newHarness(t *testing.T) *harness {
 	h := &harness{Harness: operatortest.New(t, cp, bin), dyn: dyn,
 		modules: filepath.Join(dir, "modules"), global: filepath.Join(dir, "global-hooks")}
 	for _, d := range []string{h.modules, h.global} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
+		if err := os.MkdirAll(d, 0o750); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -60,7 +60,7 @@ func (h *harness) start(args ...string) *operatortest.Operator {
 func (h *harness) writeFile(rel, content string) {
 	h.T.Helper()
 	p := filepath.Join(h.modules, rel)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(p), 0o750); err != nil {
 		h.T.Fatal(err)
 	}
 	if err := os.WriteFile(p, []byte(content), 0o644); err != nil { //nolint:gosec // test fixture

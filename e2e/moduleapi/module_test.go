@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -96,8 +97,8 @@ func (h *harness) waitModuleEvent(m v1.Module, reason string) {
 		if err != nil {
 			h.T.Fatalf("list events: %v", err)
 		}
-		for _, ev := range list.Items {
-			if ev.Reason == reason {
+		for i := range list.Items {
+			if list.Items[i].Reason == reason {
 				return true
 			}
 		}
@@ -121,7 +122,7 @@ func (h *harness) goldenTable(t *testing.T, golden string, names ...string) {
 	}
 	var b strings.Builder
 	for _, c := range table.ColumnDefinitions {
-		b.WriteString(c.Name + " (" + c.Type + ", priority " + string(rune('0'+c.Priority)) + ")\n")
+		b.WriteString(c.Name + " (" + c.Type + ", priority " + strconv.Itoa(int(c.Priority)) + ")\n")
 	}
 	for _, row := range table.Rows {
 		if len(row.Cells) == 0 || !contains(names, row.Cells[0]) {

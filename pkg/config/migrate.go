@@ -50,7 +50,8 @@ func ToModuleConfigs(c *Config) []v1.ModuleConfig {
 // object is accepted.
 func FromModuleConfigs(objs []v1.ModuleConfig) *Config {
 	c := &Config{Global: values.Values{}, Modules: map[string]values.Values{}, Enabled: map[string]bool{}}
-	for _, o := range objs {
+	for i := range objs {
+		o := &objs[i]
 		spec := mcSpec{enabled: o.Spec.Enabled}
 		if o.Spec.Settings != nil {
 			spec.settings = values.Values(o.Spec.Settings)

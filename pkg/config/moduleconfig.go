@@ -78,7 +78,7 @@ func NewModuleConfigSource(opts ModuleConfigOptions) *ModuleConfigSource {
 // Available reports whether ModuleConfig objects can be listed: false with
 // the reason when the CRD is not installed or the operator may not list
 // them; an error when the API server does not answer.
-func Available(ctx context.Context, dyn dynamic.Interface) (ok bool, reason error, err error) {
+func Available(ctx context.Context, dyn dynamic.Interface) (ok bool, reason, err error) {
 	_, err = dyn.Resource(v1.ModuleConfigsResource()).List(ctx, metav1.ListOptions{Limit: 1})
 	switch {
 	case err == nil:

@@ -37,13 +37,14 @@ func ModuleConfigsResource() schema.GroupVersionResource {
 }
 
 //go:embed crds/*.yaml
-var crdFiles embed.FS //nolint:gochecknoglobals // read-only files compiled in
+var crdFiles embed.FS
 
 // CRDs returns the CustomResourceDefinitions of the API as YAML documents,
 // Module first. The chart carries the same files in its crds/.
 func CRDs() [][]byte {
-	var out [][]byte
-	for _, name := range []string{"crds/modules.yaml", "crds/moduleconfigs.yaml"} {
+	names := []string{"crds/modules.yaml", "crds/moduleconfigs.yaml"}
+	out := make([][]byte, 0, len(names))
+	for _, name := range names {
 		b, err := crdFiles.ReadFile(name)
 		if err != nil {
 			panic(err) // compiled in: cannot happen
