@@ -118,6 +118,8 @@ func render(ctx context.Context, chartDir string, vals map[string]any) (string, 
 	install.DryRun = true
 	install.ClientOnly = true
 	install.Replace = true
+	// Without Helm nothing installs crds/: the manifests carry them.
+	install.IncludeCRDs = true
 	rel, err := install.RunWithContext(ctx, ch, vals)
 	if err != nil {
 		return "", fmt.Errorf("render chart %s: %w", chartDir, err)
