@@ -16,8 +16,9 @@ type access struct {
 	verb, group, resource, name string
 	// namespace of the request; "" means the release namespace, "-" a
 	// cluster-scoped request.
-	namespace string
-	allowed   bool
+	namespace   string
+	allowed     bool
+	subresource string
 }
 
 func (a access) String() string {
@@ -76,7 +77,29 @@ func TestServiceAccountRights(t *testing.T) {
 				access{verb: "list", resource: "namespaces", namespace: "-"},
 				access{verb: "create", group: "rbac.authorization.k8s.io", resource: "clusterroles", namespace: "-"},
 				access{verb: "create", group: "apiextensions.k8s.io", resource: "customresourcedefinitions", namespace: "-"},
+				// Module objects, their status and their Events (kept in default).
+				access{verb: "list", group: "addon-operator.io", resource: "modules", namespace: "-", allowed: true},
+				access{verb: "create", group: "addon-operator.io", resource: "modules", namespace: "-", allowed: true},
+				access{verb: "patch", group: "addon-operator.io", resource: "modules", name: "m", namespace: "-", allowed: true},
+				access{verb: "delete", group: "addon-operator.io", resource: "modules", name: "m", namespace: "-", allowed: true},
+				access{verb: "patch", group: "addon-operator.io", resource: "modules", subresource: "status", name: "m", namespace: "-", allowed: true},
+				access{verb: "create", group: "events.k8s.io", resource: "events", namespace: "default", allowed: true},
+				access{verb: "delete", group: "events.k8s.io", resource: "events", namespace: "default"},
+				access{verb: "list", group: "addon-operator.io", resource: "moduleconfigs", namespace: "-"},
 			),
+		},
+		{
+			name: "moduleconfig source",
+			vals: map[string]any{"api": map[string]any{"moduleObjects": false, "configSource": "moduleconfig"}},
+			want: []access{
+				{verb: "list", group: "addon-operator.io", resource: "moduleconfigs", namespace: "-", allowed: true},
+				{verb: "watch", group: "addon-operator.io", resource: "moduleconfigs", namespace: "-", allowed: true},
+				{verb: "update", group: "addon-operator.io", resource: "moduleconfigs", name: "m", namespace: "-", allowed: true},
+				{verb: "patch", group: "addon-operator.io", resource: "moduleconfigs", subresource: "status", name: "m", namespace: "-", allowed: true},
+				{verb: "delete", group: "addon-operator.io", resource: "moduleconfigs", name: "m", namespace: "-"},
+				{verb: "list", group: "addon-operator.io", resource: "modules", namespace: "-"},
+				{verb: "create", group: "events.k8s.io", resource: "events", namespace: "default"},
+			},
 		},
 		{
 			name: "ha",
@@ -126,7 +149,7 @@ func TestServiceAccountRights(t *testing.T) {
 // in ns may make the request a.
 func allowed(t *testing.T, ns string, a access) bool {
 	t.Helper()
-	attrs := &authorizationv1.ResourceAttributes{Verb: a.verb, Group: a.group, Resource: a.resource, Name: a.name}
+	attrs := &authorizationv1.ResourceAttributes{Verb: a.verb, Group: a.group, Resource: a.resource, Subresource: a.subresource, Name: a.name}
 	switch a.namespace {
 	case "":
 		attrs.Namespace = ns

@@ -250,7 +250,8 @@ func TestPodSettings(t *testing.T) {
 		Image: "registry.example.com/addon-operator:v1.2.3", PullPolicy: "Always", PullSecret: "registry", Priority: "platform",
 		Label: "platform", Annotation: "platform", NodeOS: "linux", Toleration: "dedicated",
 		Args: []string{"start", "--hook-timeout=5m"},
-		Env:  map[string]string{"ADDON_OPERATOR_CONFIG_MAP": "addon-operator", "LOG_LEVEL": "debug", "LOG_TYPE": "text", "HELM_TIMEOUT": "10m"},
+		Env: map[string]string{"ADDON_OPERATOR_CONFIG_MAP": "addon-operator", "ADDON_OPERATOR_MODULE_OBJECTS": "true", "ADDON_OPERATOR_CONFIG_SOURCE": "configmap",
+			"LOG_LEVEL": "debug", "LOG_TYPE": "text", "HELM_TIMEOUT": "10m"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("pod settings (-want +got):\n%s", diff)
