@@ -15,6 +15,7 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/config"
 	"github.com/addon-operator/addon-operator/pkg/kube/moduleobject"
 	"github.com/addon-operator/addon-operator/pkg/logkey"
+	"github.com/addon-operator/addon-operator/pkg/metrics"
 	"github.com/addon-operator/addon-operator/pkg/operator"
 )
 
@@ -54,11 +55,11 @@ func (o *apiOptions) validate() error {
 
 // moduleObjectWriter returns the Module objects' writer, nil when they
 // are off.
-func (o *apiOptions) moduleObjectWriter(dyn dynamic.Interface, namespace string, log *slog.Logger) *moduleobject.Writer {
+func (o *apiOptions) moduleObjectWriter(dyn dynamic.Interface, namespace string, rec *metrics.Recorder, log *slog.Logger) *moduleobject.Writer {
 	if !o.moduleObjects {
 		return nil
 	}
-	return moduleobject.New(moduleobject.Options{Dynamic: dyn, Namespace: namespace, Clock: clock.RealClock{}, Logger: log})
+	return moduleobject.New(moduleobject.Options{Dynamic: dyn, Namespace: namespace, Clock: clock.RealClock{}, Logger: log, Metrics: rec})
 }
 
 // configSource is the source of --config-source=moduleconfig: at Run it

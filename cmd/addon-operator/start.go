@@ -379,7 +379,7 @@ func (o *startOptions) wire(restCfg *rest.Config, log *slog.Logger, rec *metrics
 		// The same recorder: its Events regard the ConfigMap.
 		ConfigMapEvents: recorder,
 	}
-	if w := o.api.moduleObjectWriter(dyn, o.operator.Namespace, log); w != nil {
+	if w := o.api.moduleObjectWriter(dyn, o.operator.Namespace, rec, log); w != nil {
 		deps.ModuleObjects = w
 		recorder.WithModuleRefs(w.Ref)
 	}

@@ -59,6 +59,7 @@ type Recorder struct {
 	healedObjects        *prometheus.CounterVec
 	driftedObjects       *prometheus.GaugeVec
 	kubeClient           kubeClientMetrics
+	moduleObjectWrites   *prometheus.CounterVec
 }
 
 // NewRecorder returns a Recorder with every metric registered on a new
@@ -99,7 +100,8 @@ func NewRecorder() *Recorder {
 		driftedObjects: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "addon_operator_drifted_objects", Help: "Release objects that drifted from their release at the module's last check.",
 		}, []string{"module"}),
-		kubeClient: newKubeClientMetrics(),
+		kubeClient:         newKubeClientMetrics(),
+		moduleObjectWrites: newModuleObjectWrites(),
 	}
 	r.registry.MustRegister(r.kubeClient.collectors()...)
 	r.registry.MustRegister(
@@ -107,7 +109,7 @@ func NewRecorder() *Recorder {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		r.hookRunSeconds, r.hookRuns, r.hookAllowedErrors, r.moduleRunSeconds, r.moduleRuns,
 		r.helmOperationSeconds, r.queueLength, r.queueWaitSeconds, r.convergeSeconds, r.converges,
-		r.configErrors, r.configMapPresent, r.healedObjects, r.driftedObjects,
+		r.configErrors, r.configMapPresent, r.healedObjects, r.driftedObjects, r.moduleObjectWrites,
 	)
 	return r
 }

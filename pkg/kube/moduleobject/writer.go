@@ -52,6 +52,14 @@ type Options struct {
 	Workers int
 	Clock   clock.Clock
 	Logger  *slog.Logger
+	// Metrics counts the writes; nil counts none.
+	Metrics writeMetrics
+}
+
+// writeMetrics counts writes by operation: create, status, delete;
+// *metrics.Recorder is the real one.
+type writeMetrics interface {
+	ModuleObjectWrite(operation string)
 }
 
 // objRef is what the Writer knows of an existing object.
@@ -123,9 +131,16 @@ func (w *Writer) Prune(modules []string) {
 	w.notify()
 }
 
-// Writes returns how many Module writes (creates and status applies) were
-// made.
+// Writes returns how many Module objects were written (created, status
+// applied, deleted).
 func (w *Writer) Writes() int64 { return w.writes.Load() }
+
+func (w *Writer) wrote(operation string) {
+	w.writes.Add(1)
+	if w.opts.Metrics != nil {
+		w.opts.Metrics.ModuleObjectWrite(operation)
+	}
+}
 
 // Ref returns a reference to a module's object, for Events about it; false
 // before the object exists or when objects are off.
@@ -284,6 +299,9 @@ func (w *Writer) remove(ctx context.Context, name string) error {
 		w.mu.Unlock()
 		return err
 	}
+	if err == nil {
+		w.wrote("delete")
+	}
 	w.mu.Lock()
 	delete(w.objs, name)
 	delete(w.written, name)
@@ -342,7 +360,7 @@ func (w *Writer) create(ctx context.Context, name string) (objRef, error) {
 	if err != nil {
 		return objRef{}, fmt.Errorf("create module object %s: %w", name, err)
 	}
-	w.writes.Add(1)
+	w.wrote("create")
 	ref := objRef{uid: got.GetUID(), gen: got.GetGeneration()}
 	w.mu.Lock()
 	w.objs[name] = ref
@@ -361,6 +379,6 @@ func (w *Writer) applyStatus(ctx context.Context, name string, st v1.ModuleStatu
 	if err != nil {
 		return fmt.Errorf("apply status of module object %s: %w", name, err)
 	}
-	w.writes.Add(1)
+	w.wrote("status")
 	return nil
 }
