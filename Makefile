@@ -70,7 +70,7 @@ tidy: ## tidy every Go module in the repository
 
 .PHONY: bench
 bench: ## measure start-to-converged, reactions, healing, idle CPU and RSS for 10 and 100 modules
-	$(GO) run ./e2e/bench/cmd/bench -n 10,100 -workers-sweep 1,2,4,8
+	$(GO) run ./e2e/bench/cmd/bench -n 10,100 -workers-sweep 1,2,4,8 -objects-n 100
 
 .PHONY: deploy
 deploy: ## regenerate deploy/addon-operator.yaml from charts/addon-operator
