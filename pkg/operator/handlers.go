@@ -115,6 +115,7 @@ func (o *Operator) planConverge(ctx context.Context) ([]task, error) {
 			}
 		})
 	}
+	o.objectsPlanned()
 	// The plan's actions are values of one module attribute, not keys.
 	o.log.Info("modules planned", slog.Any(logkey.Module, map[string][]string{"run": p.Run, "delete": p.Delete, "purge": p.Purge}))
 	var next []task

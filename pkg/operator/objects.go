@@ -32,16 +32,29 @@ func (o *Operator) publishModule(name string) {
 	})
 }
 
-// runModuleObjects publishes every module once, prunes the objects of
-// modules that are gone, and runs the writer.
+// runModuleObjects publishes every module once and runs the writer; it
+// writes from the first converge's plan on (objectsPlanned).
 func (o *Operator) runModuleObjects(ctx context.Context) error {
+	for _, m := range o.modules.Modules() {
+		o.publishModule(m.Name())
+	}
+	return o.objects.Run(ctx)
+}
+
+// objectsPlanned lets the Module objects be written once the enabled
+// state is decided, and prunes the objects of modules that are gone.
+// Called by the main queue worker after each converge plan; only the
+// first call acts.
+func (o *Operator) objectsPlanned() {
+	if o.objects == nil || o.objectsStarted {
+		return
+	}
+	o.objectsStarted = true
 	names := make([]string, 0, len(o.modules.Modules()))
 	for _, m := range o.modules.Modules() {
 		names = append(names, m.Name())
-		o.publishModule(m.Name())
 	}
 	o.objects.Prune(names)
-	return o.objects.Run(ctx)
 }
 
 // chartVersions reads the chart version of every module with a

@@ -117,6 +117,9 @@ type Operator struct {
 	// without them.
 	objects       moduleObjects
 	chartVersions map[string]string
+	// objectsStarted is set by the main queue worker once the objects may
+	// be written.
+	objectsStarted bool
 	// foreign is the ForeignReleases condition, set once by startup on the
 	// main queue worker; nil when there is none.
 	foreign atomic.Pointer[status.Condition]

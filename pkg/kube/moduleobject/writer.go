@@ -120,7 +120,9 @@ func (w *Writer) Update(s State) {
 }
 
 // Prune says which modules exist: the objects of every other module (of
-// this operator's namespace) are deleted.
+// this operator's namespace) are deleted. Nothing is written before the
+// first Prune: the operator calls it once it has decided which modules are
+// enabled, so that objects do not show a start-up state for a moment.
 func (w *Writer) Prune(modules []string) {
 	w.mu.Lock()
 	w.keep, w.pruned = map[string]bool{}, false
@@ -183,6 +185,9 @@ func (w *Writer) Run(ctx context.Context) error {
 		case <-w.opts.Clock.After(w.opts.Interval):
 		}
 		retry = nil
+		if !w.pruneAsked() {
+			continue // wait for the first Prune
+		}
 		if failed := w.flush(ctx); failed && !w.off.Load() {
 			retry = w.opts.Clock.After(retryDelay)
 		}
@@ -190,6 +195,12 @@ func (w *Writer) Run(ctx context.Context) error {
 			return nil
 		}
 	}
+}
+
+func (w *Writer) pruneAsked() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.keep != nil
 }
 
 // start lists this operator's objects until it can, remembering them; it
