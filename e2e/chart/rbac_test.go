@@ -44,6 +44,34 @@ func operatorAccess() []access {
 	}
 }
 
+// moduleObjectAccess is what Module objects need by default: the objects,
+// their status and their Events, which live in default.
+func moduleObjectAccess() []access {
+	return []access{
+		{verb: "list", group: "addon-operator.io", resource: "modules", namespace: "-", allowed: true},
+		{verb: "create", group: "addon-operator.io", resource: "modules", namespace: "-", allowed: true},
+		{verb: "patch", group: "addon-operator.io", resource: "modules", name: "m", namespace: "-", allowed: true},
+		{verb: "delete", group: "addon-operator.io", resource: "modules", name: "m", namespace: "-", allowed: true},
+		{verb: "patch", group: "addon-operator.io", resource: "modules", subresource: "status", name: "m", namespace: "-", allowed: true},
+		{verb: "create", group: "events.k8s.io", resource: "events", namespace: "default", allowed: true},
+		{verb: "delete", group: "events.k8s.io", resource: "events", namespace: "default"},
+		{verb: "list", group: "addon-operator.io", resource: "moduleconfigs", namespace: "-"},
+	}
+}
+
+// moduleConfigAccess is what ModuleConfigs need, with Module objects off.
+func moduleConfigAccess() []access {
+	return []access{
+		{verb: "list", group: "addon-operator.io", resource: "moduleconfigs", namespace: "-", allowed: true},
+		{verb: "watch", group: "addon-operator.io", resource: "moduleconfigs", namespace: "-", allowed: true},
+		{verb: "update", group: "addon-operator.io", resource: "moduleconfigs", name: "m", namespace: "-", allowed: true},
+		{verb: "patch", group: "addon-operator.io", resource: "moduleconfigs", subresource: "status", name: "m", namespace: "-", allowed: true},
+		{verb: "delete", group: "addon-operator.io", resource: "moduleconfigs", name: "m", namespace: "-"},
+		{verb: "list", group: "addon-operator.io", resource: "modules", namespace: "-"},
+		{verb: "create", group: "events.k8s.io", resource: "events", namespace: "default"},
+	}
+}
+
 // TestServiceAccountRights asks the API server's RBAC authorizer what the
 // operator's ServiceAccount may do under each value set.
 func TestServiceAccountRights(t *testing.T) {
@@ -67,7 +95,7 @@ func TestServiceAccountRights(t *testing.T) {
 		},
 		{
 			name: "defaults",
-			want: append(operatorAccess(),
+			want: append(append(operatorAccess(), moduleObjectAccess()...),
 				access{verb: "create", group: "apps", resource: "deployments", allowed: true},
 				access{verb: "watch", resource: "services", allowed: true},
 				access{verb: "delete", resource: "configmaps", name: "other", allowed: true},
@@ -77,29 +105,12 @@ func TestServiceAccountRights(t *testing.T) {
 				access{verb: "list", resource: "namespaces", namespace: "-"},
 				access{verb: "create", group: "rbac.authorization.k8s.io", resource: "clusterroles", namespace: "-"},
 				access{verb: "create", group: "apiextensions.k8s.io", resource: "customresourcedefinitions", namespace: "-"},
-				// Module objects, their status and their Events (kept in default).
-				access{verb: "list", group: "addon-operator.io", resource: "modules", namespace: "-", allowed: true},
-				access{verb: "create", group: "addon-operator.io", resource: "modules", namespace: "-", allowed: true},
-				access{verb: "patch", group: "addon-operator.io", resource: "modules", name: "m", namespace: "-", allowed: true},
-				access{verb: "delete", group: "addon-operator.io", resource: "modules", name: "m", namespace: "-", allowed: true},
-				access{verb: "patch", group: "addon-operator.io", resource: "modules", subresource: "status", name: "m", namespace: "-", allowed: true},
-				access{verb: "create", group: "events.k8s.io", resource: "events", namespace: "default", allowed: true},
-				access{verb: "delete", group: "events.k8s.io", resource: "events", namespace: "default"},
-				access{verb: "list", group: "addon-operator.io", resource: "moduleconfigs", namespace: "-"},
 			),
 		},
 		{
 			name: "moduleconfig source",
 			vals: map[string]any{"api": map[string]any{"moduleObjects": false, "configSource": "moduleconfig"}},
-			want: []access{
-				{verb: "list", group: "addon-operator.io", resource: "moduleconfigs", namespace: "-", allowed: true},
-				{verb: "watch", group: "addon-operator.io", resource: "moduleconfigs", namespace: "-", allowed: true},
-				{verb: "update", group: "addon-operator.io", resource: "moduleconfigs", name: "m", namespace: "-", allowed: true},
-				{verb: "patch", group: "addon-operator.io", resource: "moduleconfigs", subresource: "status", name: "m", namespace: "-", allowed: true},
-				{verb: "delete", group: "addon-operator.io", resource: "moduleconfigs", name: "m", namespace: "-"},
-				{verb: "list", group: "addon-operator.io", resource: "modules", namespace: "-"},
-				{verb: "create", group: "events.k8s.io", resource: "events", namespace: "default"},
-			},
+			want: moduleConfigAccess(),
 		},
 		{
 			name: "ha",
