@@ -106,7 +106,9 @@ func (s *ModuleConfigSource) Run(ctx context.Context) error {
 			return s.res.Watch(ctx, opts)
 		},
 	}
-	informer := cache.NewSharedIndexInformer(lw, &unstructured.Unstructured{}, 0, cache.Indexers{})
+	// Lets fake clients, which cannot stream lists, opt out of WatchList.
+	informer := cache.NewSharedIndexInformer(cache.ToListWatcherWithWatchListSemantics(lw, s.opts.Dynamic),
+		&unstructured.Unstructured{}, 0, cache.Indexers{})
 	dirty := make(chan struct{}, 1)
 	notify := func() {
 		select {

@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/client-go/util/retry"
 
 	v1 "github.com/addon-operator/addon-operator/pkg/apis/v1alpha1"
@@ -130,7 +131,8 @@ func jsonMap(m map[string]any) (map[string]any, error) {
 		return nil, fmt.Errorf("encode spec: %w", err)
 	}
 	var out map[string]any
-	if err := json.Unmarshal(b, &out); err != nil {
+	// Integers as int64, as the API machinery decodes them.
+	if err := utiljson.Unmarshal(b, &out); err != nil {
 		return nil, fmt.Errorf("decode spec: %w", err)
 	}
 	return out, nil
