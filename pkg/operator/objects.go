@@ -16,6 +16,12 @@ type moduleObjects interface {
 	Prune(modules []string)
 }
 
+// useModuleObjects makes every module state change reach objects.
+func (o *Operator) useModuleObjects(objects moduleObjects) {
+	o.objects, o.chartVersions = objects, o.readChartVersions()
+	o.state.onChange = o.publishModule
+}
+
 // publishModule hands a module's state to the Module objects; states
 // calls it after every change.
 func (o *Operator) publishModule(name string) {

@@ -160,8 +160,7 @@ func New(opts Options, deps Deps) (*Operator, error) {
 	o.pool = runner.New(opts.ModuleWorkers, o.attempt, backoff, deps.Clock)
 	o.main = o.queues.Get(mainQueue)
 	if deps.ModuleObjects != nil {
-		o.objects, o.chartVersions = deps.ModuleObjects, o.readChartVersions()
-		o.state.onChange = o.publishModule
+		o.useModuleObjects(deps.ModuleObjects)
 	}
 	deps.Logger.Info("modules discovered", slog.Int(logkey.Count, len(names)),
 		slog.Group(logkey.Hook, slog.Int(logkey.Count, len(mods.Global().Hooks()))))
