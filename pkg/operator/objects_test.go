@@ -37,9 +37,10 @@ func (f *fakeObjects) Prune(modules []string) {
 func (f *fakeObjects) phases(name string) []status.Phase {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	var out []status.Phase
-	for _, s := range f.updates[name] {
-		out = append(out, s.Phase)
+	u := f.updates[name]
+	out := make([]status.Phase, 0, len(u))
+	for i := range u {
+		out = append(out, u[i].Phase)
 	}
 	return slices.Compact(out)
 }
