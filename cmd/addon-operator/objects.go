@@ -55,11 +55,15 @@ func (o *apiOptions) validate() error {
 
 // moduleObjectWriter returns the Module objects' writer, nil when they
 // are off.
-func (o *apiOptions) moduleObjectWriter(dyn dynamic.Interface, namespace string, rec *metrics.Recorder, log *slog.Logger) *moduleobject.Writer {
+func (o *apiOptions) moduleObjectWriter(dyn dynamic.Interface, namespace string, rec *metrics.Recorder, log *slog.Logger, src *configSource) *moduleobject.Writer {
 	if !o.moduleObjects {
 		return nil
 	}
-	return moduleobject.New(moduleobject.Options{Dynamic: dyn, Namespace: namespace, Clock: clock.RealClock{}, Logger: log, Metrics: rec})
+	opts := moduleobject.Options{Dynamic: dyn, Namespace: namespace, Clock: clock.RealClock{}, Logger: log, Metrics: rec}
+	if src != nil {
+		opts.ConfigSource = src.name
+	}
+	return moduleobject.New(opts)
 }
 
 // configSource is the source of --config-source=moduleconfig: at Run it
@@ -77,6 +81,16 @@ type configSource struct {
 	op *operator.Operator
 
 	chosen atomic.Pointer[configWriter]
+	// moduleConfigs is set once Run chose the ModuleConfig objects.
+	moduleConfigs atomic.Bool
+}
+
+// name names the source in force: "moduleconfig" or "configmap".
+func (s *configSource) name() string {
+	if s.moduleConfigs.Load() {
+		return configSourceModuleConfig
+	}
+	return configSourceConfigMap
 }
 
 type configWriter interface {
@@ -99,6 +113,7 @@ func (s *configSource) Run(ctx context.Context) error {
 			})
 			var w configWriter = src
 			s.chosen.Store(&w)
+			s.moduleConfigs.Store(true)
 			return src.Run(ctx)
 		}
 		s.log.Warn("moduleconfigs not listed, will retry", logkey.Err(err))

@@ -379,14 +379,14 @@ func (o *startOptions) wire(restCfg *rest.Config, log *slog.Logger, rec *metrics
 		// The same recorder: its Events regard the ConfigMap.
 		ConfigMapEvents: recorder,
 	}
-	if w := o.api.moduleObjectWriter(dyn, o.operator.Namespace, rec, log); w != nil {
-		deps.ModuleObjects = w
-		recorder.WithModuleRefs(w.Ref)
-	}
 	var mcs *configSource
 	if o.api.configSource == configSourceModuleConfig {
 		mcs = &configSource{configMap: cfgMap, dyn: dyn, events: events, log: log}
 		deps.Config = mcs
+	}
+	if w := o.api.moduleObjectWriter(dyn, o.operator.Namespace, rec, log, mcs); w != nil {
+		deps.ModuleObjects = w
+		recorder.WithModuleRefs(w.Ref)
 	}
 	op, err := operator.New(o.operator, deps)
 	if mcs != nil {

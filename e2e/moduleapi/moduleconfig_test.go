@@ -88,7 +88,9 @@ func TestModuleConfigSource(t *testing.T) {
 	if !meta.IsStatusConditionTrue(mc.Status.Conditions, v1.ConditionReady) {
 		t.Errorf("mc-echo conditions = %+v, want Ready", mc.Status.Conditions)
 	}
-	h.waitModule("mc-echo", "Ready", conditionTrue(v1.ConditionReady))
+	if m := h.waitModule("mc-echo", "Ready", conditionTrue(v1.ConditionReady)); m.Status.EnabledBy != "moduleconfig" {
+		t.Errorf("mc-echo enabled by %q, want moduleconfig", m.Status.EnabledBy)
+	}
 
 	h.setModuleConfig("mc-echo", map[string]any{"enabled": true, "settings": map[string]any{"greeting": "bye"}})
 	h.Poll("greeting bye", func() bool { return h.greeting("mc-echo") == "bye" })

@@ -23,6 +23,7 @@ import (
 
 	v1 "github.com/addon-operator/addon-operator/pkg/apis/v1alpha1"
 	"github.com/addon-operator/addon-operator/pkg/logkey"
+	"github.com/addon-operator/addon-operator/pkg/status"
 )
 
 // FieldManager is the server-side apply field manager of the operator's
@@ -54,6 +55,9 @@ type Options struct {
 	Logger  *slog.Logger
 	// Metrics counts the writes; nil counts none.
 	Metrics writeMetrics
+	// ConfigSource, when set, names the configuration source that a
+	// module's status.SourceConfigMap stands for ("moduleconfig").
+	ConfigSource func() string
 }
 
 // writeMetrics counts writes by operation: create, status, delete;
@@ -328,6 +332,9 @@ func (w *Writer) write(ctx context.Context, name string) error {
 	for attempt := 0; ; attempt++ {
 		w.mu.Lock()
 		s := w.want[name]
+		if s.By == status.SourceConfigMap && w.opts.ConfigSource != nil {
+			s.By = status.Source(w.opts.ConfigSource())
+		}
 		ref, known := w.objs[name]
 		prev := w.written[name]
 		w.mu.Unlock()
