@@ -190,6 +190,11 @@ func (s *ModuleConfigSource) event(ctx context.Context, objs []any) Event {
 			delete(s.lastGood, name)
 		}
 	}
+	for key := range s.written {
+		if name, _, _ := strings.Cut(key, "/"); !seen[name] {
+			delete(s.written, key)
+		}
+	}
 	return Event{Config: c}
 }
 
