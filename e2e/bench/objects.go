@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -24,8 +25,11 @@ import (
 	v1 "github.com/addon-operator/addon-operator/pkg/apis/v1alpha1"
 )
 
-// metricObjectWrites counts the operator's writes of Module objects.
-const metricObjectWrites = "addon_operator_module_object_writes_total"
+// The operator's metrics the comparison reads.
+const (
+	metricObjectWrites = "addon_operator_module_object_writes_total"
+	metricConverges    = "addon_operator_converges_total"
+)
 
 // objectsSettle is how long the write count must stay unchanged after the
 // first converge to count as all the converge's writes.
@@ -39,6 +43,11 @@ type ObjectsRun struct {
 	// after the converge; AtConverge their total when it ended.
 	Writes     map[string]int
 	AtConverge int
+	// Reconverge is from a change of the global values (every module runs
+	// and upgrades) until the converge it starts is counted done;
+	// ReconvergeWrites the Module object writes it caused, settled.
+	Reconverge       time.Duration
+	ReconvergeWrites int
 }
 
 // CompareObjects measures start-to-converged over n modules with Module
@@ -80,16 +89,43 @@ func CompareObjects(ctx context.Context, env Env, n, rounds int) (res []ObjectsR
 			}
 			r := ObjectsRun{Objects: with, Wall: s.first.Wall}
 			r.Writes, r.AtConverge, err = settledWrites(ctx, s.metrics.url)
+			if err == nil {
+				err = s.reconverge(ctx, round, &r)
+			}
 			s.stop()
 			if err != nil {
 				return res, err
 			}
-			env.progressf("objects round %d: module objects %t, N=%d converged in %s, %d writes", round+1, with, n,
-				r.Wall.Round(time.Millisecond), total(r.Writes))
+			env.progressf("objects round %d: module objects %t, N=%d converged in %s, %d writes; re-converged in %s, %d writes",
+				round+1, with, n, r.Wall.Round(time.Millisecond), total(r.Writes), r.Reconverge.Round(time.Millisecond), r.ReconvergeWrites)
 			res = append(res, r)
 		}
 	}
 	return res, nil
+}
+
+// reconverge changes the global values and times the converge that
+// follows, then counts the Module object writes it caused.
+func (s *session) reconverge(ctx context.Context, round int, r *ObjectsRun) error {
+	before, err := scrapeCounter(ctx, s.metrics.url, metricConverges, "outcome")
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	if err := s.setConfigKey(ctx, "global", fmt.Sprintf("benchRound: %d\n", round)); err != nil {
+		return err
+	}
+	err = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, convergeTimeout, true, func(ctx context.Context) (bool, error) {
+		now, err := scrapeCounter(ctx, s.metrics.url, metricConverges, "outcome")
+		return total(now) > total(before), err
+	})
+	if err != nil {
+		return fmt.Errorf("wait for the converge after a global change: %w", err)
+	}
+	r.Reconverge = time.Since(start)
+	writes, _, err := settledWrites(ctx, s.metrics.url)
+	r.ReconvergeWrites = total(writes) - total(r.Writes)
+	return err
 }
 
 // installCRDs creates the addon-operator.io CRDs and waits until they are
@@ -130,19 +166,7 @@ func installCRDs(ctx context.Context, cp *cluster.ControlPlane) error {
 // settledWrites reads the writes of Module objects until the count has
 // not changed for objectsSettle; it returns them with the first count.
 func settledWrites(ctx context.Context, url string) (writes map[string]int, first int, err error) {
-	client := &http.Client{Timeout: scrapeTimeout}
-	read := func() (map[string]int, error) {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, http.NoBody)
-		if err != nil {
-			return nil, err
-		}
-		resp, err := client.Do(req)
-		if err != nil {
-			return nil, fmt.Errorf("scrape %s: %w", url, err)
-		}
-		defer func() { _ = resp.Body.Close() }()
-		return parseObjectWrites(resp.Body)
-	}
+	read := func() (map[string]int, error) { return scrapeCounter(ctx, url, metricObjectWrites, "operation") }
 	if writes, err = read(); err != nil {
 		return nil, 0, err
 	}
@@ -165,20 +189,35 @@ func settledWrites(ctx context.Context, url string) (writes map[string]int, firs
 	return writes, first, nil
 }
 
-// parseObjectWrites reads the Module object writes by operation from a
-// /metrics text.
-func parseObjectWrites(r io.Reader) (map[string]int, error) {
+// scrapeCounter reads a counter family from the operator's /metrics, by
+// the value of one label.
+func scrapeCounter(ctx context.Context, url, name, label string) (map[string]int, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, http.NoBody)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := (&http.Client{Timeout: scrapeTimeout}).Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("scrape %s: %w", url, err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	return parseCounter(resp.Body, name, label)
+}
+
+// parseCounter reads a counter family by the value of one label from a
+// /metrics text; an absent family is empty.
+func parseCounter(r io.Reader, name, label string) (map[string]int, error) {
 	parser := expfmt.NewTextParser(model.UTF8Validation)
 	families, err := parser.TextToMetricFamilies(r)
 	if err != nil {
 		return nil, fmt.Errorf("parse metrics: %w", err)
 	}
 	out := map[string]int{}
-	if f, ok := families[metricObjectWrites]; ok {
+	if f, ok := families[name]; ok {
 		for _, m := range f.GetMetric() {
 			for _, l := range m.GetLabel() {
-				if l.GetName() == "operation" {
-					out[l.GetValue()] = int(m.GetCounter().GetValue())
+				if l.GetName() == label {
+					out[l.GetValue()] += int(m.GetCounter().GetValue())
 				}
 			}
 		}
@@ -197,25 +236,30 @@ func total(writes map[string]int) int {
 // ObjectsMarkdown renders the comparison: medians of start-to-converged
 // with and without Module objects, the overhead, and the writes.
 func ObjectsMarkdown(n int, runs []ObjectsRun) string {
-	var with, without []time.Duration
-	var writes []string
+	var with, without, reWith, reWithout []time.Duration
+	var writes, reWrites []string
 	for _, r := range runs {
 		if !r.Objects {
-			without = append(without, r.Wall)
+			without, reWithout = append(without, r.Wall), append(reWithout, r.Reconverge)
 			continue
 		}
-		with = append(with, r.Wall)
+		with, reWith = append(with, r.Wall), append(reWith, r.Reconverge)
 		writes = append(writes, fmt.Sprintf("%d (create %d, status %d; %d when the converge ended)",
 			total(r.Writes), r.Writes["create"], r.Writes["status"], r.AtConverge))
+		reWrites = append(reWrites, strconv.Itoa(r.ReconvergeWrites))
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "| N | without Module objects, median | with, median | overhead | writes per first converge |\n")
-	b.WriteString("| ---: | ---: | ---: | ---: | --- |\n")
-	mw, mo := median(without), median(with)
-	overhead := "n/a"
-	if mw > 0 {
-		overhead = fmt.Sprintf("%+.1f%%", 100*(float64(mo)-float64(mw))/float64(mw))
+	b.WriteString("| N | converge | without Module objects, median | with, median | overhead | writes (each round) |\n")
+	b.WriteString("| ---: | --- | ---: | ---: | ---: | --- |\n")
+	row := func(what string, without, with []time.Duration, writes []string) {
+		mw, mo := median(without), median(with)
+		overhead := "n/a"
+		if mw > 0 {
+			overhead = fmt.Sprintf("%+.1f%%", 100*(float64(mo)-float64(mw))/float64(mw))
+		}
+		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s |\n", n, what, formatDuration(mw), formatDuration(mo), overhead, strings.Join(writes, "; "))
 	}
-	fmt.Fprintf(&b, "| %d | %s | %s | %s | %s |\n", n, formatDuration(mw), formatDuration(mo), overhead, strings.Join(writes, "; "))
+	row("first (start to converged)", without, with, writes)
+	row("after a global change", reWithout, reWith, reWrites)
 	return b.String()
 }
