@@ -140,6 +140,7 @@ func (o *Operator) convergeDone(t convergeDoneTask) []task {
 	if o.recorder != nil {
 		o.recorder.Converge(o.clock.Since(o.converge.began), nil)
 	}
+	o.objectsConverged()
 	if o.ready.CompareAndSwap(false, true) {
 		o.logFirstConverge()
 	}

@@ -14,6 +14,7 @@ type moduleObjects interface {
 	Run(ctx context.Context) error
 	Update(s moduleobject.State)
 	Prune(modules []string)
+	Hold(on bool)
 }
 
 // useModuleObjects makes every module state change reach objects.
@@ -48,11 +49,16 @@ func (o *Operator) runModuleObjects(ctx context.Context) error {
 }
 
 // objectsPlanned lets the Module objects be written once the enabled
-// state is decided, and prunes the objects of modules that are gone.
-// Called by the main queue worker after each converge plan; only the
-// first call acts.
+// state is decided, and prunes the objects of modules that are gone; and
+// it holds their writes until the converge is done (objectsConverged), so
+// they do not compete with its module runs for the API server. Called by
+// the main queue worker after each converge plan; pruning happens once.
 func (o *Operator) objectsPlanned() {
-	if o.objects == nil || o.objectsStarted {
+	if o.objects == nil {
+		return
+	}
+	o.objects.Hold(true)
+	if o.objectsStarted {
 		return
 	}
 	o.objectsStarted = true
@@ -61,6 +67,14 @@ func (o *Operator) objectsPlanned() {
 		names = append(names, m.Name())
 	}
 	o.objects.Prune(names)
+}
+
+// objectsConverged releases the writes held during a converge. Called by
+// the main queue worker when a converge is done.
+func (o *Operator) objectsConverged() {
+	if o.objects != nil {
+		o.objects.Hold(false)
+	}
 }
 
 // chartVersions reads the chart version of every module with a

@@ -17,6 +17,13 @@ type fakeObjects struct {
 	mu      sync.Mutex
 	updates map[string][]moduleobject.State
 	prunes  [][]string
+	holds   []bool
+}
+
+func (f *fakeObjects) Hold(on bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.holds = append(f.holds, on)
 }
 
 func (*fakeObjects) Run(ctx context.Context) error { <-ctx.Done(); return nil }
@@ -74,5 +81,8 @@ func TestModuleStateReachesModuleObjects(t *testing.T) {
 	}
 	if diff := cmp.Diff([][]string{{"a", "b"}}, objs.prunes); diff != "" {
 		t.Errorf("prunes (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]bool{true, false}, objs.holds); diff != "" {
+		t.Errorf("holds during the converge (-want +got):\n%s", diff)
 	}
 }

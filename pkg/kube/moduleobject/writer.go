@@ -37,6 +37,7 @@ const NamespaceLabel = "addon-operator.io/namespace"
 // Defaults of Options.
 const (
 	DefaultInterval = 500 * time.Millisecond
+	DefaultHoldMax  = 5 * time.Second
 	DefaultWorkers  = 4
 	retryDelay      = 5 * time.Second
 )
@@ -49,6 +50,9 @@ type Options struct {
 	// Interval is how long changes are collected before they are written:
 	// a burst of changes to one module is one write.
 	Interval time.Duration
+	// HoldMax is how long changes are collected at most while the
+	// operator holds writes (Hold): during a converge.
+	HoldMax time.Duration
 	// Workers is how many writes may be in flight at once.
 	Workers int
 	Clock   clock.Clock
@@ -80,6 +84,9 @@ type Writer struct {
 	res  dynamic.NamespaceableResourceInterface
 	wake chan struct{}
 	off  atomic.Bool
+	// held defers writes (Hold); release wakes the writer when it ends.
+	held    atomic.Bool
+	release chan struct{}
 
 	mu      sync.Mutex
 	want    map[string]State
@@ -100,6 +107,9 @@ func New(opts Options) *Writer {
 	if opts.Workers < 1 {
 		opts.Workers = DefaultWorkers
 	}
+	if opts.HoldMax <= 0 {
+		opts.HoldMax = DefaultHoldMax
+	}
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
 	}
@@ -107,7 +117,7 @@ func New(opts Options) *Writer {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	return &Writer{
-		opts: opts, res: opts.Dynamic.Resource(v1.ModulesResource()), wake: make(chan struct{}, 1),
+		opts: opts, res: opts.Dynamic.Resource(v1.ModulesResource()), wake: make(chan struct{}, 1), release: make(chan struct{}, 1),
 		want: map[string]State{}, dirty: map[string]bool{}, objs: map[string]objRef{}, written: map[string]v1.ModuleStatus{},
 	}
 }
@@ -135,6 +145,20 @@ func (w *Writer) Prune(modules []string) {
 	}
 	w.mu.Unlock()
 	w.notify()
+}
+
+// Hold defers writes while on is true, for HoldMax at most between two
+// writes: the operator holds them during a converge, whose module runs
+// need the API server more, and releases them at its end, when what
+// changed is written at once. It never blocks.
+func (w *Writer) Hold(on bool) {
+	w.held.Store(on)
+	if !on {
+		select {
+		case w.release <- struct{}{}:
+		default:
+		}
+	}
 }
 
 // Writes returns how many Module objects were written (created, status
@@ -182,11 +206,8 @@ func (w *Writer) Run(ctx context.Context) error {
 		case <-w.wake:
 		case <-retry:
 		}
-		// Collect the rest of a burst.
-		select {
-		case <-ctx.Done():
+		if !w.collect(ctx) {
 			return nil
-		case <-w.opts.Clock.After(w.opts.Interval):
 		}
 		retry = nil
 		if !w.pruneAsked() {
@@ -205,6 +226,29 @@ func (w *Writer) pruneAsked() bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.keep != nil
+}
+
+// collect waits for the rest of a burst: Interval, or while writes are
+// held until they are released or HoldMax passed. It reports false when
+// ctx ended.
+func (w *Writer) collect(ctx context.Context) bool {
+	wait := w.opts.Interval
+	if w.held.Load() {
+		wait = w.opts.HoldMax
+	}
+	until := w.opts.Clock.After(wait)
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-until:
+			return true
+		case <-w.release:
+			if !w.held.Load() {
+				return true
+			}
+		}
+	}
 }
 
 // start lists this operator's objects until it can, remembering them; it

@@ -145,3 +145,35 @@ func TestWriterOffWithoutCRD(t *testing.T) {
 		}
 	})
 }
+
+// TestWriterHold: held writes wait past Interval, until the hold is
+// released or HoldMax passed.
+func TestWriterHold(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		log := &apiLog{}
+		w := New(Options{Dynamic: fakeAPI(t, log), Namespace: "ns", Interval: time.Second, HoldMax: 10 * time.Second})
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		go func() { _ = w.Run(ctx) }()
+		w.Prune([]string{"a"})
+		w.Hold(true)
+		w.Update(State{Name: "a", Enabled: true, Phase: status.PhaseRunning})
+		<-time.After(3 * time.Second)
+		synctest.Wait()
+		if got := log.take(); len(got) != 0 {
+			t.Errorf("writes while held, before HoldMax: %v", got)
+		}
+		w.Hold(false)
+		synctest.Wait()
+		if diff := cmp.Diff([]string{"apply a", "apply a/status Reconciling"}, log.take()); diff != "" {
+			t.Errorf("writes on release (-want +got):\n%s", diff)
+		}
+		w.Hold(true)
+		w.Update(State{Name: "a", Enabled: true, Phase: status.PhaseReady})
+		<-time.After(11 * time.Second)
+		synctest.Wait()
+		if diff := cmp.Diff([]string{"apply a/status Ready"}, log.take()); diff != "" {
+			t.Errorf("writes after HoldMax (-want +got):\n%s", diff)
+		}
+	})
+}
