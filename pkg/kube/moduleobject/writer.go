@@ -37,7 +37,7 @@ const NamespaceLabel = "addon-operator.io/namespace"
 // Defaults of Options.
 const (
 	DefaultInterval = 500 * time.Millisecond
-	DefaultHoldMax  = 5 * time.Second
+	DefaultHoldMax  = 10 * time.Second
 	DefaultWorkers  = 4
 	retryDelay      = 5 * time.Second
 )
