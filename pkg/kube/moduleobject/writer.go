@@ -232,8 +232,9 @@ func (w *Writer) pruneAsked() bool {
 // held until they are released or HoldMax passed. It reports false when
 // ctx ended.
 func (w *Writer) collect(ctx context.Context) bool {
+	held := w.held.Load()
 	wait := w.opts.Interval
-	if w.held.Load() {
+	if held {
 		wait = w.opts.HoldMax
 	}
 	until := w.opts.Clock.After(wait)
@@ -242,6 +243,12 @@ func (w *Writer) collect(ctx context.Context) bool {
 		case <-ctx.Done():
 			return false
 		case <-until:
+			if !held && w.held.Load() {
+				// A hold began while the burst was collected: it holds
+				// these changes too.
+				held, until = true, w.opts.Clock.After(w.opts.HoldMax)
+				continue
+			}
 			return true
 		case <-w.release:
 			if !w.held.Load() {

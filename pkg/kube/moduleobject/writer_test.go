@@ -177,3 +177,29 @@ func TestWriterHold(t *testing.T) {
 		}
 	})
 }
+
+// TestWriterHoldBegunDuringABurst: a hold that begins while a burst is
+// collected holds it too.
+func TestWriterHoldBegunDuringABurst(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		log := &apiLog{}
+		w := New(Options{Dynamic: fakeAPI(t, log), Namespace: "ns", Interval: time.Second, HoldMax: 10 * time.Second})
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		go func() { _ = w.Run(ctx) }()
+		w.Prune([]string{"a"})
+		w.Update(State{Name: "a", Enabled: true, Phase: status.PhaseWaiting})
+		<-time.After(100 * time.Millisecond)
+		w.Hold(true)
+		<-time.After(3 * time.Second)
+		synctest.Wait()
+		if got := log.take(); len(got) != 0 {
+			t.Errorf("writes of a burst a hold began in: %v", got)
+		}
+		w.Hold(false)
+		synctest.Wait()
+		if diff := cmp.Diff([]string{"apply a", "apply a/status Pending"}, log.take()); diff != "" {
+			t.Errorf("writes on release (-want +got):\n%s", diff)
+		}
+	})
+}
