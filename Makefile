@@ -76,8 +76,8 @@ tidy: ## tidy every Go module in the repository
 	cd e2e/cluster/tools && $(GO) mod tidy
 
 .PHONY: bench
-bench: ## measure hook runs; start-to-converged, reactions, healing, idle CPU and RSS for 10, 100 and 1000 modules; the reference v1.5.0 at 100; webhook round trips
-	$(GO) run ./e2e/bench/cmd/bench -n 10,100,1000 -reference 100 -watched 10000 -burst 200 -workers-sweep 1,2,4,8
+bench: ## measure hook runs; start-to-converged, reactions, healing, idle CPU and RSS for 10, 100 and 1000 modules; the reference v1.5.0 at 100; Module objects' cost; webhook round trips
+	$(GO) run ./e2e/bench/cmd/bench -n 10,100,1000 -reference 100 -watched 10000 -burst 200 -workers-sweep 1,2,4,8 -objects-n 100
 	$(GO) run ./e2e/bench/cmd/webhookbench -requests 400 -concurrency 1,10
 
 .PHONY: deploy

@@ -40,6 +40,7 @@ func newRootCommand() *cobra.Command {
 		c.Hidden = true
 		root.AddCommand(c)
 	}
+	root.AddCommand(newConfigCommand())
 	requireSubcommand(root)
 	return root
 }

@@ -64,6 +64,7 @@ type startOptions struct {
 	leader      leaderOptions
 	server      server.Options
 	webhook     webhook.Options
+	api         apiOptions
 	kubeconfig  string
 	kubeContext string
 	kubeQPS     float32
@@ -76,7 +77,8 @@ type startOptions struct {
 }
 
 func newStartCommand() *cobra.Command {
-	o := &startOptions{operator: operator.DefaultOptions(), leader: newLeaderOptions(), server: server.DefaultOptions(), webhook: webhook.DefaultOptions(), logLevel: "info", logType: "text"}
+	o := &startOptions{operator: operator.DefaultOptions(), leader: newLeaderOptions(), server: server.DefaultOptions(), webhook: webhook.DefaultOptions(),
+		api: newAPIOptions(), logLevel: "info", logType: "text"}
 	cmd := &cobra.Command{
 		Use:   "start",
 		Short: "Run the operator: converge modules and react to ConfigMap changes",
@@ -101,6 +103,7 @@ its default.`,
 	o.leader.bindFlags(fs)
 	o.server.BindFlags(fs)
 	o.webhook.BindFlags(fs)
+	o.api.bindFlags(fs)
 	fs.StringVar(&o.kubeconfig, "kube-config", "", "kubeconfig file; in-cluster credentials when empty (env KUBE_CONFIG, KUBECONFIG)")
 	fs.StringVar(&o.kubeContext, "kube-context", "", "kubeconfig context to use (env KUBE_CONTEXT)")
 	fs.Float32Var(&o.kubeQPS, "kube-client-qps", defaultKubeQPS, "client-side limit of requests per second to the API server, all of the operator's clients together (leader election apart); 0 or less: none, the server's priority and fairness applies (env ADDON_OPERATOR_KUBE_CLIENT_QPS, KUBE_CLIENT_QPS)")
@@ -157,6 +160,8 @@ func envFallbacks() map[string][]string {
 		"ha-lease-duration":        {"ADDON_OPERATOR_HA_LEASE_DURATION"},
 		"ha-renew-deadline":        {"ADDON_OPERATOR_HA_RENEW_DEADLINE"},
 		"ha-retry-period":          {"ADDON_OPERATOR_HA_RETRY_PERIOD"},
+		"module-objects":           {"ADDON_OPERATOR_MODULE_OBJECTS"},
+		"config-source":            {"ADDON_OPERATOR_CONFIG_SOURCE"},
 	}
 	maps.Copy(m, webhookEnvFallbacks())
 	return m
@@ -227,6 +232,9 @@ func (o *startOptions) validate() error {
 		return err
 	}
 	if err := errors.Join(o.server.Validate(), o.webhook.Validate()); err != nil {
+		return err
+	}
+	if err := o.api.validate(); err != nil {
 		return err
 	}
 	if o.kubeQPS > 0 && o.kubeBurst < 1 {
@@ -361,15 +369,8 @@ func (o *startOptions) wire(restCfg *rest.Config, log *slog.Logger, rec *metrics
 	if err != nil {
 		return nil, nil, err
 	}
-	// Hooks run in their own directory: their files' paths must not be
-	// relative to ours.
-	tmp, err := filepath.Abs(o.operator.TempDir)
-	if err != nil {
-		return nil, nil, fmt.Errorf("--tmp-dir: %w", err)
-	}
-	o.operator.TempDir = tmp
-	if err := os.MkdirAll(o.operator.TempDir, 0o700); err != nil {
-		return nil, nil, fmt.Errorf("create --tmp-dir: %w", err)
+	if err := o.prepareTempDir(); err != nil {
+		return nil, nil, err
 	}
 	dyn, err := dynamic.NewForConfig(restCfg)
 	if err != nil {
@@ -387,10 +388,11 @@ func (o *startOptions) wire(restCfg *rest.Config, log *slog.Logger, rec *metrics
 	ticks := make(chan schedule.Tick)
 	events := make(chan config.Event)
 	recorder := event.NewRecorder(client, o.operator.Namespace, o.operator.ConfigMap).WithMetrics(rec)
+	cfgMap := config.NewSource(client, o.operator.Namespace, o.operator.ConfigMap, events, log)
 	deps := operator.Deps{
 		Hooks:         &hook.Executor{Logger: log, Timeout: o.operator.HookTimeout, TempDir: o.operator.TempDir, MaxLogBytes: o.operator.HookLogMaxBytes},
 		Releases:      releases,
-		Config:        config.NewSource(client, o.operator.Namespace, o.operator.ConfigMap, events, log),
+		Config:        cfgMap,
 		ConfigEvents:  events,
 		Monitors:      monitors,
 		MonitorEvents: monitorEvents,
@@ -416,11 +418,47 @@ func (o *startOptions) wire(restCfg *rest.Config, log *slog.Logger, rec *metrics
 	if hooksSrv != nil {
 		deps.Webhooks = hooksSrv
 	}
-	op, err := operator.New(o.operator, deps)
+	op, err := o.newOperator(deps, cfgMap, dyn, events, rec, recorder, log)
 	if err == nil && hooksSrv != nil {
 		hooksSrv.SetConfigMapCheck(op.CheckConfigMap)
 	}
 	return op, recorder, err
+}
+
+// newOperator makes the operator with the configuration source and the
+// Module objects its flags choose.
+func (o *startOptions) newOperator(deps operator.Deps, cfgMap *config.Source, dyn dynamic.Interface, events chan config.Event,
+	rec *metrics.Recorder, recorder *event.Recorder, log *slog.Logger,
+) (*operator.Operator, error) {
+	var mcs *configSource
+	if o.api.configSource == configSourceModuleConfig {
+		mcs = &configSource{configMap: cfgMap, dyn: dyn, events: events, log: log}
+		deps.Config = mcs
+	}
+	if w := o.api.moduleObjectWriter(dyn, o.operator.Namespace, rec, log, mcs); w != nil {
+		deps.ModuleObjects = w
+		recorder.WithModuleRefs(w.Ref)
+	}
+	op, err := operator.New(o.operator, deps)
+	if mcs != nil {
+		mcs.op = op
+	}
+	return op, err
+}
+
+// prepareTempDir makes --tmp-dir absolute and creates it: hooks run in
+// the operator's working directory, and their files' paths must not
+// depend on it.
+func (o *startOptions) prepareTempDir() error {
+	tmp, err := filepath.Abs(o.operator.TempDir)
+	if err != nil {
+		return fmt.Errorf("--tmp-dir: %w", err)
+	}
+	o.operator.TempDir = tmp
+	if err := os.MkdirAll(o.operator.TempDir, 0o700); err != nil {
+		return fmt.Errorf("create --tmp-dir: %w", err)
+	}
+	return nil
 }
 
 // standbyReady reports a standby replica (one not leading) as ready: it is

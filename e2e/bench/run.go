@@ -286,6 +286,8 @@ func (env Env) sweepRun(ctx context.Context, cp *cluster.ControlPlane, client ku
 type opts struct {
 	dir, ns string
 	workers int
+	// args are more operator flags, after env.OperatorArgs.
+	args []string
 }
 
 // converge prepares a namespace and starts the operator in it.
@@ -298,7 +300,7 @@ func (env Env) converge(ctx context.Context, cp *cluster.ControlPlane, client ku
 	}
 	return startConverged(ctx, client, OperatorOptions{
 		Binary: env.Binary, Kubeconfig: cp.Kubeconfig, Namespace: o.ns,
-		Layout: layout, Workers: o.workers, Dir: o.dir, Args: env.OperatorArgs,
+		Layout: layout, Workers: o.workers, Dir: o.dir, Args: append(slices.Clone(env.OperatorArgs), o.args...),
 	})
 }
 

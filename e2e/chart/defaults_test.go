@@ -233,6 +233,8 @@ func defaultEnv(ns, configMap string) []corev1.EnvVar {
 		{Name: "ADDON_OPERATOR_NAMESPACE", ValueFrom: fieldRef("metadata.namespace")},
 		{Name: "ADDON_OPERATOR_POD", ValueFrom: fieldRef("metadata.name")},
 		{Name: "ADDON_OPERATOR_CONFIG_MAP", Value: configMap},
+		{Name: "ADDON_OPERATOR_MODULE_OBJECTS", Value: "true"},
+		{Name: "ADDON_OPERATOR_CONFIG_SOURCE", Value: "configmap"},
 		{Name: "LOG_LEVEL", Value: "info"},
 		{Name: "LOG_TYPE", Value: "json"},
 		{Name: "ADDON_OPERATOR_WEBHOOK_SERVER", Value: "true"},

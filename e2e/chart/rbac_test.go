@@ -16,8 +16,9 @@ type access struct {
 	verb, group, resource, name string
 	// namespace of the request; "" means the release namespace, "-" a
 	// cluster-scoped request.
-	namespace string
-	allowed   bool
+	namespace   string
+	allowed     bool
+	subresource string
 }
 
 func (a access) String() string {
@@ -40,6 +41,34 @@ func operatorAccess() []access {
 		{verb: "create", group: "events.k8s.io", resource: "events", allowed: true},
 		{verb: "patch", group: "events.k8s.io", resource: "events", name: "e", allowed: true},
 		{verb: "create", resource: "events", allowed: true},
+	}
+}
+
+// moduleObjectAccess is what Module objects need by default: the objects,
+// their status and their Events, which live in default.
+func moduleObjectAccess() []access {
+	return []access{
+		{verb: "list", group: "addon-operator.io", resource: "modules", namespace: "-", allowed: true},
+		{verb: "create", group: "addon-operator.io", resource: "modules", namespace: "-", allowed: true},
+		{verb: "patch", group: "addon-operator.io", resource: "modules", name: "m", namespace: "-", allowed: true},
+		{verb: "delete", group: "addon-operator.io", resource: "modules", name: "m", namespace: "-", allowed: true},
+		{verb: "patch", group: "addon-operator.io", resource: "modules", subresource: "status", name: "m", namespace: "-", allowed: true},
+		{verb: "create", group: "events.k8s.io", resource: "events", namespace: "default", allowed: true},
+		{verb: "delete", group: "events.k8s.io", resource: "events", namespace: "default"},
+		{verb: "list", group: "addon-operator.io", resource: "moduleconfigs", namespace: "-"},
+	}
+}
+
+// moduleConfigAccess is what ModuleConfigs need, with Module objects off.
+func moduleConfigAccess() []access {
+	return []access{
+		{verb: "list", group: "addon-operator.io", resource: "moduleconfigs", namespace: "-", allowed: true},
+		{verb: "watch", group: "addon-operator.io", resource: "moduleconfigs", namespace: "-", allowed: true},
+		{verb: "update", group: "addon-operator.io", resource: "moduleconfigs", name: "m", namespace: "-", allowed: true},
+		{verb: "patch", group: "addon-operator.io", resource: "moduleconfigs", subresource: "status", name: "m", namespace: "-", allowed: true},
+		{verb: "delete", group: "addon-operator.io", resource: "moduleconfigs", name: "m", namespace: "-"},
+		{verb: "list", group: "addon-operator.io", resource: "modules", namespace: "-"},
+		{verb: "create", group: "events.k8s.io", resource: "events", namespace: "default"},
 	}
 }
 
@@ -66,7 +95,7 @@ func TestServiceAccountRights(t *testing.T) {
 		},
 		{
 			name: "defaults",
-			want: append(operatorAccess(),
+			want: append(append(operatorAccess(), moduleObjectAccess()...),
 				access{verb: "create", group: "apps", resource: "deployments", allowed: true},
 				access{verb: "watch", resource: "services", allowed: true},
 				access{verb: "delete", resource: "configmaps", name: "other", allowed: true},
@@ -77,6 +106,11 @@ func TestServiceAccountRights(t *testing.T) {
 				access{verb: "create", group: "rbac.authorization.k8s.io", resource: "clusterroles", namespace: "-"},
 				access{verb: "create", group: "apiextensions.k8s.io", resource: "customresourcedefinitions", namespace: "-"},
 			),
+		},
+		{
+			name: "moduleconfig source",
+			vals: map[string]any{"api": map[string]any{"moduleObjects": false, "configSource": "moduleconfig"}},
+			want: moduleConfigAccess(),
 		},
 		{
 			name: "ha",
@@ -126,7 +160,7 @@ func TestServiceAccountRights(t *testing.T) {
 // in ns may make the request a.
 func allowed(t *testing.T, ns string, a access) bool {
 	t.Helper()
-	attrs := &authorizationv1.ResourceAttributes{Verb: a.verb, Group: a.group, Resource: a.resource, Name: a.name}
+	attrs := &authorizationv1.ResourceAttributes{Verb: a.verb, Group: a.group, Resource: a.resource, Subresource: a.subresource, Name: a.name}
 	switch a.namespace {
 	case "":
 		attrs.Namespace = ns

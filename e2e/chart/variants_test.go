@@ -252,6 +252,7 @@ func TestPodSettings(t *testing.T) {
 		Args: []string{"start", "--hook-timeout=5m"},
 		Env: map[string]string{
 			"ADDON_OPERATOR_CONFIG_MAP": "addon-operator", "LOG_LEVEL": "debug", "LOG_TYPE": "text", "HELM_TIMEOUT": "10m",
+			"ADDON_OPERATOR_MODULE_OBJECTS": "true", "ADDON_OPERATOR_CONFIG_SOURCE": "configmap",
 			"ADDON_OPERATOR_WEBHOOK_SERVER": "true", "VALIDATING_WEBHOOK_SERVICE_NAME": "addon-operator-webhook",
 			"ADDON_OPERATOR_WEBHOOK_CERT_SECRET":    "addon-operator-webhook-tls",
 			"VALIDATING_WEBHOOK_CONFIGURATION_NAME": ns + "-addon-operator", "MUTATING_WEBHOOK_CONFIGURATION_NAME": ns + "-addon-operator",

@@ -141,6 +141,7 @@ func TestSchemaRejectsBadValues(t *testing.T) {
 		"module key":         {"config": map[string]any{"cert-manager": map[string]any{}}},
 		"http misspelt":      {"http": map[string]any{"debugApi": true}},
 		"policy from":        {"networkPolicy": map[string]any{"from": map[string]any{}}},
+		"config source":      {"api": map[string]any{"configSource": "crd"}},
 	}
 	for name, vals := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -155,25 +156,32 @@ func TestSchemaRejectsBadValues(t *testing.T) {
 // TestRenderedKinds pins which objects each value set renders; the e2e
 // tests in e2e/chart check their content against an API server.
 func TestRenderedKinds(t *testing.T) {
-	base := []string{
+	core := []string{
 		"ConfigMap/addon-operator", "Deployment/addon-operator", "Role/addon-operator",
 		"RoleBinding/addon-operator", "Service/addon-operator", "ServiceAccount/addon-operator",
 		"Service/addon-operator-webhook", // webhooks.enabled
 		"ClusterRole/addon-operator-addon-operator-webhooks", "ClusterRoleBinding/addon-operator-addon-operator-webhooks",
+		"CustomResourceDefinition/modules.addon-operator.io", "CustomResourceDefinition/moduleconfigs.addon-operator.io",
 	}
+	// The rights on the addon-operator.io API, with Module objects on.
+	base := append(slices.Clone(core),
+		"ClusterRole/addon-operator-addon-operator-api", "ClusterRoleBinding/addon-operator-addon-operator-api",
+		"Role/addon-operator-addon-operator-module-events", "RoleBinding/addon-operator-addon-operator-module-events")
 	tests := map[string][]string{
 		"defaults":          base,
 		"replicas 2":        append(slices.Clone(base), "PodDisruptionBudget/addon-operator"),
 		"ha with 1 replica": base,
-		"cluster-wide": append(slices.Clone(base),
+		"cluster-wide": append(slices.Clone(core),
 			"ClusterRole/addon-operator-addon-operator", "ClusterRoleBinding/addon-operator-addon-operator"),
 		"service monitor":         append(slices.Clone(base), "ServiceMonitor/addon-operator"),
 		"user-managed config map": slices.DeleteFunc(slices.Clone(base), func(s string) bool { return s == "ConfigMap/addon-operator" }),
 		"config":                  base,
 		"no rbac": slices.DeleteFunc(slices.Clone(base), func(s string) bool {
-			return strings.HasPrefix(s, "Role") || strings.HasSuffix(s, "-webhooks")
+			return strings.HasPrefix(s, "Role") || strings.HasPrefix(s, "ClusterRole")
 		}),
-		"pod settings": base,
+		"api off":                  core,
+		"moduleconfig source only": slices.DeleteFunc(slices.Clone(base), func(s string) bool { return strings.Contains(s, "module-events") }),
+		"pod settings":             base,
 		"http auth": append(slices.Clone(base),
 			"ClusterRole/addon-operator-addon-operator-http-auth", "ClusterRoleBinding/addon-operator-addon-operator-http-auth",
 			"ClusterRole/addon-operator-addon-operator-debug-reader", "ClusterRole/addon-operator-addon-operator-metrics-reader"),
@@ -219,6 +227,8 @@ func valueSets() map[string]map[string]any {
 		"network policy": {"networkPolicy": map[string]any{"enabled": true, "from": []any{
 			map[string]any{"podSelector": map[string]any{"matchLabels": map[string]any{"app.kubernetes.io/name": "prometheus"}}},
 		}}},
+		"api off":                  {"api": map[string]any{"moduleObjects": false}},
+		"moduleconfig source only": {"api": map[string]any{"moduleObjects": false, "configSource": "moduleconfig"}},
 	}
 }
 

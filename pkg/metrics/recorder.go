@@ -63,6 +63,7 @@ type Recorder struct {
 	moduleMaintenance    *prometheus.GaugeVec
 	remediations         *prometheus.CounterVec
 	kubeClient           kubeClientMetrics
+	moduleObjectWrites   *prometheus.CounterVec
 }
 
 // NewRecorder returns a Recorder with every metric registered on a new
@@ -114,8 +115,9 @@ func NewRecorder() *Recorder {
 		moduleMaintenance: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "addon_operator_module_maintenance", Help: "1 while the module is in maintenance: its release is left as it is.",
 		}, []string{"module"}),
-		remediations: counter("remediations_total", "Failed releases remediated, by action (rollback, uninstall) and outcome.", "module", "action", "outcome"),
-		kubeClient:   newKubeClientMetrics(),
+		remediations:       counter("remediations_total", "Failed releases remediated, by action (rollback, uninstall) and outcome.", "module", "action", "outcome"),
+		kubeClient:         newKubeClientMetrics(),
+		moduleObjectWrites: newModuleObjectWrites(),
 	}
 	r.registry.MustRegister(r.kubeClient.collectors()...)
 	r.registry.MustRegister(
@@ -126,6 +128,7 @@ func NewRecorder() *Recorder {
 		r.configErrors, r.configMapPresent, r.healedObjects, r.driftedObjects,
 		r.moduleReady, r.moduleWaitingFor,
 		r.moduleMaintenance, r.remediations,
+		r.moduleObjectWrites,
 	)
 	return r
 }

@@ -42,6 +42,9 @@ func TestRecorderGolden(t *testing.T) {
 	r.EventsPending(3)
 	r.EventsDropped(2)
 	r.KubeReadAnsweredLocally()
+	r.ModuleObjectWrite("create")
+	r.ModuleObjectWrite("status")
+	r.ModuleObjectWrite("status")
 
 	names := []string{
 		"addon_operator_hook_run_seconds", "addon_operator_hook_runs_total",
@@ -54,7 +57,7 @@ func TestRecorderGolden(t *testing.T) {
 		"addon_operator_kube_requests_total", "addon_operator_kube_request_seconds",
 		"addon_operator_kube_rate_limiter_wait_seconds", "addon_operator_kube_api_up",
 		"addon_operator_kube_api_outages_total", "addon_operator_events_pending",
-		"addon_operator_events_dropped_total", "addon_operator_kube_reads_answered_locally_total",
+		"addon_operator_events_dropped_total", "addon_operator_kube_reads_answered_locally_total", "addon_operator_module_object_writes_total",
 	}
 	compareGolden(t, r.Gatherer(), "recorder.prom", names...)
 

@@ -12,6 +12,7 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/module"
 	"github.com/addon-operator/addon-operator/pkg/release"
 	"github.com/addon-operator/addon-operator/pkg/status"
+	"github.com/addon-operator/addon-operator/pkg/values"
 )
 
 // attempt is the runner's run function: one run of a module, with its
@@ -56,6 +57,7 @@ func (o *Operator) attempt(ctx context.Context, name string) (bool, error) {
 	o.state.update(name, func(s *moduleState) {
 		s.Phase = phaseAfter(false, s.Enabled, err)
 		s.Held = false
+		s.LastRun, s.LastRunDuration = o.clock.Now(), d
 		if err != nil {
 			s.LastError = err.Error()
 		} else if !again {
@@ -136,11 +138,16 @@ func (o *Operator) runModule(ctx context.Context, name string) (bool, error) {
 
 // deploy installs or upgrades a module's release with its values now.
 func (o *Operator) deploy(ctx context.Context, m *module.Module) error {
-	rev, err := o.releases.Deploy(ctx, m, map[string]any{
+	vals := map[string]any{
 		config.GlobalKey: map[string]any(o.store.GlobalValues()), m.Key(): map[string]any(o.store.ModuleValues(m)),
-	})
+	}
+	rev, err := o.releases.Deploy(ctx, m, vals)
 	if rev > 0 {
-		o.state.update(m.Name(), func(s *moduleState) { s.Revision = rev })
+		sum := ""
+		if o.objects != nil {
+			sum = values.Checksum(vals)
+		}
+		o.state.update(m.Name(), func(s *moduleState) { s.Revision, s.ValuesChecksum = rev, sum })
 	}
 	o.afterDeployAttempt(ctx, m, err)
 	return err

@@ -77,6 +77,9 @@ type Deps struct {
 	// ConfigMapEvents records Kubernetes Events about the ConfigMap being
 	// deleted, recreated and rejected; nil records none.
 	ConfigMapEvents confighealth.Events
+	// ModuleObjects shows every module's state as a Module object; nil
+	// shows none.
+	ModuleObjects moduleObjects
 	// HookMetrics keeps hooks' metrics; Recorder records the operator's own.
 	HookMetrics hookMetricsSink
 	Recorder    *metrics.Recorder
@@ -129,6 +132,13 @@ type Operator struct {
 	ready     atomic.Bool
 
 	cfgHealth *confighealth.Tracker
+	// objects and chartVersions serve the Module objects; objects is nil
+	// without them.
+	objects       moduleObjects
+	chartVersions map[string]string
+	// objectsStarted is set by the main queue worker once the objects may
+	// be written.
+	objectsStarted bool
 	// foreign is the ForeignReleases condition, set once by startup on the
 	// main queue worker; nil when there is none.
 	foreign atomic.Pointer[status.Condition]
@@ -171,6 +181,9 @@ func New(opts Options, deps Deps) (*Operator, error) {
 	o.queues = queue.NewSet(mainQueue, deps.Clock, backoff, mergeTasks)
 	o.pool = runner.New(opts.ModuleWorkers, o.attempt, backoff, deps.Clock)
 	o.main = o.queues.Get(mainQueue)
+	if deps.ModuleObjects != nil {
+		o.useModuleObjects(deps.ModuleObjects)
+	}
 	deps.Logger.Info("modules discovered", slog.Int(logkey.Count, len(names)),
 		slog.Group(logkey.Hook, slog.Int(logkey.Count, len(mods.Global().Hooks()))))
 	return o, nil
@@ -187,6 +200,9 @@ func (o *Operator) Run(ctx context.Context) error {
 	}
 	g.Go(func() error { return o.releases.Run(ctx) })
 	g.Go(func() error { return o.releases.RunDrift(ctx, o.driftChanges) })
+	if o.objects != nil {
+		g.Go(func() error { return o.runModuleObjects(ctx) })
+	}
 	g.Go(func() error { return o.monitors.Run(ctx) })
 	g.Go(func() error { return o.scheduler.Run(ctx) })
 	g.Go(func() error { return o.queues.Run(ctx, o.handle) })

@@ -3,6 +3,7 @@ package operator
 import (
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/addon-operator/addon-operator/pkg/binding"
 	"github.com/addon-operator/addon-operator/pkg/status"
@@ -46,6 +47,11 @@ type moduleState struct {
 	// did, "" once a deployment succeeded.
 	DeployFailures int
 	Remediation    string
+	// ValuesChecksum is the checksum of the values of the last Helm run.
+	ValuesChecksum string
+	// LastRun is when the last run ended, LastRunDuration how long it took.
+	LastRun         time.Time
+	LastRunDuration time.Duration
 }
 
 // states holds every module's state. The main queue worker (enabled
@@ -56,6 +62,9 @@ type states struct {
 	mu     sync.RWMutex
 	order  []string // module names in module order
 	byName map[string]*moduleState
+	// onChange, when set, is called with a module's name after each update
+	// of its state, outside the lock; set before the operator runs.
+	onChange func(name string)
 }
 
 func newStates(names []string) *states {
@@ -69,8 +78,11 @@ func newStates(names []string) *states {
 // update runs f on a module's state under the lock.
 func (s *states) update(name string, f func(*moduleState)) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	f(s.byName[name])
+	s.mu.Unlock()
+	if s.onChange != nil {
+		s.onChange(name)
+	}
 }
 
 // get returns a copy of a module's state; for a name that is no module

@@ -41,6 +41,9 @@ type Recorder struct {
 	regarding   *corev1.ConfigMap
 	sink        *heldSink
 	resume      chan struct{}
+	// moduleRef, when set, names a module's Module object: each Event
+	// about a module is recorded regarding it too.
+	moduleRef func(module string) (*corev1.ObjectReference, bool)
 }
 
 // NewRecorder returns a recorder whose events regard the ConfigMap
@@ -62,6 +65,26 @@ func NewRecorder(client kubernetes.Interface, namespace, configMap string) *Reco
 func (r *Recorder) WithMetrics(m eventMetrics) *Recorder {
 	r.sink.metrics = m
 	return r
+}
+
+// WithModuleRefs makes the recorder record each Event about a module
+// regarding the module's Module object too, when ref names one, so that
+// kubectl describe module shows it; call it before Run.
+func (r *Recorder) WithModuleRefs(ref func(module string) (*corev1.ObjectReference, bool)) *Recorder {
+	r.moduleRef = ref
+	return r
+}
+
+// moduleEvent records an Event about a module: regarding the ConfigMap,
+// and regarding the module's object when there is one.
+func (r *Recorder) moduleEvent(module, typ, reason, action, note string) {
+	r.recorder.Eventf(r.regarding, nil, typ, reason, action, "%s", note)
+	if r.moduleRef == nil {
+		return
+	}
+	if ref, ok := r.moduleRef(module); ok {
+		r.recorder.Eventf(ref, nil, typ, reason, action, "%s", note)
+	}
 }
 
 // Resume says the API server answers again: held Events are sent now
@@ -103,8 +126,7 @@ func (r *Recorder) Run(ctx context.Context) error {
 
 // ModuleFailed records a Warning that a module's run failed.
 func (r *Recorder) ModuleFailed(module string, err error) {
-	r.recorder.Eventf(r.regarding, nil, corev1.EventTypeWarning, ReasonModuleFailed, "Run",
-		"%s", failureNote(module, err))
+	r.moduleEvent(module, corev1.EventTypeWarning, ReasonModuleFailed, "Run", failureNote(module, err))
 }
 
 // failureNote names the module once: errors of a module run often start
@@ -122,8 +144,8 @@ func failureNote(module string, err error) string {
 
 // ModuleRecovered records that a module ran successfully after failures.
 func (r *Recorder) ModuleRecovered(module string, failures int) {
-	r.recorder.Eventf(r.regarding, nil, corev1.EventTypeNormal, ReasonModuleRecovered, "Run",
-		"module %s recovered after %d failed runs", module, failures)
+	r.moduleEvent(module, corev1.EventTypeNormal, ReasonModuleRecovered, "Run",
+		fmt.Sprintf("module %s recovered after %d failed runs", module, failures))
 }
 
 // ObjectDrifted records a Warning that a release object's live state
@@ -133,15 +155,15 @@ func (r *Recorder) ObjectDrifted(module, object string, fields []string, reverte
 	if reverted {
 		action = "reverted"
 	}
-	r.recorder.Eventf(r.regarding, nil, corev1.EventTypeWarning, ReasonObjectDrifted, "Drift",
-		"module %s: %s drifted in %s (%s)", module, object, truncate(strings.Join(fields, ", "), 600), action)
+	r.moduleEvent(module, corev1.EventTypeWarning, ReasonObjectDrifted, "Drift",
+		fmt.Sprintf("module %s: %s drifted in %s (%s)", module, object, truncate(strings.Join(fields, ", "), 600), action))
 }
 
 // ReleaseRecordDeleted records a Warning that a module's release record
 // was deleted: its history is lost, and the release is installed again.
 func (r *Recorder) ReleaseRecordDeleted(module, record string) {
-	r.recorder.Eventf(r.regarding, nil, corev1.EventTypeWarning, ReasonReleaseRecordDeleted, "Heal",
-		"module %s: release record %s deleted, release history lost; installing the release again", module, record)
+	r.moduleEvent(module, corev1.EventTypeWarning, ReasonReleaseRecordDeleted, "Heal",
+		fmt.Sprintf("module %s: release record %s deleted, release history lost; installing the release again", module, record))
 }
 
 // truncate keeps an event note within the API's limit.

@@ -2,7 +2,7 @@
 // against local control planes and prints a Markdown report (see
 // docs/benchmarks.md):
 //
-//	go run ./e2e/bench/cmd/bench [-n 10,100] [-workers 4] [-workers-sweep 1,2,4,8] [-out FILE]
+//	go run ./e2e/bench/cmd/bench [-n 10,100|none] [-workers 4] [-workers-sweep 1,2,4,8] [-objects-n 100] [-out FILE]
 //	    [-hooks jq|sh] [-hook-runs 200] [-reference 100]
 //	    [-operator-args '--kube-client-qps=20 --kube-client-burst=10']
 package main
@@ -64,6 +64,9 @@ type options struct {
 	// operatorArgs are appended to the operator's command line.
 	operatorArgs argsFlag
 	keep         bool
+	// objectsN and objectsRounds size the comparison with and without
+	// Module objects; 0 skips it.
+	objectsN, objectsRounds int
 }
 
 // argsFlag collects arguments: every use of the flag adds its value split
@@ -99,12 +102,16 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.out, "out", "", "also write the report to this file")
 	fs.StringVar(&o.operator, "operator", "", "operator binary to measure instead of building ./cmd/addon-operator (e.g. another commit's)")
 	fs.Var(&o.operatorArgs, "operator-args", "arguments appended to the operator's start command line, split on spaces; may be repeated (e.g. --kube-client-qps=20)")
+	fs.IntVar(&o.objectsN, "objects-n", 0, "number of modules of a start-to-converged comparison with and without Module objects; 0 skips it")
+	fs.IntVar(&o.objectsRounds, "objects-rounds", 3, "how often the comparison runs each side")
 	fs.BoolVar(&o.keep, "keep", false, "keep the work directory (operator and control-plane logs)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
 	var err1, err2, err3, err4 error
-	o.sizes, err1 = parseInts(*sizes)
+	if *sizes != "none" {
+		o.sizes, err1 = parseInts(*sizes)
+	}
 	if *reference != "" {
 		o.reference, err4 = parseInts(*reference)
 	}
@@ -112,8 +119,9 @@ func parseFlags(args []string) (options, error) {
 	if *sweep != "" {
 		o.sweep, err2 = parseInts(*sweep)
 	}
-	if o.workers < 1 || o.groupSize < 0 || o.chains < 0 || o.samples < 1 || o.driftSamples < 1 || o.sweepN < 1 || o.rounds < 1 || o.hookRuns < 0 || o.watched < 0 || o.burst < 0 || o.burstFor <= 0 {
-		return o, errors.New("-workers, -samples, -drift-samples, -sweep-n and -sweep-rounds must be positive, -group, -chains, -hook-runs, -watched and -burst not negative, -burst-for positive")
+	if o.workers < 1 || o.groupSize < 0 || o.chains < 0 || o.samples < 1 || o.driftSamples < 1 || o.sweepN < 1 || o.rounds < 1 || o.hookRuns < 0 ||
+		o.watched < 0 || o.burst < 0 || o.burstFor <= 0 || o.objectsN < 0 || o.objectsRounds < 1 {
+		return o, errors.New("-workers, -samples, -drift-samples, -sweep-n, -sweep-rounds, -objects-rounds must be positive, -group, -chains, -hook-runs, -watched, -burst and -objects-n not negative, -burst-for positive")
 	}
 	return o, errors.Join(err1, err2, err3, err4, bench.CheckOperatorArgs(o.operatorArgs))
 }
@@ -216,6 +224,17 @@ func (o options) measure(ctx context.Context, env bench.Env) (string, error) {
 	writeResults(&b, results)
 	if err == nil && len(o.reference) > 0 {
 		err = o.measureReference(ctx, env, results, &b)
+	}
+	if err == nil && o.objectsN > 0 {
+		var runs []bench.ObjectsRun
+		runs, err = bench.CompareObjects(ctx, env, o.objectsN, o.objectsRounds)
+		if len(runs) > 0 {
+			fmt.Fprintf(&b, "\nModule objects, %d round(s); load average (1 min) at the end: %s\n\n", o.objectsRounds, bench.LoadAverage())
+			b.WriteString(bench.ObjectsMarkdown(o.objectsN, runs))
+		}
+		if err != nil {
+			err = fmt.Errorf("module objects comparison: %w", err)
+		}
 	}
 	if err != nil || len(o.sweep) == 0 {
 		return b.String(), err

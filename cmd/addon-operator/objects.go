@@ -1,0 +1,134 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"github.com/spf13/pflag"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/utils/clock"
+
+	"github.com/addon-operator/addon-operator/pkg/config"
+	"github.com/addon-operator/addon-operator/pkg/kube/moduleobject"
+	"github.com/addon-operator/addon-operator/pkg/logkey"
+	"github.com/addon-operator/addon-operator/pkg/metrics"
+	"github.com/addon-operator/addon-operator/pkg/operator"
+)
+
+// Values of --config-source.
+const (
+	configSourceConfigMap    = "configmap"
+	configSourceModuleConfig = "moduleconfig"
+)
+
+// apiOptions are the flags of the addon-operator.io API: Module objects
+// and the configuration source.
+type apiOptions struct {
+	moduleObjects bool
+	configSource  string
+}
+
+func newAPIOptions() apiOptions {
+	return apiOptions{moduleObjects: true, configSource: configSourceConfigMap}
+}
+
+func (o *apiOptions) bindFlags(fs *pflag.FlagSet) {
+	fs.BoolVar(&o.moduleObjects, "module-objects", o.moduleObjects,
+		"show every module as a cluster-scoped Module object (addon-operator.io/v1alpha1) with its phase and conditions; "+
+			"without the CRD or the rights the operator runs on and says so once (env ADDON_OPERATOR_MODULE_OBJECTS)")
+	fs.StringVar(&o.configSource, "config-source", o.configSource,
+		"where modules' settings and Enabled switches come from: \"configmap\" (the ConfigMap of --config-map) or "+
+			"\"moduleconfig\" (ModuleConfig objects, addon-operator.io/v1alpha1; \"global\" holds the global settings) "+
+			"(env ADDON_OPERATOR_CONFIG_SOURCE)")
+}
+
+func (o *apiOptions) validate() error {
+	if o.configSource != configSourceConfigMap && o.configSource != configSourceModuleConfig {
+		return fmt.Errorf("--config-source must be %q or %q, got %q", configSourceConfigMap, configSourceModuleConfig, o.configSource)
+	}
+	return nil
+}
+
+// moduleObjectWriter returns the Module objects' writer, nil when they
+// are off.
+func (o *apiOptions) moduleObjectWriter(dyn dynamic.Interface, namespace string, rec *metrics.Recorder, log *slog.Logger, src *configSource) *moduleobject.Writer {
+	if !o.moduleObjects {
+		return nil
+	}
+	opts := moduleobject.Options{Dynamic: dyn, Namespace: namespace, Clock: clock.RealClock{}, Logger: log, Metrics: rec}
+	if src != nil {
+		opts.ConfigSource = src.name
+	}
+	return moduleobject.New(opts)
+}
+
+// configSource is the source of --config-source=moduleconfig: at Run it
+// checks that ModuleConfig objects can be listed and watches them, or,
+// without the CRD or the rights, says so once and watches the ConfigMap.
+// Write goes to whichever source Run chose; the operator writes only after
+// the first event, so after the choice.
+type configSource struct {
+	configMap *config.Source
+	dyn       dynamic.Interface
+	events    chan<- config.Event
+	log       *slog.Logger
+	// op answers which modules exist and whether settings are valid; set
+	// before Run.
+	op *operator.Operator
+
+	chosen atomic.Pointer[configWriter]
+	// moduleConfigs is set once Run chose the ModuleConfig objects.
+	moduleConfigs atomic.Bool
+}
+
+// name names the source in force: "moduleconfig" or "configmap".
+func (s *configSource) name() string {
+	if s.moduleConfigs.Load() {
+		return configSourceModuleConfig
+	}
+	return configSourceConfigMap
+}
+
+type configWriter interface {
+	Write(ctx context.Context, edit config.Edit) error
+}
+
+func (s *configSource) Run(ctx context.Context) error {
+	for {
+		ok, reason, err := config.Available(ctx, s.dyn)
+		if err == nil {
+			if !ok {
+				s.log.Warn("moduleconfig source off: configuration comes from the ConfigMap",
+					slog.String(logkey.Reason, "ModuleConfig objects cannot be listed"), logkey.Err(reason))
+				var w configWriter = s.configMap
+				s.chosen.Store(&w)
+				return s.configMap.Run(ctx)
+			}
+			src := config.NewModuleConfigSource(config.ModuleConfigOptions{
+				Dynamic: s.dyn, Events: s.events, Known: s.op.HasModule, Validate: s.op.ValidateConfig, Logger: s.log,
+			})
+			var w configWriter = src
+			s.chosen.Store(&w)
+			s.moduleConfigs.Store(true)
+			return src.Run(ctx)
+		}
+		s.log.Warn("moduleconfigs not listed, will retry", logkey.Err(err))
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(5 * time.Second):
+		}
+	}
+}
+
+func (s *configSource) Write(ctx context.Context, edit config.Edit) error {
+	w := s.chosen.Load()
+	if w == nil {
+		return errors.New("no configuration source chosen yet")
+	}
+	return (*w).Write(ctx, edit)
+}

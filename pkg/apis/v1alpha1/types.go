@@ -1,0 +1,117 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Module is one module the operator discovered, cluster-scoped and named
+// after it. The operator creates it and writes its status; users read it.
+type Module struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Status ModuleStatus `json:"status,omitempty"`
+}
+
+// Phases of a Module.
+const (
+	PhaseDisabled    = "Disabled"
+	PhasePending     = "Pending"
+	PhaseReconciling = "Reconciling"
+	PhaseReady       = "Ready"
+	PhaseFailed      = "Failed"
+	PhaseMaintenance = "Maintenance"
+)
+
+// Condition types, after the kstatus conventions that Flux, Argo CD and
+// kubectl wait understand.
+const (
+	// ConditionReady is True when the module is enabled and its last run
+	// succeeded.
+	ConditionReady = "Ready"
+	// ConditionReconciling is True while the operator works towards the
+	// module's desired state (waiting to run, running, uninstalling).
+	ConditionReconciling = "Reconciling"
+	// ConditionStalled is True when the last run failed; the operator
+	// retries, and the message says why it failed.
+	ConditionStalled = "Stalled"
+)
+
+// ModuleStatus is what the operator knows about a module.
+type ModuleStatus struct {
+	// Phase is one of the Phase constants.
+	Phase string `json:"phase,omitempty"`
+	// Enabled says whether the module is enabled; EnabledBy names the
+	// source that decided it (values.yaml, ConfigMap, enabled script...).
+	Enabled   bool   `json:"enabled"`
+	EnabledBy string `json:"enabledBy,omitempty"`
+	// Release is the module's Helm release, when it has one.
+	Release *ReleaseStatus `json:"release,omitempty"`
+	// ChartVersion is the version in the module's Chart.yaml.
+	ChartVersion string `json:"chartVersion,omitempty"`
+	// ValuesChecksum is the checksum of the values of the last Helm run.
+	ValuesChecksum string `json:"valuesChecksum,omitempty"`
+	// LastRunTime is when the last run ended; LastRunDuration how long it took.
+	LastRunTime     *metav1.Time     `json:"lastRunTime,omitempty"`
+	LastRunDuration *metav1.Duration `json:"lastRunDuration,omitempty"`
+	// LastError is the error of the last failed run or delete, empty after
+	// a success.
+	LastError string `json:"lastError,omitempty"`
+	// ObservedGeneration is the generation this status was written for.
+	ObservedGeneration int64              `json:"observedGeneration,omitempty"`
+	Conditions         []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// ReleaseStatus names a module's Helm release.
+type ReleaseStatus struct {
+	Name      string `json:"name"`
+	Namespace string `json:"namespace"`
+	Revision  int    `json:"revision,omitempty"`
+}
+
+// ModuleConfig configures one module, named after it, or the global
+// settings (named "global"), in the shape of Deckhouse's ModuleConfig.
+type ModuleConfig struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   ModuleConfigSpec   `json:"spec,omitempty"`
+	Status ModuleConfigStatus `json:"status,omitempty"`
+}
+
+// ModuleConfigSpec is a module's configuration: the ConfigMap's
+// <moduleKey>Enabled and <moduleKey> keys.
+type ModuleConfigSpec struct {
+	// Enabled switches the module on or off; unset says nothing, as an
+	// absent <moduleKey>Enabled key.
+	Enabled *bool `json:"enabled,omitempty"`
+	// Settings are the module's config values, checked against its
+	// openapi/config-values.yaml.
+	Settings map[string]any `json:"settings,omitempty"`
+	// Version is the version of the settings' schema; informational.
+	Version int `json:"version,omitempty"`
+	// Maintenance, NoResourceReconciliation, puts the module in
+	// maintenance as a <moduleKey>Maintenance key does: its release is
+	// neither upgraded, nor healed, nor reverted while its hooks run.
+	Maintenance string `json:"maintenance,omitempty"`
+}
+
+// Condition types and reasons of a ModuleConfig.
+const (
+	// ReasonSettingsInUse: the settings are valid and in force.
+	ReasonSettingsInUse = "SettingsInUse"
+	// ReasonInvalidSettings: the settings were rejected; the last valid
+	// ones of the object stay in force.
+	ReasonInvalidSettings = "InvalidSettings"
+	// ReasonUnknownModule: no module has the object's name.
+	ReasonUnknownModule = "UnknownModule"
+)
+
+// ModuleConfigStatus says whether the spec is in use, and why not.
+type ModuleConfigStatus struct {
+	// Message is empty or "in use" when the spec is in force, otherwise why
+	// not.
+	Message            string             `json:"message,omitempty"`
+	ObservedGeneration int64              `json:"observedGeneration,omitempty"`
+	Conditions         []metav1.Condition `json:"conditions,omitempty"`
+}
