@@ -421,6 +421,11 @@ func (o *startOptions) wire(restCfg *rest.Config, log *slog.Logger, rec *metrics
 	op, err := o.newOperator(deps, cfgMap, dyn, events, rec, recorder, log)
 	if err == nil && hooksSrv != nil {
 		hooksSrv.SetConfigMapCheck(op.CheckConfigMap)
+		if o.api.configSource == configSourceModuleConfig {
+			hooksSrv.SetModuleConfigCheck(func(object []byte) error {
+				return config.CheckModuleConfig(object, op.HasModule, op.ValidateConfig)
+			})
+		}
 	}
 	return op, recorder, err
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -112,7 +113,7 @@ func TestInitialEventCarriesExistingConfigMap(t *testing.T) {
 		Modules: map[string]values.Values{"certManager": {"issuer": "le"}},
 		Enabled: map[string]bool{"certManager": false},
 	}
-	if diff := cmp.Diff(want, ev.Config); diff != "" {
+	if diff := cmp.Diff(want, ev.Config, cmpopts.EquateEmpty()); diff != "" {
 		t.Errorf("initial config mismatch (-want +got):\n%s", diff)
 	}
 }

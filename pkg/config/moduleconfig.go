@@ -310,3 +310,23 @@ func (s *ModuleConfigSource) writeStatus(ctx context.Context, u *unstructured.Un
 		s.opts.Logger.Error("moduleconfig rejected", slog.String(logkey.Name, u.GetName()), slog.String(logkey.Reason, msg))
 	}
 }
+
+// CheckModuleConfig checks one ModuleConfig object, as JSON, as the source
+// checks the objects it reads: its name must be a module's (Known) or
+// global, its maintenance mode one the operator knows, and its settings
+// must pass Validate. Admission uses it, so the API server refuses what
+// the source would not put in use.
+func CheckModuleConfig(object []byte, known func(module string) bool,
+	validate func(c *Config) (moduleErrs map[string]error, globalErr error),
+) error {
+	u := &unstructured.Unstructured{}
+	if err := u.UnmarshalJSON(object); err != nil {
+		return fmt.Errorf("decode ModuleConfig: %w", err)
+	}
+	s := &ModuleConfigSource{opts: ModuleConfigOptions{Known: known, Validate: validate}}
+	_, err := s.check(u)
+	if errors.Is(err, errUnknownModule) {
+		return fmt.Errorf("metadata.name: %q: %w", u.GetName(), err)
+	}
+	return err
+}

@@ -168,3 +168,46 @@ func TestModuleConfigWrite(t *testing.T) {
 		t.Error("Write of a key that is no module key: nil error")
 	}
 }
+
+// TestCheckModuleConfig checks the admission check of one object: it
+// refuses what the source would not put in use, naming the field.
+func TestCheckModuleConfig(t *testing.T) {
+	known := func(m string) bool { return m == "echo" }
+	validate := func(c *Config) (map[string]error, error) {
+		if g, ok := c.Modules["echo"]["greeting"]; ok {
+			if _, isString := g.(string); !isString {
+				return map[string]error{"echo": errors.New("greeting: expected string")}, nil
+			}
+		}
+		return nil, nil
+	}
+	tests := []struct {
+		name    string
+		spec    map[string]any
+		object  string
+		wantErr string
+	}{
+		{name: "valid", object: "echo", spec: map[string]any{"enabled": true, "settings": map[string]any{"greeting": "hi"}}},
+		{name: "global", object: "global", spec: map[string]any{"settings": map[string]any{"a": int64(1)}}},
+		{name: "schema violation", object: "echo", spec: map[string]any{"settings": map[string]any{"greeting": int64(5)}},
+			wantErr: "spec.settings: greeting: expected string"},
+		{name: "unknown module", object: "echoo", spec: map[string]any{"enabled": true}, wantErr: `metadata.name: "echoo": no module of this name`},
+		{name: "global cannot be disabled", object: "global", spec: map[string]any{"enabled": false}, wantErr: "spec.enabled"},
+		{name: "unknown maintenance mode", object: "echo", spec: map[string]any{"maintenance": "Frozen"}, wantErr: "spec.maintenance"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			raw, err := json.Marshal(mcObject(tt.object, 1, tt.spec).Object)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = CheckModuleConfig(raw, known, validate)
+			switch {
+			case tt.wantErr == "" && err != nil:
+				t.Errorf("err = %v, want none", err)
+			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+				t.Errorf("err = %v, want one containing %q", err, tt.wantErr)
+			}
+		})
+	}
+}

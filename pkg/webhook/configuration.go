@@ -44,6 +44,8 @@ type configurer struct {
 	clock           clock.Clock
 	log             *slog.Logger
 	checksConfigMap func() bool
+	// checksModuleConfigs is true when ModuleConfig objects are checked.
+	checksModuleConfigs func() bool
 
 	mu sync.Mutex
 	// converted are the CRDs whose conversion this replica set, to set
@@ -116,6 +118,9 @@ func (c *configurer) applyValidating(ctx context.Context, admissions []Admission
 	}
 	if c.checksConfigMap() {
 		cfg.Webhooks = append(cfg.Webhooks, c.configMapWebhook(bundle))
+	}
+	if c.checksModuleConfigs != nil && c.checksModuleConfigs() {
+		cfg.Webhooks = append(cfg.Webhooks, c.moduleConfigWebhook(bundle))
 	}
 	for i := range admissions {
 		if admissions[i].Mutating {

@@ -40,9 +40,10 @@ type Server struct {
 	sem   chan struct{}
 	mux   *http.ServeMux
 
-	configMap atomic.Pointer[ConfigMapCheck]
-	serving   chan struct{} // closed once the server answered its own probe
-	addr      atomic.Pointer[string]
+	configMap    atomic.Pointer[ConfigMapCheck]
+	moduleConfig atomic.Pointer[ModuleConfigCheck]
+	serving      chan struct{} // closed once the server answered its own probe
+	addr         atomic.Pointer[string]
 }
 
 // Clients are what the server needs of the API server.
@@ -58,11 +59,13 @@ func New(opts Options, clients Clients, clk clock.Clock, log *slog.Logger) *Serv
 		sem: make(chan struct{}, opts.MaxConcurrentRuns), serving: make(chan struct{}), mux: http.NewServeMux(),
 	}
 	s.certs = newCerts(opts, clients.Kube, clk, s.log)
-	s.conf = &configurer{opts: opts, kube: clients.Kube, crds: clients.CRDs, reg: s.reg, certs: s.certs, clock: clk, log: s.log, checksConfigMap: s.checksConfigMap}
+	s.conf = &configurer{opts: opts, kube: clients.Kube, crds: clients.CRDs, reg: s.reg, certs: s.certs, clock: clk, log: s.log, checksConfigMap: s.checksConfigMap,
+		checksModuleConfigs: s.checksModuleConfigs}
 	s.mux.HandleFunc("POST /validate/{name}", s.serveAdmission(false))
 	s.mux.HandleFunc("POST /mutate/{name}", s.serveAdmission(true))
 	s.mux.HandleFunc("POST /convert/{crd}", s.serveConversion)
 	s.mux.HandleFunc("POST "+configMapPath, s.serveConfigMap)
+	s.mux.HandleFunc("POST "+moduleConfigPath, s.serveModuleConfig)
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
 	return s
 }
