@@ -24,6 +24,8 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 
+	hooksv1 "github.com/addon-operator/addon-operator/pkg/apis/hooks/v1alpha1"
+	"github.com/addon-operator/addon-operator/pkg/kube"
 	"github.com/addon-operator/addon-operator/pkg/logkey"
 )
 
@@ -39,7 +41,7 @@ type Options struct {
 	DefaultActionTimeout time.Duration
 	// Workers is how many hooks are reconciled at once.
 	Workers int
-	// Resync is how often the hooks are listed again besides the watch.
+	// Resync is how often every hook is reconciled again besides the watch.
 	Resync time.Duration
 }
 
@@ -49,7 +51,7 @@ func (o *Options) BindFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.MetricsAddress, "metrics-address", ":9680", "Address of the /metrics and /healthz listener; empty disables it")
 	fs.DurationVar(&o.DefaultActionTimeout, "default-action-timeout", 30*time.Second, "Timeout of an action without actionTimeoutSeconds")
 	fs.IntVar(&o.Workers, "workers", 4, "How many ExecutionHooks are reconciled at once")
-	fs.DurationVar(&o.Resync, "resync", 5*time.Minute, "How often all ExecutionHooks are listed again besides the watch")
+	fs.DurationVar(&o.Resync, "resync", 5*time.Minute, "How often every ExecutionHook is reconciled again besides the watch")
 }
 
 // Validate reports the first invalid option.
@@ -122,7 +124,11 @@ func (c *Controller) Run(ctx context.Context) error {
 		namespaces = []string{""}
 	}
 	for _, ns := range namespaces {
-		g.Go(func() error { c.watchHooks(ctx, ns); return nil })
+		// The reconcile reads each hook afresh, so the watch only says
+		// which to look at; every Resync all are looked at again.
+		g.Go(func() error {
+			return kube.WatchKeys(ctx, c.dyn, hooksv1.ExecutionHooksGVR(), ns, c.opts.Resync, c.queue.Add)
+		})
 	}
 	for range c.opts.Workers {
 		g.Go(func() error {

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/util/retry"
 
 	hooksv1 "github.com/addon-operator/addon-operator/pkg/apis/hooks/v1alpha1"
@@ -128,4 +129,13 @@ func (c *Controller) event(hook *hooksv1.ExecutionHook, warning bool, reason, fo
 
 func hasFinalizer(hook *hooksv1.ExecutionHook) bool {
 	return slices.Contains(hook.Finalizers, hooksv1.Finalizer)
+}
+
+// hooks is the ExecutionHooks resource in namespace ns ("" for all).
+func (c *Controller) hooks(ns string) dynamic.ResourceInterface {
+	r := c.dyn.Resource(hooksv1.ExecutionHooksGVR())
+	if ns == "" {
+		return r
+	}
+	return r.Namespace(ns)
 }
