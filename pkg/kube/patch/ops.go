@@ -30,6 +30,10 @@ import (
 // implementation.
 const deleteWait = 20 * time.Second
 
+// createOrUpdateAttempts bounds how often CreateOrUpdate starts over when
+// the object it found existing was deleted before its Update.
+const createOrUpdateAttempts = 3
+
 func (p *Patcher) create(ctx context.Context, op operation.Operation) error {
 	if op.Object == nil {
 		return errors.New("object is required")
@@ -43,21 +47,31 @@ func (p *Patcher) create(ctx context.Context, op operation.Operation) error {
 	// object from a snapshot carry one.
 	obj := op.Object.DeepCopy()
 	obj.SetResourceVersion("")
-	created, err := res.Create(ctx, obj, metav1.CreateOptions{})
-	switch {
-	case err == nil:
-		name = created.GetName() // set by the server from generateName
-		p.log.DebugContext(ctx, "object created",
-			slog.String(logkey.Kind, op.Kind), slog.String(logkey.Namespace, op.Namespace), slog.String(logkey.Name, name))
-	case !apierrors.IsAlreadyExists(err) || op.Type == operation.Create:
-		return err
-	case op.Type == operation.CreateIfNotExists:
-		return nil
-	default: // CreateOrUpdate
-		if err := p.replace(ctx, res, op.Object, ""); err != nil {
+	// CreateOrUpdate races with whoever deletes the object: it can exist
+	// at Create and be gone at Update. Then it is created again, a bounded
+	// number of times.
+	for attempt := 1; ; attempt++ {
+		created, err := res.Create(ctx, obj, metav1.CreateOptions{})
+		switch {
+		case err == nil:
+			name = created.GetName() // set by the server from generateName
+			p.log.DebugContext(ctx, "object created",
+				slog.String(logkey.Kind, op.Kind), slog.String(logkey.Namespace, op.Namespace), slog.String(logkey.Name, name))
+		case !apierrors.IsAlreadyExists(err) || op.Type == operation.Create:
 			return err
+		case op.Type == operation.CreateIfNotExists:
+			return nil
+		default: // CreateOrUpdate
+			err := p.replace(ctx, res, op.Object, "")
+			if apierrors.IsNotFound(err) && attempt < createOrUpdateAttempts {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			p.log.DebugContext(ctx, "object updated", objectAttrs(op)...)
 		}
-		p.log.DebugContext(ctx, "object updated", objectAttrs(op)...)
+		break
 	}
 	if op.Subresource == "" {
 		return nil

@@ -64,6 +64,32 @@ func TestPatcherRetriesOnConflict(t *testing.T) {
 	}
 }
 
+// TestPatcherCreateOrUpdateOfADeletedObject: the object exists at Create
+// and is deleted by someone else before the Update; CreateOrUpdate creates
+// it again instead of failing with NotFound.
+func TestPatcherCreateOrUpdateOfADeletedObject(t *testing.T) {
+	p, client := patchFake(t, configMap(map[string]any{"old": "1"}))
+	deleted := false
+	client.PrependReactor("get", "configmaps", func(clienttesting.Action) (bool, runtime.Object, error) {
+		if deleted {
+			return false, nil, nil
+		}
+		deleted = true
+		err := client.Tracker().Delete(configMapsGVR(), "ns", "a")
+		return true, nil, errors.Join(err, apierrors.NewNotFound(schema.GroupResource{Resource: "configmaps"}, "a"))
+	})
+	ops := mustParse(t, "operation: CreateOrUpdate\nobject: {apiVersion: v1, kind: ConfigMap, metadata: {name: a, namespace: ns}, data: {k: v}}\n")
+	if err := p.Apply(t.Context(), ops); err != nil {
+		t.Fatalf("Apply: %v", err)
+	}
+	if !deleted {
+		t.Fatal("the object was never deleted between Create and Update")
+	}
+	if diff := cmp.Diff(map[string]any{"k": "v"}, patchData(t, client, "a")); diff != "" {
+		t.Errorf("data (-want +got):\n%s", diff)
+	}
+}
+
 func TestPatcherJQPatchWithoutChangeDoesNotUpdate(t *testing.T) {
 	p, client := patchFake(t, configMap(map[string]any{"k": "v"}))
 	ops := mustParse(t, "operation: JQPatch\nkind: ConfigMap\nnamespace: ns\nname: a\njqFilter: .data.k = \"v\"\n")
