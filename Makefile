@@ -77,8 +77,9 @@ tidy: ## tidy every Go module in the repository
 
 .PHONY: bench
 bench: ## measure hook runs; start-to-converged, reactions, healing, idle CPU and RSS for 10, 100 and 1000 modules; the reference v1.5.0 at 100; Module objects' cost; webhook round trips
-	$(GO) run ./e2e/bench/cmd/bench -n 10,100,1000 -reference 100 -watched 10000 -burst 200 -workers-sweep 1,2,4,8 -objects-n 100
-	$(GO) run ./e2e/bench/cmd/webhookbench -requests 400 -concurrency 1,10
+	jq=$$(hack/jq/build.sh) && \
+	$(GO) run ./e2e/bench/cmd/bench -jq "$$jq" -n 10,100,1000 -reference 100 -watched 10000 -burst 200 -workers-sweep 1,2,4,8 -objects-n 100 && \
+	$(GO) run ./e2e/bench/cmd/webhookbench -jq "$$jq" -requests 400 -concurrency 1,10
 
 .PHONY: deploy
 deploy: ## regenerate deploy/addon-operator.yaml from charts/addon-operator

@@ -372,6 +372,7 @@ func (o *startOptions) wire(restCfg *rest.Config, log *slog.Logger, rec *metrics
 	if err := o.prepareTempDir(); err != nil {
 		return nil, nil, err
 	}
+	log.Info("hook files", slog.String(logkey.Path, o.operator.TempDir), slog.Bool(logkey.Memory, hook.IsMemory(o.operator.TempDir)))
 	dyn, err := dynamic.NewForConfig(restCfg)
 	if err != nil {
 		return nil, nil, fmt.Errorf("dynamic client: %w", err)
@@ -455,6 +456,9 @@ func (o *startOptions) newOperator(deps operator.Deps, cfgMap *config.Source, dy
 // the operator's working directory, and their files' paths must not
 // depend on it.
 func (o *startOptions) prepareTempDir() error {
+	if o.operator.TempDir == "" {
+		o.operator.TempDir, _ = hook.DefaultTempDir()
+	}
 	tmp, err := filepath.Abs(o.operator.TempDir)
 	if err != nil {
 		return fmt.Errorf("--tmp-dir: %w", err)

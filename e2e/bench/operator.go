@@ -58,14 +58,16 @@ const maxSocketPath = 100
 
 // harnessArgs are the arguments of `addon-operator start` the harness
 // depends on: JSON debug logs to read, a listener for /metrics on a free
-// port, and the run's own namespace, modules and debug socket.
+// port, and the run's own namespace, modules and debug socket. Hooks' files
+// go where the operator puts them by default (--tmp-dir unset: memory when
+// the machine has a tmpfs), as in the chart, which mounts a memory
+// emptyDir at /tmp.
 func harnessArgs(o OperatorOptions, socket string) []string {
 	return []string{
 		"start",
 		"--namespace=" + o.Namespace,
 		"--modules-dir=" + o.Layout.ModulesDir,
 		"--global-hooks-dir=" + o.Layout.GlobalHooksDir,
-		"--tmp-dir=" + filepath.Join(o.Dir, "tmp"),
 		"--module-workers=" + strconv.Itoa(o.Workers),
 		"--log-type=json", "--log-level=debug",
 		"--listen-address=127.0.0.1:0",

@@ -52,6 +52,10 @@ type WebhookResult struct {
 	Concurrency int
 	Requests    int
 	P50, P99    time.Duration
+	// OperatorCPU and HookCPU are the CPU time per request of the
+	// operator's process and of the hook processes it ran (its waited-for
+	// children), from /proc.
+	OperatorCPU, HookCPU time.Duration
 }
 
 // RunWebhooks starts a control plane and the operator with its webhook
@@ -105,14 +109,27 @@ func RunWebhooks(ctx context.Context, env Env, requests int, concurrency []int) 
 			return nil, err
 		}
 	}
+	hz := clockTicks(ctx)
 	for _, hook := range []string{"none", "bash", "compiled"} {
 		for _, c := range concurrency {
 			env.progressf("webhook: %s hook, %d concurrent, %d requests", hook, c, requests)
+			before, err := readCPU(op.Pid())
+			if err != nil {
+				return res, err
+			}
 			d, err := roundTrips(ctx, cms, hook, requests, c)
 			if err != nil {
 				return res, err
 			}
-			res = append(res, WebhookResult{Hook: hook, Concurrency: c, Requests: requests, P50: percentile(d, 0.50), P99: percentile(d, 0.99)})
+			after, err := readCPU(op.Pid())
+			if err != nil {
+				return res, err
+			}
+			res = append(res, WebhookResult{
+				Hook: hook, Concurrency: c, Requests: requests, P50: percentile(d, 0.50), P99: percentile(d, 0.99),
+				OperatorCPU: cpuDuration(after.self-before.self, hz) / time.Duration(requests),
+				HookCPU:     cpuDuration(after.children-before.children, hz) / time.Duration(requests),
+			})
 		}
 	}
 	return res, nil
@@ -215,9 +232,10 @@ func freePort(ctx context.Context) (string, error) {
 // WebhookReport formats results as a Markdown table.
 func WebhookReport(res []WebhookResult) string {
 	var b strings.Builder
-	b.WriteString("| hook | concurrent requests | requests | p50 | p99 |\n| --- | ---: | ---: | ---: | ---: |\n")
+	b.WriteString("| hook | concurrent requests | requests | p50 | p99 | CPU per request: operator | hook processes |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	for _, r := range res {
-		fmt.Fprintf(&b, "| %s | %d | %d | %s | %s |\n", r.Hook, r.Concurrency, r.Requests, r.P50.Round(100*time.Microsecond), r.P99.Round(100*time.Microsecond))
+		fmt.Fprintf(&b, "| %s | %d | %d | %s | %s | %s | %s |\n", r.Hook, r.Concurrency, r.Requests, r.P50.Round(100*time.Microsecond), r.P99.Round(100*time.Microsecond),
+			r.OperatorCPU.Round(10*time.Microsecond), r.HookCPU.Round(10*time.Microsecond))
 	}
 	return b.String()
 }

@@ -16,6 +16,21 @@ for target in "$@"; do
 	run)
 		command -v jq >/dev/null || want+=(jq)
 		;;
+	jq-build)
+		# hack/jq/build.sh: jq from Debian's source, checked against
+		# Debian's signed index.
+		command -v gcc >/dev/null || want+=(gcc libc6-dev)
+		command -v make >/dev/null || want+=(make)
+		command -v autoreconf >/dev/null || want+=(autoconf automake)
+		command -v libtoolize >/dev/null || want+=(libtool)
+		command -v bison >/dev/null || want+=(bison)
+		command -v flex >/dev/null || want+=(flex)
+		[[ -e /usr/include/oniguruma.h ]] || want+=(libonig-dev)
+		command -v gpgv >/dev/null || want+=(gpgv)
+		command -v curl >/dev/null || want+=(curl)
+		command -v xz >/dev/null || want+=(xz-utils)
+		[[ -e /usr/share/keyrings/debian-archive-keyring.gpg ]] || want+=(debian-archive-keyring)
+		;;
 	image)
 		# A daemonless image build and run: Debian's root file system, an
 		# OCI layout, jq to read its configuration, curl to probe it.
@@ -25,7 +40,7 @@ for target in "$@"; do
 		command -v curl >/dev/null || want+=(curl)
 		;;
 	*)
-		echo "ensure.sh: unknown target $target (want test, run or image)" >&2
+		echo "ensure.sh: unknown target $target (want test, run, jq-build or image)" >&2
 		exit 2
 		;;
 	esac

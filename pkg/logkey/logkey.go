@@ -59,6 +59,8 @@ const (
 	// Path is a file or directory on disk: a module dir, a hook, a values
 	// file.
 	Path = "path"
+	// Memory says whether a directory is memory-backed (tmpfs).
+	Memory = "memory"
 	// Fields lists, comma-separated, the field paths of an object that
 	// differ from its manifest.
 	Fields = "fields"

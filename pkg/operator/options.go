@@ -80,7 +80,7 @@ func DefaultOptions() Options {
 		GlobalHooksDir:         "global-hooks",
 		UnnumberedModulesOrder: module.DefaultUnnumberedOrder,
 		ConfigMap:              "addon-operator",
-		TempDir:                "/tmp/addon-operator",
+		TempDir:                "",
 		HookTimeout:            10 * time.Minute,
 		HookLogMaxBytes:        256 << 10,
 		RetryDelay:             5 * time.Second,
@@ -123,7 +123,7 @@ func (o *Options) BindFlags(fs *pflag.FlagSet) {
 		"what a ConfigMap deleted while the operator runs means: \"keep\" the last valid configuration until it is recreated, "+
 			"or \"empty\" (modules it enabled are uninstalled); absent at start is always empty (env ADDON_OPERATOR_CONFIG_MAP_DELETED)")
 	fs.StringVar(&o.TempDir, "tmp-dir", o.TempDir,
-		"directory for hooks' temporary files (env ADDON_OPERATOR_TMP_DIR)")
+		"directory for hooks' per-run files; empty: addon-operator in the system's temporary directory when that is memory (tmpfs), else /dev/shm/addon-operator when /dev/shm is, else /tmp/addon-operator (env ADDON_OPERATOR_TMP_DIR)")
 	fs.DurationVar(&o.HookTimeout, "hook-timeout", o.HookTimeout,
 		"longest a hook may run; then its whole process group is killed (env ADDON_OPERATOR_HOOK_TIMEOUT)")
 	fs.Int64Var(&o.HookLogMaxBytes, "hook-log-max-bytes", o.HookLogMaxBytes,

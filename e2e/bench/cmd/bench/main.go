@@ -44,23 +44,26 @@ func run() int {
 
 // options are the command's flags.
 type options struct {
-	sizes        []int
-	workers      int
-	sweep        []int
-	sweepN       int
-	rounds       int
-	groupSize    int
-	chains       int
-	samples      int
-	driftSamples int
-	workload     bench.Workload
-	hookRuns     int
-	watched      int
-	burst        int
-	burstFor     time.Duration
-	reference    []int
-	out          string
-	operator     string
+	sizes []int
+	// jq is the jq binary hooks run with ("" for the PATH's), jqVersion
+	// what it reported.
+	jq, jqVersion string
+	workers       int
+	sweep         []int
+	sweepN        int
+	rounds        int
+	groupSize     int
+	chains        int
+	samples       int
+	driftSamples  int
+	workload      bench.Workload
+	hookRuns      int
+	watched       int
+	burst         int
+	burstFor      time.Duration
+	reference     []int
+	out           string
+	operator      string
 	// operatorArgs are appended to the operator's command line.
 	operatorArgs argsFlag
 	keep         bool
@@ -104,6 +107,7 @@ func parseFlags(args []string) (options, error) {
 	fs.Var(&o.operatorArgs, "operator-args", "arguments appended to the operator's start command line, split on spaces; may be repeated (e.g. --kube-client-qps=20)")
 	fs.IntVar(&o.objectsN, "objects-n", 0, "number of modules of a start-to-converged comparison with and without Module objects; 0 skips it")
 	fs.IntVar(&o.objectsRounds, "objects-rounds", 3, "how often the comparison runs each side")
+	fs.StringVar(&o.jq, "jq", "", "jq binary the hooks run with, put first on the PATH of the operators under test (make bench passes hack/jq/build.sh's jq 1.7.1, the image's); empty: the PATH's jq")
 	fs.BoolVar(&o.keep, "keep", false, "keep the work directory (operator and control-plane logs)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -152,6 +156,9 @@ func (o options) run(ctx context.Context, stdout, progress io.Writer) (err error
 		}
 		_ = os.RemoveAll(dir)
 	}()
+	if o.jqVersion, err = bench.UseJQ(ctx, o.jq, dir); err != nil {
+		return err
+	}
 	env, err := o.env(ctx, dir, progress)
 	if err != nil {
 		return err
@@ -261,8 +268,8 @@ func (o options) header() string {
 	if o.groupSize > 0 {
 		group = strconv.Itoa(o.groupSize)
 	}
-	s := fmt.Sprintf("Machine: %d CPUs (%s/%s), %s; module workers %d; modules per order prefix: %s; hooks: %s; extra operator args: %s.\n\n",
-		runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version(), o.workers, group, o.workload, args)
+	s := fmt.Sprintf("Machine: %d CPUs (%s/%s), %s; module workers %d; modules per order prefix: %s; hooks: %s (%s); extra operator args: %s.\n\n",
+		runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version(), o.workers, group, o.workload, o.jqVersion, args)
 	if o.chains > 0 {
 		s += fmt.Sprintf("Modules form %d module.yaml dependency chains instead of order groups.\n\n", o.chains)
 	}

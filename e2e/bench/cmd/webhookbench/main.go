@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -27,6 +28,7 @@ func run() int {
 	fs := flag.NewFlagSet("webhookbench", flag.ContinueOnError)
 	requests := fs.Int("requests", 400, "requests per hook and concurrency")
 	conc := fs.String("concurrency", "1,10", "concurrent requests, comma-separated")
+	jq := fs.String("jq", "", "jq binary the bash hook runs with, put first on the operator's PATH (make bench passes hack/jq/build.sh's jq 1.7.1, the image's); empty: the PATH's jq")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		return 2
 	}
@@ -39,19 +41,23 @@ func run() int {
 		}
 		levels = append(levels, n)
 	}
-	if err := measure(ctx, *requests, levels); err != nil {
+	if err := measure(ctx, *requests, levels, *jq); err != nil {
 		fmt.Fprintf(os.Stderr, "webhookbench: %v\n", err)
 		return 1
 	}
 	return 0
 }
 
-func measure(ctx context.Context, requests int, levels []int) error {
+func measure(ctx context.Context, requests int, levels []int, jq string) error {
 	dir, err := os.MkdirTemp("", "webhookbench-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
+	jqVersion, err := bench.UseJQ(ctx, jq, dir)
+	if err != nil {
+		return err
+	}
 	fmt.Fprintln(os.Stderr, "building the operator")
 	bin, err := bench.BuildOperator(ctx, dir)
 	if err != nil {
@@ -70,6 +76,7 @@ func measure(ctx context.Context, requests int, levels []int) error {
 	if err != nil {
 		return err
 	}
+	fmt.Printf("Machine: %d CPUs; the bash hook's jq: %s.\n\n", runtime.NumCPU(), jqVersion)
 	fmt.Print(bench.WebhookReport(res))
 	return nil
 }
