@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1
 # Build: a static binary from the module's sources.
-FROM golang:1.26-bookworm AS build
+FROM golang:1.26-trixie AS build
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
@@ -17,7 +17,7 @@ RUN go run ./hack/buildhooks
 
 # Runtime: hooks are scripts that spawn children, so bash, jq and tini (as
 # PID 1, reaping orphans) are part of the image.
-FROM debian:bookworm-slim
+FROM debian:trixie-slim
 # The debug socket's default directory must be the operator's to write.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends bash jq tini ca-certificates \

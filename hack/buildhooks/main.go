@@ -45,7 +45,12 @@ func run(ctx context.Context, args []string) error {
 	for _, src := range srcs {
 		dir := filepath.Dir(src)
 		out := filepath.Join(dir, "hooks", prefix.ReplaceAllString(filepath.Base(dir), ""))
-		if err := os.MkdirAll(filepath.Dir(out), 0o750); err != nil {
+		// The image runs the operator as another user than the one who
+		// builds: hooks/ must be readable and searchable by all.
+		if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil { //nolint:gosec // G301: see above
+			return fmt.Errorf("create hooks dir: %w", err)
+		}
+		if err := os.Chmod(filepath.Dir(out), 0o755); err != nil { //nolint:gosec // G302: see above
 			return fmt.Errorf("create hooks dir: %w", err)
 		}
 		//nolint:gosec // G702: builds the repository's own hooks-go packages, found by a fixed glob

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the operator image without a container engine: a Debian bookworm
+# Builds the operator image without a container engine: a Debian trixie
 # root file system from Debian's packages (mmdebstrap), the operator binary
 # built here, the shipped modules and global hooks, and the configuration
 # of the Dockerfile (user 65532, tini as PID 1, start as the command), as an
@@ -18,14 +18,14 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 tag="addon-operator:${version}"
 
 mkdir -p "$out"
-base="$out/base-bookworm.tar"
+base="$out/base-trixie.tar"
 if [[ ! -s $base ]]; then
 	# The Dockerfile's runtime: bash, jq, tini and CA certificates on
-	# Debian bookworm; documentation, manuals and locales left out.
+	# Debian trixie (its jq is 1.7.1); documentation, manuals and locales left out.
 	mmdebstrap --variant=minbase --mode=root --format=tar --include=bash,jq,tini,ca-certificates \
 		--dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-exclude=/usr/share/man/*' \
 		--dpkgopt='path-exclude=/usr/share/locale/*' --dpkgopt='path-exclude=/usr/share/info/*' \
-		bookworm "$base.tmp"
+		trixie "$base.tmp"
 	mv "$base.tmp" "$base"
 fi
 
@@ -42,6 +42,8 @@ umoci unpack --image "$layout:$tag" "$bundle"
 rootfs="$bundle/rootfs"
 tar -C "$rootfs" -xf "$base"
 install -D -m 0755 "$bin" "$rootfs/usr/local/bin/addon-operator"
+# The modules' Go hooks, as the Dockerfile's build stage makes them.
+(cd "$root" && CGO_ENABLED=0 go run ./hack/buildhooks)
 cp -a "$root/modules" "$rootfs/modules"
 cp -a "$root/global-hooks" "$rootfs/global-hooks"
 chown -R 0:0 "$rootfs/modules" "$rootfs/global-hooks"
