@@ -66,6 +66,9 @@ func (o *Operator) markHeld() {
 			continue
 		}
 		m, _ := o.modules.Module(name)
+		if len(m.Requires()) == 0 {
+			continue // only requirements hold a module back by name
+		}
 		var reqs []string
 		for _, w := range s.WaitingFor(name) {
 			if slices.Contains(m.Requires(), w) {

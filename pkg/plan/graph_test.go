@@ -14,6 +14,17 @@ import (
 // for none) and discovers them.
 func modulesOf(t *testing.T, dirs map[string]string) *module.Set {
 	t.Helper()
+	set, err := tryModules(t, dirs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return set
+}
+
+// tryModules discovers modules made of dirs (directory name: module.yaml,
+// "" for none).
+func tryModules(t *testing.T, dirs map[string]string) (*module.Set, error) {
+	t.Helper()
 	root := t.TempDir()
 	for dir, def := range dirs {
 		path := filepath.Join(root, dir)
@@ -26,11 +37,7 @@ func modulesOf(t *testing.T, dirs map[string]string) *module.Set {
 			}
 		}
 	}
-	set, err := module.Discover(module.Options{ModulesDirs: []string{root}, UnnumberedOrder: module.DefaultUnnumberedOrder})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return set
+	return module.Discover(module.Options{ModulesDirs: []string{root}, UnnumberedOrder: module.DefaultUnnumberedOrder})
 }
 
 func TestOrder(t *testing.T) {
