@@ -60,6 +60,12 @@ func TestDefaults(t *testing.T) {
 	checkClusterRBAC(t, ns, false)
 }
 
+// startArgs is the container's command line: start, the hook files in the
+// /tmp emptyDir, then extra.
+func startArgs(extra ...string) []string {
+	return append([]string{"start", "--tmp-dir=/tmp/addon-operator"}, extra...)
+}
+
 // checkRole compares the Role's rules with want.
 func checkRole(t *testing.T, ns string, want []rbacv1.PolicyRule) {
 	t.Helper()
@@ -116,7 +122,7 @@ func checkDeployment(t *testing.T, ns string) {
 		t.Fatalf("%d containers, want 1", len(pod.Containers))
 	}
 	c := pod.Containers[0]
-	if diff := cmp.Diff([]string{"start"}, c.Args); diff != "" {
+	if diff := cmp.Diff(startArgs(), c.Args); diff != "" {
 		t.Errorf("args (-want +got):\n%s", diff)
 	}
 	if c.Image != "ghcr.io/addon-operator/addon-operator:"+loadChart(t).Metadata.AppVersion {
@@ -134,6 +140,17 @@ func checkDeployment(t *testing.T, ns string) {
 	}
 	checkProbes(t, c)
 	checkContainerSecurity(t, pod, c)
+	// Hooks' files in memory, bounded.
+	wantTmp := &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory, SizeLimit: ptr.To(resource.MustParse("64Mi"))}
+	var gotTmp *corev1.EmptyDirVolumeSource
+	for _, v := range pod.Volumes {
+		if v.Name == "tmp" {
+			gotTmp = v.EmptyDir
+		}
+	}
+	if diff := cmp.Diff(wantTmp, gotTmp); diff != "" {
+		t.Errorf("tmp volume (-want +got):\n%s", diff)
+	}
 	for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
 		if _, ok := c.Resources.Requests[name]; !ok {
 			t.Errorf("no %s request", name)

@@ -55,7 +55,7 @@ func TestHTTPAuth(t *testing.T) {
 		"serviceMonitor": map[string]any{"enabled": true},
 	})
 	c := deployment(t, ns).Spec.Template.Spec.Containers[0]
-	if diff := cmp.Diff([]string{"start", "--debug-http", "--metrics-auth", "--listen-tls"}, c.Args); diff != "" {
+	if diff := cmp.Diff(startArgs("--debug-http", "--metrics-auth", "--listen-tls"), c.Args); diff != "" {
 		t.Errorf("args (-want +got):\n%s", diff)
 	}
 	for name, p := range map[string]*corev1.Probe{"startup": c.StartupProbe, "liveness": c.LivenessProbe, "readiness": c.ReadinessProbe} {

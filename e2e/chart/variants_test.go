@@ -18,7 +18,7 @@ import (
 // haArgs are the container's args under leader election with the default
 // Lease name.
 func haArgs() []string {
-	return []string{"start", "--ha", "--ha-lease-name=addon-operator-leader-election"}
+	return startArgs("--ha", "--ha-lease-name=addon-operator-leader-election")
 }
 
 func TestTwoReplicas(t *testing.T) {
@@ -197,7 +197,7 @@ func TestUpgradeToHAAndBack(t *testing.T) {
 	if d.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType || d.Spec.Strategy.RollingUpdate != nil {
 		t.Errorf("strategy after scaling back = %+v, want Recreate", d.Spec.Strategy)
 	}
-	if diff := cmp.Diff([]string{"start"}, d.Spec.Template.Spec.Containers[0].Args); diff != "" {
+	if diff := cmp.Diff(startArgs(), d.Spec.Template.Spec.Containers[0].Args); diff != "" {
 		t.Errorf("args after scaling back (-want +got):\n%s", diff)
 	}
 	if _, err := pdbs.Get(t.Context(), "addon-operator", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
@@ -249,7 +249,7 @@ func TestPodSettings(t *testing.T) {
 	want := summary{
 		Image: "registry.example.com/addon-operator:v1.2.3", PullPolicy: "Always", PullSecret: "registry", Priority: "platform",
 		Label: "platform", Annotation: "platform", NodeOS: "linux", Toleration: "dedicated",
-		Args: []string{"start", "--hook-timeout=5m"},
+		Args: startArgs("--hook-timeout=5m"),
 		Env: map[string]string{
 			"ADDON_OPERATOR_CONFIG_MAP": "addon-operator", "LOG_LEVEL": "debug", "LOG_TYPE": "text", "HELM_TIMEOUT": "10m",
 			"ADDON_OPERATOR_MODULE_OBJECTS": "true", "ADDON_OPERATOR_CONFIG_SOURCE": "configmap",
