@@ -143,9 +143,9 @@ func checkDeployment(t *testing.T, ns string) {
 	// Hooks' files in memory, bounded.
 	wantTmp := &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory, SizeLimit: ptr.To(resource.MustParse("64Mi"))}
 	var gotTmp *corev1.EmptyDirVolumeSource
-	for _, v := range pod.Volumes {
-		if v.Name == "tmp" {
-			gotTmp = v.EmptyDir
+	for i := range pod.Volumes {
+		if pod.Volumes[i].Name == "tmp" {
+			gotTmp = pod.Volumes[i].EmptyDir
 		}
 	}
 	if diff := cmp.Diff(wantTmp, gotTmp); diff != "" {
