@@ -51,7 +51,7 @@ read -r dir sum file < <(xz -dc Sources.xz | awk -v v="$version" '
 	/^[^ ]/{sums=0}
 	sums && $3 == "jq_" v ".orig.tar.gz" {sum=$1; file=$3}
 	/^$/ && sum != "" {print dir, sum, file; exit}
-	END {if (sum != "" && dir != "") print dir, sum, file}' | head -n 1)
+	END {if (sum != "" && dir != "") print dir, sum, file}' | head -n 1) || true
 if [[ -z ${file:-} ]]; then
 	echo "hack/jq/build.sh: no jq_$version.orig.tar.gz in Debian $suite's sources" >&2
 	exit 1
