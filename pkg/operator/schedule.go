@@ -60,14 +60,14 @@ func (o *Operator) moduleDone(t moduleDoneTask) []task {
 // requirements it waits for.
 func (o *Operator) markHeld() {
 	s := o.converge.schedule
-	for _, name := range o.state.enabledList() {
-		st := o.state.get(name)
-		if st.Phase != status.PhaseWaiting && !st.Held {
-			continue
-		}
-		m, _ := o.modules.Module(name)
+	for _, m := range o.modules.Modules() {
 		if len(m.Requires()) == 0 {
 			continue // only requirements hold a module back by name
+		}
+		name := m.Name()
+		st := o.state.get(name)
+		if !st.Enabled || (st.Phase != status.PhaseWaiting && !st.Held) {
+			continue
 		}
 		var reqs []string
 		for _, w := range s.WaitingFor(name) {
