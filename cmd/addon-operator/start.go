@@ -282,6 +282,9 @@ func (o *startOptions) run(ctx context.Context) error {
 		so.Metrics = rec.CompatHandler(time.Now)
 	}
 	so.Problems = append(so.Problems, apiHealth)
+	if hooksSrv != nil {
+		so.Problems = append(so.Problems, hooksSrv)
+	}
 	if so.Protected() {
 		authClient, err := kubernetes.NewForConfig(restCfg)
 		if err != nil {

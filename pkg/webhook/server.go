@@ -233,3 +233,17 @@ func (s *Server) Remove(ctx context.Context, owner string) error {
 func (s *Server) RunConfigurations(ctx context.Context) error {
 	return s.conf.run(ctx, s.serving)
 }
+
+// Problem is what keeps this replica from answering admission and
+// conversion requests, for /readyz (server.Problem): "" once its HTTPS
+// server answered its own probe. A replica whose webhook server does not
+// answer yet is not ready, so that a Service routes the API server's calls
+// only to replicas that answer them.
+func (s *Server) Problem() string {
+	select {
+	case <-s.serving:
+		return ""
+	default:
+		return "the webhook server does not answer yet"
+	}
+}
