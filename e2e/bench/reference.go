@@ -50,6 +50,11 @@ type ReferenceResult struct {
 	OperatorCPU, HooksCPU time.Duration
 	// PeakRSS is the reference's VmHWM then.
 	PeakRSS int64
+	// Watched is its heap with Env.Watched objects watched by one
+	// module's binding, measured after the converge as for ours; nil when
+	// not measured. WatchedErr says why it has no figure when it failed.
+	Watched    *Watched
+	WatchedErr string
 }
 
 // RunReference measures the reference binary bin on n generated modules.
@@ -70,7 +75,7 @@ func RunReference(ctx context.Context, env Env, bin string, n int) (res Referenc
 		return res, err
 	}
 	env.progressf("reference N=%d: starting addon-operator v1.5.0", n)
-	stop, pid, started, err := startReference(ctx, bin, dir, cp.Kubeconfig, ns, layout)
+	stop, pid, port, started, err := startReference(ctx, bin, dir, cp.Kubeconfig, ns, layout)
 	if err != nil {
 		return res, err
 	}
@@ -89,18 +94,30 @@ func RunReference(ctx context.Context, env Env, bin string, n int) (res Referenc
 		return res, err
 	}
 	env.progressf("reference N=%d: converged in %s", n, res.Wall.Round(time.Millisecond))
+	if env.Watched > 0 {
+		env.progressf("reference N=%d: creating %d objects watched by module %s", n, env.Watched, layout.Keys[0])
+		w, werr := measureWatched(ctx, client, ns, layout.Keys[0], env.Watched, referenceHeap("http://"+net.JoinHostPort("127.0.0.1", port)))
+		if werr != nil {
+			// The converge's figures stand; this one is reported missing.
+			res.WatchedErr = werr.Error()
+			env.progressf("reference N=%d: watched objects: %v", n, werr)
+		} else {
+			res.Watched = &w
+			env.progressf("reference N=%d: %d watched objects: live heap %s -> %s", n, w.Objects, formatMB(w.HeapBefore), formatMB(w.HeapAfter))
+		}
+	}
 	return res, nil
 }
 
 // startReference starts the reference in dir and returns how to stop it.
-func startReference(ctx context.Context, bin, dir, kubeconfig, ns string, layout Layout) (stop func(), pid int, started time.Time, err error) {
+func startReference(ctx context.Context, bin, dir, kubeconfig, ns string, layout Layout) (stop func(), pid int, metricsPort string, started time.Time, err error) {
 	ports, err := freePorts(ctx, 2)
 	if err != nil {
-		return nil, 0, time.Time{}, err
+		return nil, 0, "", time.Time{}, err
 	}
 	logFile, err := os.Create(filepath.Join(dir, "reference.log"))
 	if err != nil {
-		return nil, 0, time.Time{}, fmt.Errorf("create reference log: %w", err)
+		return nil, 0, "", time.Time{}, fmt.Errorf("create reference log: %w", err)
 	}
 	runCtx, cancel := context.WithCancel(ctx)
 	cmd := exec.CommandContext(runCtx, bin, "start", "--namespace="+ns,
@@ -116,14 +133,14 @@ func startReference(ctx context.Context, bin, dir, kubeconfig, ns string, layout
 	if err := cmd.Start(); err != nil {
 		cancel()
 		_ = logFile.Close()
-		return nil, 0, time.Time{}, fmt.Errorf("start the reference: %w", err)
+		return nil, 0, "", time.Time{}, fmt.Errorf("start the reference: %w", err)
 	}
 	stop = func() {
 		cancel()
 		_ = cmd.Wait()
 		_ = logFile.Close()
 	}
-	return stop, cmd.Process.Pid, started, nil
+	return stop, cmd.Process.Pid, ports[0], started, nil
 }
 
 // waitRendered polls until every module's rendered ConfigMap carries the
@@ -200,6 +217,25 @@ func ReferenceMarkdown(ours []Result, ref []ReferenceResult) string {
 		fmt.Fprintf(&b, "| %d | %s | %s | %.1fx | %s | %s | %s | %s |\n", r.N, formatDuration(o.Wall), formatDuration(r.Wall),
 			float64(r.Wall)/float64(o.Wall), formatDuration(o.OperatorCPU+o.HooksCPU), formatDuration(r.OperatorCPU+r.HooksCPU),
 			formatMB(o.PeakRSS), formatMB(r.PeakRSS))
+	}
+	for _, r := range ref {
+		var o *Watched
+		for i := range ours {
+			if ours[i].N == r.N {
+				o = ours[i].Watched
+			}
+		}
+		switch {
+		case r.Watched != nil:
+			fmt.Fprintf(&b, "\nN=%d, %d objects watched by one binding, live heap difference: reference %s (%s -> %s, listed after %s)",
+				r.N, r.Watched.Objects, formatMB(r.Watched.HeapAfter-r.Watched.HeapBefore), formatMB(r.Watched.HeapBefore), formatMB(r.Watched.HeapAfter), formatDuration(r.Watched.Wall))
+			if o != nil {
+				fmt.Fprintf(&b, ", ours %s (listed after %s)", formatMB(o.HeapAfter-o.HeapBefore), formatDuration(o.Wall))
+			}
+			b.WriteString(".\n")
+		case r.WatchedErr != "":
+			fmt.Fprintf(&b, "\nN=%d, watched objects on the reference: no figure (%s).\n", r.N, r.WatchedErr)
+		}
 	}
 	return b.String()
 }

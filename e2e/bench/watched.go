@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/common/model"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 )
 
 // Watched is the operator's heap with many watched objects.
@@ -38,13 +39,20 @@ const watchedCreators = 8
 // watches, waits until the module's rendered ConfigMap lists the last
 // one, and reads the operator's live heap before and after.
 func (s *session) watchedObjects(ctx context.Context, key string, count int) (Watched, error) {
+	return measureWatched(ctx, s.client, s.ns, key, count, s.liveHeap)
+}
+
+// measureWatched creates count ConfigMaps in ns that key's kubernetes hook
+// watches, waits until the module's rendered ConfigMap lists the last
+// one, and reads the live heap with heap before and after.
+func measureWatched(ctx context.Context, client kubernetes.Interface, ns, key string, count int, heap func(context.Context) (int64, error)) (Watched, error) {
 	w := Watched{Objects: count}
 	var err error
-	if w.HeapBefore, err = s.liveHeap(ctx); err != nil {
+	if w.HeapBefore, err = heap(ctx); err != nil {
 		return w, err
 	}
 	start := time.Now()
-	if err := s.createWatched(ctx, key, count); err != nil {
+	if err := createWatched(ctx, client, ns, key, count); err != nil {
 		return w, err
 	}
 	last := "w" + strconv.Itoa(count-1)
@@ -53,7 +61,7 @@ func (s *session) watchedObjects(ctx context.Context, key string, count int) (Wa
 	tick := time.NewTicker(referencePoll)
 	defer tick.Stop()
 	for {
-		cm, err := s.client.CoreV1().ConfigMaps(s.ns).Get(wctx, key, metav1.GetOptions{})
+		cm, err := client.CoreV1().ConfigMaps(ns).Get(wctx, key, metav1.GetOptions{})
 		if err == nil && hasWord(cm.Data[KeyWatched], last) {
 			break
 		}
@@ -64,7 +72,7 @@ func (s *session) watchedObjects(ctx context.Context, key string, count int) (Wa
 		}
 	}
 	w.Wall = time.Since(start)
-	w.HeapAfter, err = s.liveHeap(ctx)
+	w.HeapAfter, err = heap(ctx)
 	return w, err
 }
 
@@ -77,8 +85,8 @@ func hasWord(s, word string) bool {
 	return false
 }
 
-// createWatched creates ConfigMaps w0..w<count-1> labelled for key.
-func (s *session) createWatched(ctx context.Context, key string, count int) error {
+// createWatched creates ConfigMaps w0..w<count-1> in ns labelled for key.
+func createWatched(ctx context.Context, client kubernetes.Interface, ns, key string, count int) error {
 	next := make(chan int)
 	errs := make([]error, watchedCreators)
 	var wg sync.WaitGroup
@@ -89,7 +97,7 @@ func (s *session) createWatched(ctx context.Context, key string, count int) erro
 					ObjectMeta: metav1.ObjectMeta{Name: "watched-many-" + strconv.Itoa(i), Labels: map[string]string{WatchLabel: key}},
 					Data:       map[string]string{"value": "w" + strconv.Itoa(i)},
 				}
-				if _, err := s.client.CoreV1().ConfigMaps(s.ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil && errs[c] == nil {
+				if _, err := client.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil && errs[c] == nil {
 					errs[c] = fmt.Errorf("create watched ConfigMap %d: %w", i, err)
 				}
 			}
@@ -107,6 +115,29 @@ func (s *session) createWatched(ctx context.Context, key string, count int) erro
 	close(next)
 	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// referenceHeap forces a GC in the reference (its pprof heap profile with
+// gc=1, which its HTTP server serves at /debug/pprof) and reads
+// go_memstats_heap_alloc_bytes from its /metrics, as liveHeap does for ours.
+func referenceHeap(base string) func(context.Context) (int64, error) {
+	client := &http.Client{Timeout: scrapeTimeout}
+	return func(ctx context.Context) (int64, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/debug/pprof/heap?gc=1", http.NoBody)
+		if err != nil {
+			return 0, fmt.Errorf("reference heap profile: %w", err)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return 0, fmt.Errorf("reference heap profile: %w", err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return 0, fmt.Errorf("reference heap profile: status %d", resp.StatusCode)
+		}
+		return scrapeHeap(ctx, client, base+"/metrics")
+	}
 }
 
 // liveHeap forces a GC in the operator (its heap profile with gc=1, over
@@ -130,11 +161,16 @@ func (s *session) liveHeap(ctx context.Context) (int64, error) {
 	if resp.StatusCode != http.StatusOK {
 		return 0, fmt.Errorf("heap profile: status %d", resp.StatusCode)
 	}
-	mreq, err := http.NewRequestWithContext(ctx, http.MethodGet, s.metrics.url, http.NoBody)
+	return scrapeHeap(ctx, s.metrics.client, s.metrics.url)
+}
+
+// scrapeHeap reads go_memstats_heap_alloc_bytes from the metrics at url.
+func scrapeHeap(ctx context.Context, client *http.Client, url string) (int64, error) {
+	mreq, err := http.NewRequestWithContext(ctx, http.MethodGet, url, http.NoBody)
 	if err != nil {
 		return 0, fmt.Errorf("scrape heap: %w", err)
 	}
-	mresp, err := s.metrics.client.Do(mreq)
+	mresp, err := client.Do(mreq)
 	if err != nil {
 		return 0, fmt.Errorf("scrape heap: %w", err)
 	}
