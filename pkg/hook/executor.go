@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/addon-operator/addon-operator/pkg/logkey"
@@ -23,8 +24,9 @@ const (
 )
 
 // Executor runs hooks and enabled scripts as child processes speaking the
-// file protocol. The zero value is ready to use. It holds configuration only
-// and is safe for concurrent use.
+// file protocol. The zero value is ready to use. It holds configuration and
+// a pool of buffers, is safe for concurrent use and must not be copied
+// after first use.
 type Executor struct {
 	// Logger receives the processes' output lines; nil discards them.
 	Logger *slog.Logger
@@ -49,6 +51,10 @@ type Executor struct {
 	// the rest is counted and reported in one warning. Zero means no
 	// bound. The stderr tail of a failed run is kept regardless.
 	MaxLogBytes int64
+
+	// copyBufs are the buffers processes' output is read with; the zero
+	// pool is ready to use.
+	copyBufs sync.Pool
 }
 
 // RunKind selects the protocol of a Run.

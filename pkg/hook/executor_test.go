@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"maps"
 	"os"
@@ -411,5 +412,28 @@ func TestRunLogLimit(t *testing.T) {
 				t.Errorf("dropped bytes = %v, want %v", dropped, tt.wantDropped)
 			}
 		})
+	}
+}
+
+// TestConfigOutputLargerThanACopyBuffer: output many times the pooled
+// copy buffer arrives whole and in order, run after run.
+func TestConfigOutputLargerThanACopyBuffer(t *testing.T) {
+	e, _, _ := testExecutor(t)
+	path := writeScript(t, t.TempDir(), "hook.sh", `i=0; while [ $i -lt 4000 ]; do echo "# line $i of the config"; i=$((i+1)); done`)
+	var want strings.Builder
+	for i := range 4000 {
+		fmt.Fprintf(&want, "# line %d of the config\n", i)
+	}
+	if want.Len() < 8*copyBufSize {
+		t.Fatalf("the test output (%d bytes) should span several copy buffers (%d)", want.Len(), copyBufSize)
+	}
+	for run := range 3 {
+		data, err := e.Config(t.Context(), path)
+		if err != nil {
+			t.Fatalf("run %d: Config: %v", run, err)
+		}
+		if string(data) != want.String() {
+			t.Fatalf("run %d: %d bytes back, want the %d written, in order", run, len(data), want.Len())
+		}
 	}
 }

