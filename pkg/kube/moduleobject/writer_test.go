@@ -97,7 +97,12 @@ func startRig(t *testing.T, opts Options, objs ...runtime.Object) *rig {
 	ctx, cancel := context.WithCancel(t.Context())
 	r.cancel = cancel
 	go func() { r.done <- r.w.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-r.done })
+	t.Cleanup(func() {
+		cancel()
+		if err := <-r.done; err != nil {
+			t.Errorf("Run = %v", err)
+		}
+	})
 	r.eventually("the writer started", func() bool {
 		r.w.mu.Lock()
 		defer r.w.mu.Unlock()

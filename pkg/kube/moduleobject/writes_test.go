@@ -46,6 +46,7 @@ func TestWritesPerModuleRun(t *testing.T) {
 // simulateRuns runs a Writer in a synctest bubble and returns the status
 // writes per module of one round of runs after the objects were created.
 func simulateRuns(t *testing.T, n int, run time.Duration, converge bool) float64 {
+	t.Helper()
 	log := &apiLog{}
 	w := New(Options{Dynamic: fakeAPI(t, log), Namespace: "ns"})
 	ctx, cancel := context.WithCancel(t.Context())
@@ -71,13 +72,13 @@ func simulateRuns(t *testing.T, n int, run time.Duration, converge bool) float64
 			for _, name := range batch {
 				w.Update(State{Name: name, Enabled: true, Phase: status.PhaseRunning})
 			}
-			time.Sleep(run)
+			<-time.After(run)
 			for _, name := range batch {
 				w.Update(State{Name: name, Enabled: true, Phase: status.PhaseReady, LastRun: time.Now(), LastRunDuration: run})
 			}
 		}
 		w.Hold(false)
-		time.Sleep(time.Minute) // virtual: every write is sent
+		<-time.After(time.Minute) // virtual time: every write is sent
 		synctest.Wait()
 	}
 	w.Prune(names)
