@@ -311,8 +311,8 @@ func (w *Writer) processNext(ctx context.Context, q workqueue.TypedRateLimitingI
 	defer q.Done(name)
 	defer w.handled.Add(1)
 	if err := w.handle(ctx, q, name); err != nil {
-		if w.turnOff(err) {
-			return true
+		if w.turnOff(err) || w.off.Load() {
+			return true // Run stops the workers
 		}
 		w.opts.Logger.Warn("module object not written, will retry", slog.String(logkey.Module, name), logkey.Err(err))
 		q.AddRateLimited(name)
