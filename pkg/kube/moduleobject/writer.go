@@ -277,9 +277,17 @@ func (w *Writer) Run(ctx context.Context) error {
 		cancel()
 		q.ShutDown()
 		wg.Wait()
-		return nil
 	case <-ctx.Done():
+		w.drain(wctx, cancel, q, &wg)
 	}
+	return nil
+}
+
+// drain ends Run: later changes are not recorded, the workers write the
+// keys already queued (the waiting ones are dropped), then flushRest
+// writes every state still not written; cancel ends the writes when
+// FlushTimeout is up.
+func (w *Writer) drain(ctx context.Context, cancel context.CancelFunc, q workqueue.TypedRateLimitingInterface[string], workers *sync.WaitGroup) {
 	w.mu.Lock()
 	w.closing = true
 	w.mu.Unlock()
@@ -293,12 +301,11 @@ func (w *Writer) Run(ctx context.Context) error {
 		case <-done:
 		}
 	})
-	q.ShutDown() // the workers write the keys queued, the waiting ones are dropped
-	wg.Wait()
-	w.flushRest(wctx)
+	q.ShutDown()
+	workers.Wait()
+	w.flushRest(ctx)
 	close(done)
 	timer.Wait()
-	return nil
 }
 
 // processNext handles one key of the queue; false once the queue is shut

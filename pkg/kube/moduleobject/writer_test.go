@@ -329,3 +329,22 @@ func TestWriterOffWithoutCRD(t *testing.T) {
 		t.Error("a writer that is off wrote or handed out a reference")
 	}
 }
+
+// TestWriterOffWhenAWriteIsForbidden: a 403 on a write turns the writer
+// off and Run returns.
+func TestWriterOffWhenAWriteIsForbidden(t *testing.T) {
+	r := startRig(t, Options{})
+	r.w.opts.Dynamic.(*fake.FakeDynamicClient).PrependReactor("patch", "modules", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(v1.ModulesResource().GroupResource(), "a", errors.New("no rights"))
+	})
+	r.w.Prune([]string{"a"})
+	r.w.Update(state(status.PhaseReady))
+	r.clk.Step(time.Second)
+	if err := <-r.done; err != nil {
+		t.Fatalf("Run = %v, want nil", err)
+	}
+	r.done <- nil // for the cleanup
+	if _, ok := r.w.Ref("a"); ok {
+		t.Error("a writer that is off handed out a reference")
+	}
+}
