@@ -2,7 +2,6 @@ package moduleobject
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"maps"
 	"slices"
@@ -12,18 +11,13 @@ import (
 
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 
 	v1 "github.com/addon-operator/addon-operator/pkg/apis/v1alpha1"
 	"github.com/addon-operator/addon-operator/pkg/logkey"
-	"github.com/addon-operator/addon-operator/pkg/status"
 )
 
 // FieldManager is the server-side apply field manager of the operator's
@@ -36,10 +30,17 @@ const NamespaceLabel = "addon-operator.io/namespace"
 
 // Defaults of Options.
 const (
-	DefaultInterval = 500 * time.Millisecond
-	DefaultHoldMax  = 10 * time.Second
-	DefaultWorkers  = 4
-	retryDelay      = 5 * time.Second
+	// DefaultInterval is longer than most module runs that find nothing
+	// to do (tens to hundreds of milliseconds), so such a run is one
+	// write of its end state, and short enough that a person watching
+	// kubectl sees a run begin.
+	DefaultInterval     = 500 * time.Millisecond
+	DefaultHoldMax      = 10 * time.Second
+	DefaultWorkers      = 4
+	DefaultFlushTimeout = 5 * time.Second
+	retryDelay          = 5 * time.Second
+	retryMaxDelay       = 5 * time.Minute
+	retryBaseDelay      = time.Second
 )
 
 // Options configure a Writer.
@@ -47,16 +48,20 @@ type Options struct {
 	Dynamic dynamic.Interface
 	// Namespace is the operator's namespace, the value of NamespaceLabel.
 	Namespace string
-	// Interval is how long changes are collected before they are written:
-	// a burst of changes to one module is one write.
+	// Interval is how long a module's changes are collected, from the
+	// first one not yet written, before its latest state is written: a
+	// run shorter than that is one write of how it ended.
 	Interval time.Duration
-	// HoldMax is how long changes are collected at most while the
-	// operator holds writes (Hold): during a converge.
+	// HoldMax is how long a module's changes are collected at most while
+	// the operator holds writes (Hold): during a converge.
 	HoldMax time.Duration
 	// Workers is how many writes may be in flight at once.
 	Workers int
-	Clock   clock.Clock
-	Logger  *slog.Logger
+	// FlushTimeout bounds the writes of the states not yet written when
+	// Run's context ends.
+	FlushTimeout time.Duration
+	Clock        clock.WithTicker
+	Logger       *slog.Logger
 	// Metrics counts the writes; nil counts none.
 	Metrics writeMetrics
 	// ConfigSource, when set, names the configuration source that a
@@ -76,27 +81,31 @@ type objRef struct {
 	gen int64
 }
 
-// Writer keeps the Module objects. Update and Prune only record what is
-// wanted and return at once; Run owns every API call. The maps are guarded
-// by mu: Update's callers and Run's workers share them.
+// Writer keeps the Module objects. Update, Prune and Hold only record
+// what is wanted and return at once; Run's workers send every API call.
+// Each module is one key of a client-go rate-limited delaying queue, so
+// one module's writes never overlap and keep their order, a failed one is
+// retried with exponential backoff, and a module's changes wait Interval
+// (HoldMax while held) from the first one not yet written. The maps are
+// guarded by mu: Update's callers and Run's workers share them.
 type Writer struct {
-	opts Options
-	res  dynamic.NamespaceableResourceInterface
-	wake chan struct{}
-	off  atomic.Bool
-	// held defers writes (Hold); release wakes the writer when it ends.
-	held    atomic.Bool
-	release chan struct{}
+	opts  Options
+	res   dynamic.NamespaceableResourceInterface
+	off   atomic.Bool
+	offCh chan struct{} // closed when objects turn off
 
 	mu      sync.Mutex
+	queue   workqueue.TypedRateLimitingInterface[string] // nil outside Run
+	held    bool
+	closing bool // Run's context ended: later changes are not written
 	want    map[string]State
-	dirty   map[string]bool
-	keep    map[string]bool // modules whose objects stay; nil until Prune
-	pruned  bool            // keep was applied
+	since   map[string]time.Time // a module's first change not yet written
+	keep    map[string]bool      // modules whose objects stay; nil until Prune
 	objs    map[string]objRef
 	written map[string]v1.ModuleStatus
 
-	writes atomic.Int64
+	writes  atomic.Int64
+	handled atomic.Int64 // queue keys handled, for tests
 }
 
 // New returns a Writer; nothing is written before Run.
@@ -110,6 +119,9 @@ func New(opts Options) *Writer {
 	if opts.HoldMax <= 0 {
 		opts.HoldMax = DefaultHoldMax
 	}
+	if opts.FlushTimeout <= 0 {
+		opts.FlushTimeout = DefaultFlushTimeout
+	}
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
 	}
@@ -117,20 +129,35 @@ func New(opts Options) *Writer {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	return &Writer{
-		opts: opts, res: opts.Dynamic.Resource(v1.ModulesResource()), wake: make(chan struct{}, 1), release: make(chan struct{}, 1),
-		want: map[string]State{}, dirty: map[string]bool{}, objs: map[string]objRef{}, written: map[string]v1.ModuleStatus{},
+		opts: opts, res: opts.Dynamic.Resource(v1.ModulesResource()), offCh: make(chan struct{}),
+		want: map[string]State{}, since: map[string]time.Time{}, objs: map[string]objRef{}, written: map[string]v1.ModuleStatus{},
 	}
 }
 
-// Update records a module's new state; Run writes it. It never blocks.
+// Update records a module's new state; Run writes the latest state of a
+// module Interval after its first change not yet written. It never blocks.
 func (w *Writer) Update(s State) {
 	if w.off.Load() {
 		return
 	}
 	w.mu.Lock()
-	w.want[s.Name], w.dirty[s.Name] = s, true
+	if w.closing {
+		w.mu.Unlock()
+		return
+	}
+	w.want[s.Name] = s
+	_, pending := w.since[s.Name]
+	if !pending {
+		w.since[s.Name] = w.opts.Clock.Now()
+	}
+	q := w.queue
+	if w.keep == nil {
+		q = nil // nothing is written before the first Prune
+	}
 	w.mu.Unlock()
-	w.notify()
+	if q != nil && !pending {
+		q.AddAfter(s.Name, w.opts.Interval)
+	}
 }
 
 // Prune says which modules exist: the objects of every other module (of
@@ -139,25 +166,56 @@ func (w *Writer) Update(s State) {
 // enabled, so that objects do not show a start-up state for a moment.
 func (w *Writer) Prune(modules []string) {
 	w.mu.Lock()
-	w.keep, w.pruned = map[string]bool{}, false
+	w.keep = map[string]bool{}
 	for _, m := range modules {
 		w.keep[m] = true
 	}
+	q := w.queue
 	w.mu.Unlock()
-	w.notify()
+	if q != nil {
+		w.enqueuePending(q)
+	}
 }
 
-// Hold defers writes while on is true, for HoldMax at most between two
-// writes: the operator holds them during a converge, whose module runs
-// need the API server more, and releases them at its end, when what
-// changed is written at once. It never blocks.
+// Hold defers writes while on is true, each module's for HoldMax at most
+// after its first change not yet written: the operator holds them during
+// a converge, whose module runs need the API server more, and releases
+// them at its end, when what changed is written at once. It never blocks.
 func (w *Writer) Hold(on bool) {
-	w.held.Store(on)
-	if !on {
-		select {
-		case w.release <- struct{}{}:
-		default:
+	w.mu.Lock()
+	w.held = on
+	q := w.queue
+	var names []string
+	if !on && w.keep != nil {
+		names = slices.Collect(maps.Keys(w.since))
+	}
+	w.mu.Unlock()
+	if q != nil {
+		for _, name := range names {
+			q.Add(name)
 		}
+	}
+}
+
+// enqueuePending queues the deletion of the objects of gone modules and
+// the writes of every change not yet written.
+func (w *Writer) enqueuePending(q workqueue.TypedRateLimitingInterface[string]) {
+	w.mu.Lock()
+	var gone, dirty []string
+	if w.keep != nil {
+		for name := range w.objs {
+			if !w.keep[name] {
+				gone = append(gone, name)
+			}
+		}
+		dirty = slices.Collect(maps.Keys(w.since))
+	}
+	w.mu.Unlock()
+	for _, name := range gone {
+		q.Add(name)
+	}
+	for _, name := range dirty {
+		q.AddAfter(name, w.opts.Interval)
 	}
 }
 
@@ -184,270 +242,153 @@ func (w *Writer) Ref(module string) (*corev1.ObjectReference, bool) {
 	return &corev1.ObjectReference{APIVersion: v1.APIVersion, Kind: v1.KindModule, Name: module, UID: r.uid}, true
 }
 
-func (w *Writer) notify() {
-	select {
-	case w.wake <- struct{}{}:
-	default:
-	}
-}
-
-// Run reads the existing objects, then writes what Update and Prune
-// asked for until ctx ends. Without the CRD or the right to list Module
-// objects it says so once and returns nil: the operator runs without them.
+// Run reads the existing objects, then writes what Update and Prune ask
+// for until ctx ends. Then it writes, within FlushTimeout, every state
+// recorded before ctx ended and not yet written, held or not, so the
+// objects do not keep showing a run that ended; changes recorded after
+// that (the cancelled runs of a shutdown) are not written. Without the CRD
+// or the right to list Module objects it says so once and returns nil:
+// the operator runs without them.
 func (w *Writer) Run(ctx context.Context) error {
 	if !w.start(ctx) {
 		return nil
 	}
-	var retry <-chan time.Time
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-w.wake:
-		case <-retry:
-		}
-		if !w.collect(ctx) {
-			return nil
-		}
-		retry = nil
-		if !w.pruneAsked() {
-			continue // wait for the first Prune
-		}
-		if failed := w.flush(ctx); failed && !w.off.Load() {
-			retry = w.opts.Clock.After(retryDelay)
-		}
-		if w.off.Load() {
-			return nil
-		}
-	}
-}
-
-func (w *Writer) pruneAsked() bool {
+	q := workqueue.NewTypedRateLimitingQueueWithConfig(
+		workqueue.NewTypedItemExponentialFailureRateLimiter[string](retryBaseDelay, retryMaxDelay),
+		workqueue.TypedRateLimitingQueueConfig[string]{Name: "module-objects", Clock: w.opts.Clock})
+	defer q.ShutDown()
 	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.keep != nil
-}
+	w.queue = q
+	w.mu.Unlock()
+	w.enqueuePending(q)
 
-// collect waits for the rest of a burst: Interval, or while writes are
-// held until they are released or HoldMax passed. It reports false when
-// ctx ended.
-func (w *Writer) collect(ctx context.Context) bool {
-	held := w.held.Load()
-	wait := w.opts.Interval
-	if held {
-		wait = w.opts.HoldMax
-	}
-	until := w.opts.Clock.After(wait)
-	for {
-		select {
-		case <-ctx.Done():
-			return false
-		case <-until:
-			if !held && w.held.Load() {
-				// A hold began while the burst was collected: it holds
-				// these changes too.
-				held, until = true, w.opts.Clock.After(w.opts.HoldMax)
-				continue
+	// Writes outlive ctx by FlushTimeout at most, for the final flush.
+	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	var wg sync.WaitGroup
+	for range w.opts.Workers {
+		wg.Go(func() {
+			for w.processNext(wctx, q) {
 			}
-			return true
-		case <-w.release:
-			if !w.held.Load() {
-				return true
-			}
-		}
+		})
 	}
+	select {
+	case <-w.offCh:
+		cancel()
+		q.ShutDown()
+		wg.Wait()
+	case <-ctx.Done():
+		w.drain(wctx, cancel, q, &wg)
+	}
+	return nil
 }
 
-// start lists this operator's objects until it can, remembering them; it
-// reports false when objects are off for good or ctx ended.
-func (w *Writer) start(ctx context.Context) bool {
-	for {
-		list, err := w.res.List(ctx, metav1.ListOptions{LabelSelector: NamespaceLabel + "=" + w.opts.Namespace})
-		if err == nil {
-			w.remember(list.Items)
-			return true
-		}
-		if w.turnOff(err) {
-			return false
-		}
-		w.opts.Logger.Warn("module objects not listed, will retry", logkey.Err(err))
+// drain ends Run: later changes are not recorded, the workers write the
+// keys already queued (the waiting ones are dropped), then flushRest
+// writes every state still not written; cancel ends the writes when
+// FlushTimeout is up.
+func (w *Writer) drain(ctx context.Context, cancel context.CancelFunc, q workqueue.TypedRateLimitingInterface[string], workers *sync.WaitGroup) {
+	w.mu.Lock()
+	w.closing = true
+	w.mu.Unlock()
+	timeUp := w.opts.Clock.After(w.opts.FlushTimeout)
+	done := make(chan struct{})
+	var timer sync.WaitGroup
+	timer.Go(func() {
 		select {
-		case <-ctx.Done():
-			return false
-		case <-w.opts.Clock.After(retryDelay):
+		case <-timeUp:
+			cancel()
+		case <-done:
 		}
-	}
+	})
+	q.ShutDown()
+	workers.Wait()
+	w.flushRest(ctx)
+	close(done)
+	timer.Wait()
 }
 
-// turnOff switches objects off, with one log line, when err says the CRD
-// is missing or the operator may not use it.
-func (w *Writer) turnOff(err error) bool {
-	var reason string
-	switch {
-	case apierrors.IsNotFound(err):
-		reason = "the CustomResourceDefinition modules." + v1.Group + " is not installed"
-	case apierrors.IsForbidden(err):
-		reason = "the operator may not list, create, patch or delete modules." + v1.Group
-	default:
+// processNext handles one key of the queue; false once the queue is shut
+// down and empty.
+func (w *Writer) processNext(ctx context.Context, q workqueue.TypedRateLimitingInterface[string]) bool {
+	name, shutdown := q.Get()
+	if shutdown {
 		return false
 	}
-	if !w.off.Swap(true) {
-		w.opts.Logger.Warn("module objects off: modules are not shown as Module objects; the operator works on without them",
-			slog.String(logkey.Reason, reason), logkey.Err(err))
+	defer q.Done(name)
+	defer w.handled.Add(1)
+	if err := w.handle(ctx, q, name); err != nil {
+		if w.turnOff(err) || w.off.Load() {
+			return true // Run stops the workers
+		}
+		w.opts.Logger.Warn("module object not written, will retry", slog.String(logkey.Module, name), logkey.Err(err))
+		q.AddRateLimited(name)
+		return true
 	}
+	q.Forget(name)
 	return true
 }
 
-func (w *Writer) remember(items []unstructured.Unstructured) {
+// handle deletes the object of a gone module, or writes a module's latest
+// state unless writes are held and its first change is younger than
+// HoldMax, in which case it comes back when that age is reached.
+func (w *Writer) handle(ctx context.Context, q workqueue.TypedRateLimitingInterface[string], name string) error {
 	w.mu.Lock()
-	defer w.mu.Unlock()
-	for i := range items {
-		u := &items[i]
-		w.objs[u.GetName()] = objRef{uid: u.GetUID(), gen: u.GetGeneration()}
-		var m v1.Module
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &m); err == nil {
-			w.written[u.GetName()] = m.Status
+	if w.keep != nil && !w.keep[name] {
+		_, exists := w.objs[name]
+		w.mu.Unlock()
+		if !exists {
+			return nil
+		}
+		return w.remove(ctx, name)
+	}
+	since, pending := w.since[name]
+	if !pending {
+		w.mu.Unlock()
+		return nil // written already
+	}
+	if w.held && !w.closing {
+		if left := since.Add(w.opts.HoldMax).Sub(w.opts.Clock.Now()); left > 0 {
+			w.mu.Unlock()
+			q.AddAfter(name, left)
+			return nil
 		}
 	}
-}
-
-// flush prunes when asked and writes every dirty module; it reports
-// whether some write failed (those modules stay dirty).
-func (w *Writer) flush(ctx context.Context) bool {
-	w.mu.Lock()
-	names := slices.Sorted(maps.Keys(w.dirty))
-	clear(w.dirty)
-	var gone []string
-	if w.keep != nil && !w.pruned {
-		w.pruned = true
-		for name := range w.objs {
-			if !w.keep[name] {
-				gone = append(gone, name)
-			}
-		}
-	}
+	s := w.want[name]
+	delete(w.since, name)
 	w.mu.Unlock()
-	var failed atomic.Bool
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(w.opts.Workers)
-	for _, name := range gone {
-		g.Go(func() error {
-			if err := w.remove(gctx, name); err != nil {
-				failed.Store(true)
-			}
-			return nil
-		})
-	}
-	for _, name := range names {
-		g.Go(func() error {
-			if err := w.write(gctx, name); err != nil && ctx.Err() == nil {
-				failed.Store(true)
-				w.mu.Lock()
-				w.dirty[name] = true
-				w.mu.Unlock()
-				if !w.turnOff(err) {
-					w.opts.Logger.Warn("module object not written, will retry", slog.String(logkey.Module, name), logkey.Err(err))
-				}
-			}
-			return nil
-		})
-	}
-	_ = g.Wait() // the workers return nil
-	return failed.Load()
-}
-
-func (w *Writer) remove(ctx context.Context, name string) error {
-	err := w.res.Delete(ctx, name, metav1.DeleteOptions{})
-	if err != nil && !apierrors.IsNotFound(err) {
-		w.opts.Logger.Warn("module object of a gone module not deleted", slog.String(logkey.Module, name), logkey.Err(err))
+	if err := w.write(ctx, name, s); err != nil {
 		w.mu.Lock()
-		w.pruned = false
+		w.since[name] = since // the oldest unwritten change stays the reference
 		w.mu.Unlock()
 		return err
 	}
-	if err == nil {
-		w.wrote("delete")
-	}
-	w.mu.Lock()
-	delete(w.objs, name)
-	delete(w.written, name)
-	w.mu.Unlock()
-	w.opts.Logger.Info("module object of a gone module deleted", slog.String(logkey.Module, name))
 	return nil
 }
 
-// write brings one module's object up to its wanted state: it creates the
-// object when it is not known and applies the status when it differs from
-// the last one written.
-func (w *Writer) write(ctx context.Context, name string) error {
-	for attempt := 0; ; attempt++ {
-		w.mu.Lock()
-		s := w.want[name]
-		if s.By == status.SourceConfigMap && w.opts.ConfigSource != nil {
-			s.By = status.Source(w.opts.ConfigSource())
-		}
-		ref, known := w.objs[name]
-		prev := w.written[name]
-		w.mu.Unlock()
-		if !known {
-			var err error
-			if ref, err = w.create(ctx, name); err != nil {
-				return err
+// flushRest writes, after the workers stopped, every state not yet
+// written; it logs once how many failed.
+func (w *Writer) flushRest(ctx context.Context) {
+	w.mu.Lock()
+	var names []string
+	if w.keep != nil && !w.off.Load() {
+		names = slices.Sorted(maps.Keys(w.since))
+	}
+	w.mu.Unlock()
+	var failed atomic.Int64
+	g := errgroup.Group{}
+	g.SetLimit(w.opts.Workers)
+	for _, name := range names {
+		g.Go(func() error {
+			if err := w.handle(ctx, nil, name); err != nil {
+				failed.Add(1)
 			}
-		}
-		st := Compute(s, ref.gen, prev.Conditions, w.opts.Clock.Now())
-		if apiequality.Semantic.DeepEqual(st, prev) {
 			return nil
-		}
-		err := w.applyStatus(ctx, name, st)
-		if apierrors.IsNotFound(err) && attempt == 0 {
-			// Deleted by someone: create it again.
-			w.mu.Lock()
-			delete(w.objs, name)
-			delete(w.written, name)
-			w.mu.Unlock()
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		w.mu.Lock()
-		w.written[name] = st
-		w.mu.Unlock()
-		return nil
+		})
 	}
-}
-
-func (w *Writer) create(ctx context.Context, name string) (objRef, error) {
-	u := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": v1.APIVersion, "kind": v1.KindModule,
-		"metadata": map[string]any{"name": name, "labels": map[string]any{
-			NamespaceLabel: w.opts.Namespace, "app.kubernetes.io/managed-by": "addon-operator",
-		}},
-	}}
-	got, err := w.res.Apply(ctx, name, u, metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
-	if err != nil {
-		return objRef{}, fmt.Errorf("create module object %s: %w", name, err)
+	_ = g.Wait() // the writes return nil
+	if n := failed.Load(); n > 0 {
+		w.opts.Logger.Warn("module objects not written at shutdown: they show an earlier state until the next start",
+			slog.Int64(logkey.Count, n))
 	}
-	w.wrote("create")
-	ref := objRef{uid: got.GetUID(), gen: got.GetGeneration()}
-	w.mu.Lock()
-	w.objs[name] = ref
-	w.mu.Unlock()
-	return ref, nil
-}
-
-func (w *Writer) applyStatus(ctx context.Context, name string, st v1.ModuleStatus) error {
-	m := v1.Module{TypeMeta: metav1.TypeMeta{APIVersion: v1.APIVersion, Kind: v1.KindModule}, ObjectMeta: metav1.ObjectMeta{Name: name}, Status: st}
-	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&m)
-	if err != nil {
-		return fmt.Errorf("encode module object %s: %w", name, err)
-	}
-	delete(obj["metadata"].(map[string]any), "creationTimestamp")
-	_, err = w.res.ApplyStatus(ctx, name, &unstructured.Unstructured{Object: obj}, metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
-	if err != nil {
-		return fmt.Errorf("apply status of module object %s: %w", name, err)
-	}
-	w.wrote("status")
-	return nil
 }
