@@ -49,6 +49,7 @@ func (c *Client) ClaimUnlabeled(ctx context.Context) ([]string, error) {
 		if err := cfg.Releases.Update(rel); err != nil {
 			return nil, fmt.Errorf("adopt release %q: %w", rel.Name, err)
 		}
+		c.relabelled.Store(true)
 		c.logAdopted(ctx, rel)
 	}
 	slices.Sort(names)
