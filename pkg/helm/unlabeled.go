@@ -16,8 +16,8 @@ import (
 // as the operator's, as an upgrade by Apply would, logs each at info level,
 // and returns none: Owned lists them from then on, so they are upgraded or
 // purged like releases the operator made. Without it nothing is changed and
-// their sorted names are returned. Like Owned it decodes every release
-// record in the namespace.
+// their sorted names are returned. Unlike Owned it decodes every release
+// record in the namespace, once at startup.
 func (c *Client) ClaimUnlabeled(ctx context.Context) ([]string, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("list unlabeled releases: %w", err)
