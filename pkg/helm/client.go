@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -56,11 +57,15 @@ type Client struct {
 	// records is Options.Records, nil when none; recordsSyncWait bounds
 	// the wait for its sync. lister lists the records with one request;
 	// nil when the Client has no cluster (tests). relabelled is set by
-	// ClaimUnlabeled when it changed records' labels.
+	// ClaimUnlabeled when it changed records' labels. uninstalled holds
+	// the releases Uninstall removed that the watch may still show; guarded
+	// by uninstalledMu.
 	records         ReleaseRecords
 	recordsSyncWait time.Duration
 	lister          ReleaseRecords
 	relabelled      atomic.Bool
+	uninstalledMu   sync.Mutex
+	uninstalled     map[string]bool
 }
 
 // Status is the state of a release's last revision.
@@ -191,12 +196,12 @@ func (c *Client) Owned(ctx context.Context) ([]string, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("list owned releases: %w", err)
 	}
-	records, ok, err := c.recordLabels(ctx)
+	owned, ok, err := c.ownedFromRecords(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list owned releases: %w", err)
 	}
 	if ok {
-		return ownedOf(records), nil
+		return owned, nil
 	}
 	cfg, err := c.config(ctx, "")
 	if err != nil {
@@ -244,6 +249,7 @@ func (c *Client) Uninstall(ctx context.Context, name string) (bool, error) {
 	uninstall := action.NewUninstall(cfg)
 	uninstall.Timeout = c.timeout
 	_, err = uninstall.Run(name)
+	c.noteUninstalled(name)
 	if slices.ContainsFunc(history, func(r *release.Release) bool { return extendsAPI(r.Manifest) }) {
 		c.refreshDiscovery()
 	}

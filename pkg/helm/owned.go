@@ -39,19 +39,17 @@ type ReleaseRecords interface {
 	RecordLabels(ctx context.Context) ([]map[string]string, error)
 }
 
-// recordLabels returns the labels of the namespace's release records, from
-// the watch (Options.Records) when it has synced in time, else from one
-// metadata LIST; ok is false when the Client has neither (a test's memory
-// driver). After ClaimUnlabeled relabelled records, the next call lists
-// them, so that it sees the labels the watch may not have yet.
-func (c *Client) recordLabels(ctx context.Context) (labels []map[string]string, ok bool, err error) {
+// ownedFromRecords answers Owned from the records' labels; ok is false
+// when the Client can read none (a test's memory driver).
+func (c *Client) ownedFromRecords(ctx context.Context) (owned []string, ok bool, err error) {
 	relabelled := c.relabelled.Swap(false)
 	if c.records != nil && !relabelled {
 		wait, cancel := context.WithTimeout(ctx, c.recordsSyncWait)
 		labels, err := c.records.RecordLabels(wait)
 		cancel()
 		if err == nil {
-			return labels, true, nil
+			owned, err := c.confirmUninstalled(ctx, ownedOf(labels))
+			return owned, err == nil, err
 		}
 		if ctx.Err() != nil {
 			return nil, false, fmt.Errorf("read release records: %w", ctx.Err())
@@ -61,8 +59,51 @@ func (c *Client) recordLabels(ctx context.Context) (labels []map[string]string, 
 	if c.lister == nil {
 		return nil, false, nil
 	}
-	labels, err = c.lister.RecordLabels(ctx)
-	return labels, err == nil, err
+	labels, err := c.lister.RecordLabels(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	return ownedOf(labels), true, nil
+}
+
+// confirmUninstalled reads the last revision of each release in owned
+// that the Client uninstalled since the watch last showed it gone: the
+// watch may not have seen the deletion of its records yet. A release read
+// anew no longer needs it; owned loses those without a revision of ours.
+func (c *Client) confirmUninstalled(ctx context.Context, owned []string) ([]string, error) {
+	c.uninstalledMu.Lock()
+	defer c.uninstalledMu.Unlock()
+	for name := range c.uninstalled {
+		if !slices.Contains(owned, name) {
+			delete(c.uninstalled, name) // the watch has seen it go
+			continue
+		}
+		cfg, err := c.config(ctx, name)
+		if err != nil {
+			return nil, fmt.Errorf("read release %q: %w", name, err)
+		}
+		last, err := lastRelease(cfg, name)
+		if err != nil {
+			return nil, err
+		}
+		if last != nil && statusOf(last).Owned {
+			delete(c.uninstalled, name) // installed again since
+			continue
+		}
+		owned = slices.DeleteFunc(owned, func(n string) bool { return n == name })
+	}
+	return owned, nil
+}
+
+// noteUninstalled makes the next answers from the watch confirm that
+// release name is gone.
+func (c *Client) noteUninstalled(name string) {
+	c.uninstalledMu.Lock()
+	defer c.uninstalledMu.Unlock()
+	if c.uninstalled == nil {
+		c.uninstalled = map[string]bool{}
+	}
+	c.uninstalled[name] = true
 }
 
 // ownedOf returns the sorted names of the releases whose newest record

@@ -220,3 +220,63 @@ func TestOwnedListsOnceAfterClaimRelabels(t *testing.T) {
 		t.Errorf("watch reads, lists = %d, %d; want 1 (second Owned), 1 (first Owned, after the claim)", watch.calls.Load(), lister.calls.Load())
 	}
 }
+
+// frozen is a watch that shows the records as they were when taken.
+type frozen struct{ labels []map[string]string }
+
+func (f *frozen) RecordLabels(context.Context) ([]map[string]string, error) { return f.labels, nil }
+
+func TestOwnedConfirmsWhatItUninstalled(t *testing.T) {
+	env := newTestEnv(t)
+	for _, name := range []string{"gone", "back", "kept"} {
+		r := echoRelease(echoChart(t, "one"), "hello")
+		r.Name = name
+		if _, err := env.client.Apply(t.Context(), r); err != nil {
+			t.Fatalf("apply %s: %v", name, err)
+		}
+	}
+	before, err := (&memoryRecords{store: env.store}).RecordLabels(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	watch := &frozen{labels: before}
+	env.client.records = watch
+	for _, name := range []string{"gone", "back"} {
+		if _, err := env.client.Uninstall(t.Context(), name); err != nil {
+			t.Fatalf("uninstall %s: %v", name, err)
+		}
+	}
+	r := echoRelease(echoChart(t, "one"), "hello")
+	r.Name = "back"
+	if _, err := env.client.Apply(t.Context(), r); err != nil {
+		t.Fatalf("apply back again: %v", err)
+	}
+
+	// The watch has seen none of it: what the Client uninstalled is read.
+	for range 2 {
+		owned, err := env.client.Owned(t.Context())
+		if err != nil {
+			t.Fatalf("Owned: %v", err)
+		}
+		if diff := cmp.Diff([]string{"back", "kept"}, owned); diff != "" {
+			t.Errorf("owned with a late watch (-want +got):\n%s", diff)
+		}
+	}
+	if diff := cmp.Diff(map[string]bool{"gone": true}, env.client.uninstalled); diff != "" {
+		t.Errorf("releases still to confirm (-want +got):\n%s", diff)
+	}
+
+	// The watch catches up: nothing is left to confirm.
+	now, err := (&memoryRecords{store: env.store}).RecordLabels(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	watch.labels = now
+	owned, err := env.client.Owned(t.Context())
+	if err != nil || !cmp.Equal([]string{"back", "kept"}, owned) {
+		t.Errorf("Owned = %v, %v; want [back kept]", owned, err)
+	}
+	if len(env.client.uninstalled) != 0 {
+		t.Errorf("releases still to confirm = %v, want none", env.client.uninstalled)
+	}
+}
