@@ -97,12 +97,12 @@ func namedChart(t *testing.T) string {
 
 // storeBulk writes releases × revisions records straight through Helm's
 // secret driver, each with a chart and manifest of a few kilobytes like a
-// real module's; every other release is labelled as the operator's.
-func storeBulk(t *testing.T, ns string, releases, revisions int) []string {
+// real module's; every other release is labelled as the operator's. It
+// returns the names of the operator's and of the others.
+func storeBulk(t *testing.T, ns string, releases, revisions int) (ours, theirs []string) {
 	t.Helper()
 	cfg := helmConfig(t, ns)
 	body := strings.Repeat("# a line of a template, as charts have many of them\n", 80)
-	var ours []string
 	for i := range releases {
 		name := fmt.Sprintf("bulk-%03d", i)
 		ch := &chart.Chart{
@@ -113,6 +113,8 @@ func storeBulk(t *testing.T, ns string, releases, revisions int) []string {
 		if i%2 == 0 {
 			labels = map[string]string{helm.LabelManagedBy: helm.ManagedByValue, helm.LabelChecksum: "sum"}
 			ours = append(ours, name)
+		} else {
+			theirs = append(theirs, name)
 		}
 		for v := 1; v <= revisions; v++ {
 			status := release.StatusSuperseded
@@ -126,7 +128,7 @@ func storeBulk(t *testing.T, ns string, releases, revisions int) []string {
 			}
 		}
 	}
-	return ours
+	return ours, theirs
 }
 
 // TestOwnedFromRecordMetadata shows that Owned, answered from the records'
@@ -134,7 +136,7 @@ func storeBulk(t *testing.T, ns string, releases, revisions int) []string {
 // records the operator and plain Helm made, and measures both.
 func TestOwnedFromRecordMetadata(t *testing.T) {
 	ns := cp.Namespace(t)
-	want := makeRecords(t, ns)
+	want, unlabeled := makeRecords(t, ns)
 	var decodeCount requestCounter
 	decode := countedHelm(t, ns, &decodeCount)
 	if got, err := helmListOwned(decode); err != nil || !cmp.Equal(want, got) {
@@ -143,6 +145,9 @@ func TestOwnedFromRecordMetadata(t *testing.T) {
 
 	var listCount, watchCount requestCounter
 	withList := countedClient(t, ns, &listCount, nil)
+	if got, err := withList.ClaimUnlabeled(t.Context()); err != nil || !cmp.Equal(unlabeled, got) {
+		t.Errorf("ClaimUnlabeled = %v, %v; want %v", got, err, unlabeled)
+	}
 	withWatch := countedClient(t, ns, &watchCount, runRecordWatch(t, ns))
 	// The first call through the watch waits for its sync.
 	if got, err := withWatch.Owned(t.Context()); err != nil || !cmp.Equal(want, got) {
@@ -160,8 +165,8 @@ func TestOwnedFromRecordMetadata(t *testing.T) {
 
 // makeRecords makes the records of TestOwnedFromRecordMetadata, with the
 // operator's Client, plain Helm and Helm's storage, and returns the
-// releases that are the operator's.
-func makeRecords(t *testing.T, ns string) []string {
+// releases that are the operator's and those that are not.
+func makeRecords(t *testing.T, ns string) (owned, unlabeled []string) {
 	t.Helper()
 	c := newClient(t, ns)
 	dir := namedChart(t)
@@ -190,11 +195,13 @@ func makeRecords(t *testing.T, ns string) []string {
 		t.Fatalf("store lost revision %d: %v", last.Version, err)
 	}
 	installForeign(t, ns, "foreign")
-	ours := storeBulk(t, ns, 40, 5)
+	ours, theirs := storeBulk(t, ns, 40, 5)
 
-	want := append([]string{"kept", "mine"}, ours...)
-	slices.Sort(want)
-	return want
+	owned = append([]string{"kept", "mine"}, ours...)
+	slices.Sort(owned)
+	unlabeled = append([]string{"foreign", "lost"}, theirs...)
+	slices.Sort(unlabeled)
+	return owned, unlabeled
 }
 
 // runRecordWatch runs the record watch, as the operator does, until the

@@ -56,14 +56,22 @@ func (c *Client) ownedFromRecords(ctx context.Context) (owned []string, ok bool,
 		}
 		c.log.WarnContext(ctx, "release records not watched in time, listing them", logkey.Err(err))
 	}
-	if c.lister == nil {
-		return nil, false, nil
-	}
-	labels, err := c.lister.RecordLabels(ctx)
-	if err != nil {
+	labels, ok, err := c.listRecords(ctx)
+	if !ok || err != nil {
 		return nil, false, err
 	}
 	return ownedOf(labels), true, nil
+}
+
+// listRecords lists the records' labels with one request; ok is false
+// when the Client has no cluster to list them from (a test's memory
+// driver).
+func (c *Client) listRecords(ctx context.Context) (labels []map[string]string, ok bool, err error) {
+	if c.lister == nil {
+		return nil, false, nil
+	}
+	labels, err = c.lister.RecordLabels(ctx)
+	return labels, err == nil, err
 }
 
 // confirmUninstalled reads the last revision of each release in owned
@@ -107,17 +115,22 @@ func (c *Client) noteUninstalled(name string) {
 }
 
 // ownedOf returns the sorted names of the releases whose newest record
-// (highest version label) carries LabelManagedBy=ManagedByValue and a
-// status Helm's list with action.ListAll shows, which is every status
-// but unknown: the answer action.List gives for those records with
-// StateMask ListAll and selector LabelManagedBy=ManagedByValue. A release
-// whose newest record lost the label is not owned, whatever its older
-// records say. Records without a name or a numeric version are not Helm's
+// carries LabelManagedBy=ManagedByValue, as listedReleases tells: the
+// answer action.List gives for those records with StateMask ListAll and
+// selector LabelManagedBy=ManagedByValue. A release whose newest record
+// lost the label is not owned, whatever its older records say.
+func ownedOf(records []map[string]string) []string { return listedReleases(records, true) }
+
+// listedReleases returns the sorted names of the releases whose newest
+// record (highest version label, compared as numbers) is in a state
+// Helm's list with action.ListAll shows, which is every state but
+// unknown, and carries LabelManagedBy=ManagedByValue when ours, or not
+// when !ours. Records without a name or a numeric version are not Helm's
 // and are ignored.
-func ownedOf(records []map[string]string) []string {
+func listedReleases(records []map[string]string, ours bool) []string {
 	type newest struct {
-		version int
-		owned   bool
+		version      int
+		ours, listed bool
 	}
 	last := map[string]newest{}
 	for _, labels := range records {
@@ -130,11 +143,11 @@ func ownedOf(records []map[string]string) []string {
 			continue
 		}
 		state := action.ListAll.FromName(labels[recordStatusLabel])
-		last[name] = newest{version: version, owned: labels[LabelManagedBy] == ManagedByValue && state&action.ListAll != 0}
+		last[name] = newest{version: version, ours: labels[LabelManagedBy] == ManagedByValue, listed: state&action.ListAll != 0}
 	}
 	names := make([]string, 0, len(last))
 	for name, n := range last {
-		if n.owned {
+		if n.listed && n.ours == ours {
 			names = append(names, name)
 		}
 	}

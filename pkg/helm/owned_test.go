@@ -216,8 +216,8 @@ func TestOwnedListsOnceAfterClaimRelabels(t *testing.T) {
 			t.Errorf("owned (-want +got):\n%s", diff)
 		}
 	}
-	if watch.calls.Load() != 1 || lister.calls.Load() != 1 {
-		t.Errorf("watch reads, lists = %d, %d; want 1 (second Owned), 1 (first Owned, after the claim)", watch.calls.Load(), lister.calls.Load())
+	if watch.calls.Load() != 1 || lister.calls.Load() != 2 {
+		t.Errorf("watch reads, lists = %d, %d; want 1 (second Owned), 2 (the claim, the first Owned after it)", watch.calls.Load(), lister.calls.Load())
 	}
 }
 
