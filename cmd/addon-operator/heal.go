@@ -37,7 +37,10 @@ func newHealWatcher(cfg *rest.Config, kinds *kube.Resolver, namespace, driver st
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	records, err := heal.NewRecordWatcher(heal.RecordWatcherOptions{Metadata: md, Driver: driver, Namespace: namespace, Events: events, Log: log})
+	records, err := heal.NewRecordWatcher(heal.RecordWatcherOptions{
+		Metadata: md, Driver: driver, Namespace: namespace, Events: events, Log: log,
+		Labels: []string{helm.LabelManagedBy},
+	})
 	if err != nil {
 		return nil, nil, nil, err
 	}

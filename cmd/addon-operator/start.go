@@ -368,6 +368,8 @@ func (o *startOptions) wire(restCfg *rest.Config, log *slog.Logger, rec *metrics
 		return nil, nil, err
 	}
 	hopts.Watched = heal
+	// The watch of release records answers Owned without a request.
+	hopts.Records = heal.records
 	releases, err := helm.New(hopts)
 	if err != nil {
 		return nil, nil, err

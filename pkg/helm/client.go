@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"helm.sh/helm/v3/pkg/action"
@@ -52,6 +54,18 @@ type Client struct {
 	// refreshDiscovery drops the cached discovery information, after a
 	// release created or deleted API kinds.
 	refreshDiscovery func()
+	// records is Options.Records, nil when none; recordsSyncWait bounds
+	// the wait for its sync. lister lists the records with one request;
+	// nil when the Client has no cluster (tests). relabelled is set by
+	// ClaimUnlabeled when it changed records' labels. uninstalled holds
+	// the releases Uninstall removed that the watch may still show; guarded
+	// by uninstalledMu.
+	records         ReleaseRecords
+	recordsSyncWait time.Duration
+	lister          ReleaseRecords
+	relabelled      atomic.Bool
+	uninstalledMu   sync.Mutex
+	uninstalled     map[string]bool
 }
 
 // Status is the state of a release's last revision.
@@ -102,9 +116,18 @@ func New(opts Options) (*Client, error) {
 		cfg.Releases.MaxHistory = opts.HistoryMax
 		return cfg, nil
 	}
+	restCfg, err := getter.ToRESTConfig()
+	if err != nil {
+		return nil, fmt.Errorf("helm rest config: %w", err)
+	}
+	lister, err := newRecordLister(restCfg, opts.Driver, opts.Namespace)
+	if err != nil {
+		return nil, err
+	}
 	c := newClient(opts, newConfig)
 	c.refreshDiscovery = refresh
 	c.absent = absent
+	c.lister = lister
 	return c, nil
 }
 
@@ -122,6 +145,8 @@ func newClient(opts Options, newConfig func(action.DebugLog) (*action.Configurat
 		newConfig:        newConfig,
 		refreshDiscovery: func() {},
 		watched:          opts.Watched,
+		records:          opts.Records,
+		recordsSyncWait:  recordsSyncWait,
 	}
 }
 
@@ -163,12 +188,20 @@ func (c *Client) Status(ctx context.Context, name string) (Status, error) {
 
 // Owned returns the sorted names of the releases in the namespace whose
 // last revision carries LabelManagedBy. Releases without it are never
-// returned, so the operator never purges what it did not create. It decodes
-// every release record in the namespace (Helm filters on release labels
-// client-side), so call it at startup, not per module run.
+// returned, so the operator never purges what it did not create. It reads
+// the release records' labels only (Helm copies a release's labels onto
+// its record): from Options.Records' watch without a request, else with
+// one metadata LIST. A Client without a cluster decodes every record.
 func (c *Client) Owned(ctx context.Context) ([]string, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("list owned releases: %w", err)
+	}
+	owned, ok, err := c.ownedFromRecords(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list owned releases: %w", err)
+	}
+	if ok {
+		return owned, nil
 	}
 	cfg, err := c.config(ctx, "")
 	if err != nil {
@@ -216,6 +249,7 @@ func (c *Client) Uninstall(ctx context.Context, name string) (bool, error) {
 	uninstall := action.NewUninstall(cfg)
 	uninstall.Timeout = c.timeout
 	_, err = uninstall.Run(name)
+	c.noteUninstalled(name)
 	if slices.ContainsFunc(history, func(r *release.Release) bool { return extendsAPI(r.Manifest) }) {
 		c.refreshDiscovery()
 	}

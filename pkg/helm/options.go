@@ -80,6 +80,9 @@ type Options struct {
 	// up-to-date release exists then reads only those it does not know.
 	// Nil reads every object.
 	Watched WatchedObjects
+	// Records answers Owned from a watch of the release records' metadata,
+	// without a request; nil lists their metadata for every Owned.
+	Records ReleaseRecords
 	// OnLocalAnswer is called for every read Helm makes that the Client
 	// answers NotFound itself, without a request (an object the ownership
 	// check has just found absent); nil ignores them.

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/release"
 )
 
 // ClaimUnlabeled deals with the releases in the namespace whose last
@@ -16,12 +17,49 @@ import (
 // as the operator's, as an upgrade by Apply would, logs each at info level,
 // and returns none: Owned lists them from then on, so they are upgraded or
 // purged like releases the operator made. Without it nothing is changed and
-// their sorted names are returned. Like Owned it decodes every release
-// record in the namespace.
+// their sorted names are returned. It finds them with one LIST of the
+// records' metadata and decodes only the records of those it labels; a
+// Client without a cluster decodes every record.
 func (c *Client) ClaimUnlabeled(ctx context.Context) ([]string, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("list unlabeled releases: %w", err)
 	}
+	records, ok, err := c.listRecords(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list unlabeled releases: %w", err)
+	}
+	if !ok {
+		return c.claimDecoded(ctx)
+	}
+	names := listedReleases(records, false)
+	if len(names) == 0 {
+		return nil, nil
+	}
+	if !c.adoptReleases {
+		return names, nil
+	}
+	cfg, err := c.config(ctx, "")
+	if err != nil {
+		return nil, fmt.Errorf("list unlabeled releases: %w", err)
+	}
+	for _, name := range names {
+		rel, err := lastRelease(cfg, name)
+		if err != nil {
+			return nil, fmt.Errorf("adopt release %q: %w", name, err)
+		}
+		if rel == nil || rel.Labels[LabelManagedBy] == ManagedByValue {
+			continue // gone or labelled since the LIST
+		}
+		if err := c.adoptRelease(ctx, cfg, rel); err != nil {
+			return nil, err
+		}
+	}
+	return nil, nil
+}
+
+// claimDecoded is ClaimUnlabeled through Helm's list, which decodes every
+// record.
+func (c *Client) claimDecoded(ctx context.Context) ([]string, error) {
 	cfg, err := c.config(ctx, "")
 	if err != nil {
 		return nil, fmt.Errorf("list unlabeled releases: %w", err)
@@ -42,15 +80,24 @@ func (c *Client) ClaimUnlabeled(ctx context.Context) ([]string, error) {
 			names = append(names, rel.Name)
 			continue
 		}
-		if rel.Labels == nil {
-			rel.Labels = map[string]string{}
+		if err := c.adoptRelease(ctx, cfg, rel); err != nil {
+			return nil, err
 		}
-		rel.Labels[LabelManagedBy] = ManagedByValue
-		if err := cfg.Releases.Update(rel); err != nil {
-			return nil, fmt.Errorf("adopt release %q: %w", rel.Name, err)
-		}
-		c.logAdopted(ctx, rel)
 	}
 	slices.Sort(names)
 	return names, nil
+}
+
+// adoptRelease labels rel, a release's last revision, as the operator's.
+func (c *Client) adoptRelease(ctx context.Context, cfg *action.Configuration, rel *release.Release) error {
+	if rel.Labels == nil {
+		rel.Labels = map[string]string{}
+	}
+	rel.Labels[LabelManagedBy] = ManagedByValue
+	if err := cfg.Releases.Update(rel); err != nil {
+		return fmt.Errorf("adopt release %q: %w", rel.Name, err)
+	}
+	c.relabelled.Store(true)
+	c.logAdopted(ctx, rel)
+	return nil
 }

@@ -22,6 +22,7 @@ const (
 	recordOwnerSelector = "owner=helm"
 	recordNameLabel     = "name"
 	recordVersionLabel  = "version"
+	recordStatusLabel   = "status"
 )
 
 // RecordWatcherOptions are the dependencies of a RecordWatcher.
@@ -38,6 +39,9 @@ type RecordWatcherOptions struct {
 	Events chan<- Event
 	// Log receives watch failures; nil discards them.
 	Log *slog.Logger
+	// Labels are the release's own labels that the watcher keeps of each
+	// record for RecordLabels, besides Helm's name, version and status.
+	Labels []string
 }
 
 // RecordWatcher reports deleted Helm release records: Helm keeps a
@@ -60,6 +64,10 @@ type RecordWatcher struct {
 	namespace string
 	events    chan<- Event
 	log       *slog.Logger
+	// keep are the labels the informer's store keeps of each record.
+	keep []string
+	// store is the informer's store, set by Run before synced is closed.
+	store cache.Store
 
 	mu sync.Mutex
 	// newest is the highest revision per release whose record was added
@@ -115,6 +123,7 @@ func NewRecordWatcher(opts RecordWatcherOptions) (*RecordWatcher, error) {
 		return nil, errors.New("record watcher needs a metadata client, an events channel and a namespace")
 	}
 	w := &RecordWatcher{metadata: opts.Metadata, namespace: opts.Namespace, events: opts.Events, log: opts.Log, newest: map[string]int{}, paused: map[string]int{}, synced: make(chan struct{})}
+	w.keep = append([]string{recordNameLabel, recordVersionLabel, recordStatusLabel}, opts.Labels...)
 	switch opts.Driver {
 	case "", "secret", "secrets":
 		w.resource, w.kind = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}, "Secret"
@@ -134,7 +143,8 @@ func (w *RecordWatcher) Run(ctx context.Context) error {
 	selectRecords := func(o *metav1.ListOptions) { o.LabelSelector = recordOwnerSelector }
 	inf := metadatainformer.NewFilteredMetadataInformer(w.metadata, w.resource, w.namespace, 0, cache.Indexers{}, selectRecords).Informer()
 	// Neither setter fails on an informer that has not started.
-	_ = inf.SetTransform(recordSlim)
+	_ = inf.SetTransform(func(obj any) (any, error) { return slimMetadata(obj, w.keep...) })
+	w.store = inf.GetStore()
 	_ = inf.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
 		w.log.Warn("watch failed", slog.String(logkey.Kind, w.kind), slog.String(logkey.Namespace, w.namespace), logkey.Err(err))
 	})
@@ -207,10 +217,4 @@ func recordOf(obj any) (rel string, version int, ok bool) {
 		return "", 0, false
 	}
 	return labels[recordNameLabel], version, true
-}
-
-// recordSlim keeps the identity and the name and version labels of a
-// record's metadata.
-func recordSlim(obj any) (any, error) {
-	return slimMetadata(obj, recordNameLabel, recordVersionLabel)
 }
