@@ -1,6 +1,7 @@
 package monitor
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
 	"strings"
@@ -153,6 +154,26 @@ func TestMonitorsStopOneSharer(t *testing.T) {
 	// A monitor started now gets an informer of its own again.
 	if objects := f.start(t, "four", testBinding()); len(objects) != 1 {
 		t.Errorf("sync objects after restart = %v, want a", results(objects))
+	}
+}
+
+// A list the API server refuses fails the Start of the monitors that
+// wait for the shared informer and leaves the running ones watching.
+func TestMonitorsSharedListFailureFailsTheJoiners(t *testing.T) {
+	f := newMonFixture(t)
+	f.start(t, "running", testBinding())
+	f.monitors.EnableEvents("running")
+	f.dynamic.PrependReactor("list", "configmaps", func(clienttesting.Action) (bool, k8sruntime.Object, error) {
+		return true, nil, errors.New("forbidden")
+	})
+	if _, err := f.monitors.Start(t.Context(), "joiner", testBinding()); err == nil || !strings.Contains(err.Error(), "forbidden") {
+		t.Fatalf("Start on a refused list: err = %v, want the list's error", err)
+	}
+	eventually(t, "the failed shared informer to stop", func() bool { return f.monitors.watches.size() == 1 })
+	f.put(t, testConfigMap("n", "a", map[string]any{"k": "1"}), true)
+	got := f.until(t, func(ev Event) bool { return ev.Name == "a" }, "running")
+	if diff := cmp.Diff(map[string][]string{"running": {`Added a "1"`}}, got); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
 	}
 }
 
