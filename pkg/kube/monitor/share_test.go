@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -155,6 +156,72 @@ func TestMonitorsStopOneSharer(t *testing.T) {
 	if objects := f.start(t, "four", testBinding()); len(objects) != 1 {
 		t.Errorf("sync objects after restart = %v, want a", results(objects))
 	}
+}
+
+// Monitors that join a shared informer before it has listed all wait for
+// its list and get it as their Synchronization, not as events.
+func TestMonitorsJoinBeforeTheSharedList(t *testing.T) {
+	f := newMonFixture(t, testConfigMap("n", "a", map[string]any{"k": "1"}))
+	f.start(t, "owner", testBinding())
+	listing, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	f.dynamic.PrependReactor("list", "configmaps", func(clienttesting.Action) (bool, k8sruntime.Object, error) {
+		once.Do(func() { close(listing) })
+		<-release
+		return false, nil, nil
+	})
+	type started struct {
+		id      string
+		objects []hook.FilteredObject
+		err     error
+	}
+	results := make(chan started, 2)
+	startAsync := func(id string) {
+		go func() {
+			objects, err := f.monitors.Start(t.Context(), id, testBinding())
+			results <- started{id, objects, err}
+		}()
+	}
+	startAsync("early")
+	<-listing // the shared informer is listing; a second joiner waits too
+	eventually(t, "early to join", func() bool { return f.sharedConsumers() == 1 })
+	startAsync("also-early")
+	eventually(t, "both to join", func() bool { return f.sharedConsumers() == 2 })
+	close(release)
+	for range 2 {
+		r := <-results
+		if r.err != nil {
+			t.Fatalf("Start %s: %v", r.id, r.err)
+		}
+		if diff := cmp.Diff([]hook.FilteredObject{{FilterResult: []byte(`"1"`)}}, r.objects); diff != "" {
+			t.Errorf("%s: sync objects (-want +got):\n%s", r.id, diff)
+		}
+		f.monitors.EnableEvents(r.id)
+	}
+	f.put(t, testConfigMap("n", "b", map[string]any{"k": "2"}), true)
+	got := f.until(t, func(ev Event) bool { return ev.Name == "b" }, "early", "also-early")
+	want := map[string][]string{"early": {`Added b "2"`}, "also-early": {`Added b "2"`}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+}
+
+// sharedConsumers is the number of consumers of the shared informers.
+func (f *monFixture) sharedConsumers() int {
+	p := f.monitors.watches
+	p.mu.Lock()
+	watches := make([]*sharedWatch, 0, len(p.shared))
+	for _, w := range p.shared {
+		watches = append(watches, w)
+	}
+	p.mu.Unlock()
+	n := 0
+	for _, w := range watches {
+		w.mu.Lock()
+		n += len(w.consumers)
+		w.mu.Unlock()
+	}
+	return n
 }
 
 // A list the API server refuses fails the Start of the monitors that
