@@ -155,8 +155,9 @@ func (w *sharedWatch) transform(ctx context.Context) cache.TransformFunc {
 	}
 }
 
-// dispatch records what the informer reported about obj (a watchObject,
-// or a tombstone holding one) and hands it to every consumer.
+// dispatch hands what the informer reported to its owner as it is, or
+// records obj (a watchObject, or a tombstone holding one) and hands it to
+// every consumer.
 func (w *sharedWatch) dispatch(ctx context.Context, ev hook.WatchEvent, obj any, initial bool) {
 	if w.owner != nil {
 		w.owner.notify(ctx, ev, obj, initial)
