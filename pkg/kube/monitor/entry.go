@@ -17,10 +17,12 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/jq"
 )
 
-// monitorEntry is all a monitor keeps of one object. Informer stores hold
-// entries instead of objects (the transform makes them), so an object the
-// binding does not keep in full is dropped as soon as it is filtered. An
-// entry is immutable once made.
+// monitorEntry is all a monitor keeps of one object. The store of an
+// informer that serves one monitor holds entries instead of objects (the
+// transform makes them), so an object the binding does not keep in full is
+// dropped as soon as it is filtered; on a shared informer a kept object's
+// JSON is the shared watchObject's, not a copy. An entry is immutable once
+// made.
 type monitorEntry struct {
 	namespace, name, resourceVersion string
 	// object is the object as JSON, as the API server sent it
@@ -66,10 +68,10 @@ func compileJQ(filter string) (*gojq.Code, error) {
 	return jq.Compile(filter)
 }
 
-// transform is the informers' transform: it replaces an object by its entry
-// and passes anything else (an entry already made) through. It never fails,
-// as client-go drops objects whose transform fails; a failure is kept in
-// the entry instead.
+// transform is the transform of an informer that serves this binding
+// alone: it replaces an object by its entry and passes anything else (an
+// entry already made) through. It never fails, as client-go drops objects
+// whose transform fails; a failure is kept in the entry instead.
 func (f monitorFilter) transform(ctx context.Context, obj any) any {
 	u, ok := obj.(*unstructured.Unstructured)
 	if !ok {
@@ -99,6 +101,34 @@ func (f monitorFilter) entry(ctx context.Context, u *unstructured.Unstructured) 
 	if e.checksum, err = objectChecksum(u.Object); err != nil {
 		e.object, e.err = nil, fmt.Errorf("encode object: %w", err)
 	}
+	return e
+}
+
+// sharedEntry is what the binding keeps of n's object, which a shared
+// informer reported.
+func (f monitorFilter) sharedEntry(ctx context.Context, n *watchNote) *monitorEntry {
+	o := n.obj
+	e := &monitorEntry{namespace: o.namespace, name: o.name, resourceVersion: o.resourceVersion}
+	if o.err != nil {
+		e.err = o.err
+		return e
+	}
+	if f.keepFull {
+		e.object = o.raw
+	}
+	if f.jq == nil {
+		e.checksum = o.checksum
+		return e
+	}
+	obj, err := n.object()
+	if err == nil {
+		e.filterResult, err = runJQ(ctx, f.jq, obj)
+	}
+	if err != nil {
+		e.object, e.err = nil, fmt.Errorf("jq filter: %w", err)
+		return e
+	}
+	e.checksum = sha256.Sum256(e.filterResult)
 	return e
 }
 

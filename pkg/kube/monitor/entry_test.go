@@ -48,34 +48,70 @@ func TestMonitorFilterEntry(t *testing.T) {
 		{name: "runtime error", jq: `error("boom")`, keepFull: true, wantErr: true},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			code, err := compileJQ(tt.jq)
-			if err != nil {
-				t.Fatalf("compile %q: %v", tt.jq, err)
-			}
-			f := monitorFilter{jq: code, keepFull: tt.keepFull}
-			e, ok := f.transform(t.Context(), testConfigMap("ns", "cm", data)).(*monitorEntry)
-			if !ok {
-				t.Fatal("transform did not make an entry")
-			}
-			if e.namespace != "ns" || e.name != "cm" || e.resourceVersion != "7" {
-				t.Errorf("identity = %s/%s@%s, want ns/cm@7", e.namespace, e.name, e.resourceVersion)
-			}
-			if (e.err != nil) != tt.wantErr {
-				t.Fatalf("err = %v, want error %v", e.err, tt.wantErr)
-			}
-			if tt.wantErr {
-				if e.object != nil || e.filterResult != nil {
-					t.Errorf("failed entry keeps object %s, filterResult %s", e.object, e.filterResult)
+		for _, path := range entryPaths() {
+			t.Run(tt.name+"/"+path.name, func(t *testing.T) {
+				code, err := compileJQ(tt.jq)
+				if err != nil {
+					t.Fatalf("compile %q: %v", tt.jq, err)
 				}
-				return
-			}
-			if got := string(e.filterResult); got != tt.filterResult {
-				t.Errorf("filterResult = %s, want %s", got, tt.filterResult)
-			}
-			checkObject(t, e.object, tt.object)
-		})
+				e := path.entry(t, monitorFilter{jq: code, keepFull: tt.keepFull}, testConfigMap("ns", "cm", data))
+				checkEntry(t, e, tt.filterResult, tt.object, tt.wantErr)
+			})
+		}
 	}
+}
+
+// entryPath is one way a monitor gets its entries.
+type entryPath struct {
+	name  string
+	entry func(testing.TB, monitorFilter, *unstructured.Unstructured) *monitorEntry
+}
+
+// entryPaths are the monitor's own informer's transform, and a shared
+// informer's transform followed by the monitor's filter.
+func entryPaths() []entryPath {
+	return []entryPath{
+		{name: "own informer", entry: func(tb testing.TB, f monitorFilter, u *unstructured.Unstructured) *monitorEntry {
+			tb.Helper()
+			e, ok := f.transform(tb.Context(), u).(*monitorEntry)
+			if !ok {
+				tb.Fatal("transform did not make an entry")
+			}
+			return e
+		}},
+		{name: "shared informer", entry: func(tb testing.TB, f monitorFilter, u *unstructured.Unstructured) *monitorEntry {
+			tb.Helper()
+			o, err := compactObject(u)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			wo, ok := o.(*watchObject)
+			if !ok {
+				tb.Fatalf("transform made %T, want a watch object", o)
+			}
+			return f.sharedEntry(tb.Context(), &watchNote{obj: wo})
+		}},
+	}
+}
+
+func checkEntry(t *testing.T, e *monitorEntry, filterResult string, object, wantErr bool) {
+	t.Helper()
+	if e.namespace != "ns" || e.name != "cm" || e.resourceVersion != "7" {
+		t.Errorf("identity = %s/%s@%s, want ns/cm@7", e.namespace, e.name, e.resourceVersion)
+	}
+	if (e.err != nil) != wantErr {
+		t.Fatalf("err = %v, want error %v", e.err, wantErr)
+	}
+	if wantErr {
+		if e.object != nil || e.filterResult != nil {
+			t.Errorf("failed entry keeps object %s, filterResult %s", e.object, e.filterResult)
+		}
+		return
+	}
+	if got := string(e.filterResult); got != filterResult {
+		t.Errorf("filterResult = %s, want %s", got, filterResult)
+	}
+	checkObject(t, e.object, object)
 }
 
 // checkObject checks that raw is the test ConfigMap as the API server
@@ -126,17 +162,19 @@ func TestMonitorChecksum(t *testing.T) {
 		{name: "a changed result is a change", jq: ".data", other: changed, same: false},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			code, err := compileJQ(tt.jq)
-			if err != nil {
-				t.Fatal(err)
-			}
-			f := monitorFilter{jq: code, keepFull: true}
-			a, b := f.entry(t.Context(), base()), f.entry(t.Context(), tt.other)
-			if (a.checksum == b.checksum) != tt.same {
-				t.Errorf("checksums equal = %v, want %v", a.checksum == b.checksum, tt.same)
-			}
-		})
+		for _, path := range entryPaths() {
+			t.Run(tt.name+"/"+path.name, func(t *testing.T) {
+				code, err := compileJQ(tt.jq)
+				if err != nil {
+					t.Fatal(err)
+				}
+				f := monitorFilter{jq: code, keepFull: true}
+				a, b := path.entry(t, f, base()), path.entry(t, f, tt.other)
+				if (a.checksum == b.checksum) != tt.same {
+					t.Errorf("checksums equal = %v, want %v", a.checksum == b.checksum, tt.same)
+				}
+			})
+		}
 	}
 }
 
@@ -160,6 +198,13 @@ func TestMonitorTransformIsIdempotent(t *testing.T) {
 	first := f.transform(t.Context(), testConfigMap("ns", "cm", nil))
 	if again := f.transform(t.Context(), first); again != first {
 		t.Errorf("transform of an entry = %v, want the entry itself", again)
+	}
+	shared, err := compactObject(testConfigMap("ns", "cm", nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, err := compactObject(shared); err != nil || again != shared {
+		t.Errorf("shared transform of a watch object = %v, %v; want the object itself", again, err)
 	}
 }
 

@@ -62,10 +62,12 @@ type Options struct {
 
 // Monitors runs the informers of kubernetes bindings: one monitor per
 // binding, named by an id the caller chooses (unique among running
-// monitors). Its goroutines belong to Run; its methods are safe for
+// monitors); monitors whose bindings watch alike share informers. Its goroutines belong to Run; its methods are safe for
 // concurrent use. The monitors map is guarded by mu.
 type Monitors struct {
-	dynamic dynamic.Interface
+	// watches are the informers, each shared by the monitors whose
+	// bindings watch alike.
+	watches *informerPool
 	kinds   *kube.Resolver
 	log     *slog.Logger
 	events  chan<- Event
@@ -90,7 +92,7 @@ func NewMonitors(opts Options) (*Monitors, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &Monitors{
-		dynamic:  opts.Dynamic,
+		watches:  newInformerPool(opts.Dynamic),
 		kinds:    opts.Kinds,
 		log:      log,
 		events:   opts.Events,
@@ -113,7 +115,8 @@ func (m *Monitors) Run(ctx context.Context) error {
 
 	var wg sync.WaitGroup
 	defer func() {
-		wg.Wait() // ctx is done, so every monitor is stopping
+		wg.Wait()        // ctx is done, so every monitor is stopping
+		m.watches.wait() // and has released its informers
 		m.mu.Lock()
 		clear(m.monitors)
 		m.mu.Unlock()
@@ -165,7 +168,7 @@ func (m *Monitors) start(ctx context.Context, id string, b hook.KubernetesBindin
 	}
 	// The binding's own name for people, the id to tell two hooks' bindings
 	// of one name apart; the monitor's lines do not repeat either.
-	mon := newMonitor(id, spec, m.dynamic, m.events, m.log.With(slog.String(logkey.Binding, b.Name), slog.String(logkey.Monitor, id)))
+	mon := newMonitor(id, spec, m.watches, m.events, m.log.With(slog.String(logkey.Binding, b.Name), slog.String(logkey.Monitor, id)))
 	if err := m.register(mon); err != nil {
 		return nil, err
 	}
@@ -260,9 +263,10 @@ func (m *Monitors) SyncObjects(id string) []hook.FilteredObject {
 	return nil
 }
 
-// Stop stops the monitor id and waits until its informers have exited. Held
-// events are dropped; events already sent stay in the channel and carry an
-// id that is no longer running. Unknown ids are ignored.
+// Stop stops the monitor id and waits until it has left its informers,
+// which stop with the last monitor using them. Held events are dropped;
+// events already sent stay in the channel and carry an id that is no
+// longer running. Unknown ids are ignored.
 func (m *Monitors) Stop(id string) {
 	m.mu.Lock()
 	mon := m.monitors[id]

@@ -20,7 +20,10 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/kube"
 )
 
-var testGVR = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"} //nolint:gochecknoglobals // constant test fixture
+var (
+	testGVR          = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"} //nolint:gochecknoglobals // constant test fixture
+	testNamespaceGVR = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"} //nolint:gochecknoglobals // constant test fixture
+)
 
 // monFixture is Monitors over client-go's fake dynamic client, running
 // until the test ends.
@@ -32,20 +35,20 @@ type monFixture struct {
 	done     chan error
 }
 
-func newMonFixture(t *testing.T, objects ...k8sruntime.Object) *monFixture {
-	t.Helper()
+func newMonFixture(tb testing.TB, objects ...k8sruntime.Object) *monFixture {
+	tb.Helper()
 	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(k8sruntime.NewScheme(),
-		map[schema.GroupVersionResource]string{testGVR: "ConfigMapList"}, objects...)
+		map[schema.GroupVersionResource]string{testGVR: "ConfigMapList", testNamespaceGVR: "NamespaceList"}, objects...)
 	f := &monFixture{dynamic: dyn, events: make(chan Event, 16), done: make(chan error, 1)}
 	m, err := NewMonitors(Options{Dynamic: dyn, Kinds: kube.NewDiscovery(testDiscovery(), 0, nil).Resolver(), Events: f.events})
 	if err != nil {
-		t.Fatalf("NewMonitors: %v", err)
+		tb.Fatalf("NewMonitors: %v", err)
 	}
 	f.monitors = m
-	ctx, cancel := context.WithCancel(t.Context())
+	ctx, cancel := context.WithCancel(tb.Context())
 	f.cancel = cancel
 	go func() { f.done <- m.Run(ctx) }()
-	t.Cleanup(f.stop)
+	tb.Cleanup(f.stop)
 	return f
 }
 

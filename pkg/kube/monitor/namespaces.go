@@ -6,11 +6,10 @@ import (
 	"maps"
 	"slices"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/tools/cache"
 
+	"github.com/addon-operator/addon-operator/pkg/hook"
 	"github.com/addon-operator/addon-operator/pkg/logkey"
 )
 
@@ -22,12 +21,12 @@ import (
 // Deleted events, as the protocol documents ("Added != Object created").
 func (mon *monitor) followNamespaces(ctx context.Context, r *monitorRun) {
 	dirty := make(chan struct{}, 1)
-	store := mon.startNamespaceInformer(ctx, r, dirty)
+	namespaces := mon.startNamespaceInformer(ctx, r, dirty)
 	if err := waitSynced(ctx, r.errs, r.namespaces.synced); err != nil {
 		mon.ready <- monitorReady{err: err}
 		return
 	}
-	ready := mon.syncGroups(ctx, r, mon.spec.matchingNamespaces(store.ListKeys()))
+	ready := mon.syncGroups(ctx, r, mon.spec.matchingNamespaces(namespaces.names()))
 	mon.ready <- ready
 	if ready.err != nil {
 		return
@@ -35,35 +34,45 @@ func (mon *monitor) followNamespaces(ctx context.Context, r *monitorRun) {
 	for {
 		select {
 		case <-dirty:
-			mon.reconcileNamespaces(ctx, r, mon.spec.matchingNamespaces(store.ListKeys()))
+			mon.reconcileNamespaces(ctx, r, mon.spec.matchingNamespaces(namespaces.names()))
 		case <-ctx.Done():
 			return
 		}
 	}
 }
 
-// startNamespaceInformer starts the informer of matching namespaces in
-// r.namespaces; it signals dirty on every change. The returned store is
-// keyed by namespace name.
-func (mon *monitor) startNamespaceInformer(ctx context.Context, r *monitorRun, dirty chan struct{}) cache.Store {
-	ctx, cancel := context.WithCancel(ctx)
-	r.namespaces = &monitorGroup{cancel: cancel}
-	signal := func() {
-		select {
-		case dirty <- struct{}{}:
-		default: // a reconcile is pending; it reads the store then
-		}
+// startNamespaceInformer joins the informer of matching namespaces in
+// r.namespaces; it signals dirty on every change. The returned watch
+// names the matching namespaces.
+func (mon *monitor) startNamespaceInformer(ctx context.Context, r *monitorRun, dirty chan struct{}) *sharedWatch {
+	key := watchKey{gvr: schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}, labelSelector: mon.spec.namespaceLabels}
+	l := mon.watches.acquire(ctx, key, &namespaceConsumer{mon: mon, dirty: dirty, errs: r.errs})
+	r.namespaces = &monitorGroup{leases: []*lease{l}, synced: []<-chan struct{}{l.synced()}}
+	return l.watch
+}
+
+// namespaceConsumer signals a namespace-following monitor that the set of
+// matching namespaces may have changed.
+type namespaceConsumer struct {
+	mon   *monitor
+	dirty chan struct{}
+	errs  chan<- error
+}
+
+// transform keeps names only.
+func (c *namespaceConsumer) transform(_ context.Context, u *unstructured.Unstructured) any {
+	return &watchObject{name: u.GetName(), resourceVersion: u.GetResourceVersion()}
+}
+
+func (c *namespaceConsumer) notify(context.Context, hook.WatchEvent, any, bool) {
+	select {
+	case c.dirty <- struct{}{}:
+	default: // a reconcile is pending; it reads the names then
 	}
-	handler := cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(any) { signal() },
-		UpdateFunc: func(_, _ any) { signal() },
-		DeleteFunc: func(any) { signal() },
-	}
-	gvr := schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
-	inf := newInformer(mon.dynamic, gvr, "", metav1.ListOptions{LabelSelector: mon.spec.namespaceLabels})
-	synced := mon.startInformer(ctx, &r.namespaces.wg, inf, monIdentity, handler, r.errs)
-	r.namespaces.synced = []<-chan struct{}{synced}
-	return inf.GetStore()
+}
+
+func (c *namespaceConsumer) watchFailed(synced syncChecker, err error) {
+	c.mon.watchFailed(synced, c.errs, err)
 }
 
 // reconcileNamespaces makes the informer groups those of the namespaces in
@@ -89,14 +98,4 @@ func (mon *monitor) reconcileNamespaces(ctx context.Context, r *monitorRun, want
 			mon.log.Debug("namespace started matching", slog.String(logkey.Namespace, ns))
 		}
 	}
-}
-
-// monIdentity is the transform of the namespace informer, which needs only
-// names.
-func monIdentity(obj any) (any, error) {
-	u, ok := obj.(*unstructured.Unstructured)
-	if !ok {
-		return obj, nil
-	}
-	return &monitorEntry{namespace: u.GetNamespace(), name: u.GetName(), resourceVersion: u.GetResourceVersion()}, nil
 }

@@ -9,6 +9,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
@@ -20,11 +21,12 @@ import (
 
 // monitor watches the objects of one binding. Its goroutines are started
 // by run, which Monitors.Run calls in a goroutine it owns; everything the
-// run creates is stopped before done is closed.
+// run creates is stopped, and its leases on shared informers released,
+// before done is closed.
 type monitor struct {
 	id      string
 	spec    monitorSpec
-	dynamic dynamic.Interface
+	watches *informerPool
 	out     chan<- Event
 	log     *slog.Logger
 	state   *monitorState
@@ -45,11 +47,11 @@ type monitorReady struct {
 	err     error
 }
 
-func newMonitor(id string, spec monitorSpec, dyn dynamic.Interface, out chan<- Event, log *slog.Logger) *monitor {
+func newMonitor(id string, spec monitorSpec, watches *informerPool, out chan<- Event, log *slog.Logger) *monitor {
 	return &monitor{
 		id:      id,
 		spec:    spec,
-		dynamic: dyn,
+		watches: watches,
 		out:     out,
 		log:     log,
 		state:   newMonitorState(id, spec.events, log),
@@ -147,64 +149,69 @@ func waitSynced(ctx context.Context, errs <-chan error, synced []<-chan struct{}
 	return nil
 }
 
-// monitorGroup is the informers of one namespace, stopped together.
+// monitorGroup is the monitor's leases on the informers of one namespace,
+// released together.
 type monitorGroup struct {
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
-	// synced has a channel per informer, closed once its handler has seen
-	// the initial list.
+	leases []*lease
+	// synced has a channel per lease, closed once the monitor has the
+	// informer's initial list.
 	synced []<-chan struct{}
 }
 
-// stop stops the group's informers and waits until their handlers have
-// returned.
+// stop releases the group's leases; the monitor gets no notification from
+// them once stop has returned.
 func (g *monitorGroup) stop() {
-	g.cancel()
-	g.wg.Wait()
+	for _, l := range g.leases {
+		l.release()
+	}
 }
 
-// startGroup starts the binding's informers in namespace ns. With
-// emitInitial the objects they list first are Added events (the namespace
-// started to match); otherwise they belong to Start's list. Until an
-// informer has synced its list failures go to errs, or to the log when
-// errs is nil.
+// startGroup joins the binding's informers in namespace ns, starting those
+// no other monitor runs. With emitInitial the objects they list first are
+// Added events (the namespace started to match); otherwise they belong to
+// Start's list. Until the monitor has an informer's initial list, that
+// informer's list failures go to errs, or to the log when errs is nil.
 func (mon *monitor) startGroup(ctx context.Context, ns string, emitInitial bool, errs chan<- error) *monitorGroup {
-	ctx, cancel := context.WithCancel(ctx)
-	g := &monitorGroup{cancel: cancel}
-	handler := cache.ResourceEventHandlerDetailedFuncs{
-		AddFunc:    func(obj any, initial bool) { mon.state.apply(hook.Added, obj, emitInitial || !initial) },
-		UpdateFunc: func(_, obj any) { mon.state.apply(hook.Modified, obj, true) },
-		DeleteFunc: func(obj any) { mon.state.apply(hook.Deleted, obj, true) },
-	}
-	transform := func(obj any) (any, error) { return mon.spec.filter.transform(ctx, obj), nil }
+	g := &monitorGroup{}
+	c := &objectConsumer{mon: mon, emitInitial: emitInitial, errs: errs}
 	for _, name := range mon.spec.names {
-		inf := newInformer(mon.dynamic, mon.spec.resource.GVR, ns, mon.spec.listOptions(name))
-		g.synced = append(g.synced, mon.startInformer(ctx, &g.wg, inf, transform, handler, errs))
+		opts := mon.spec.listOptions(name)
+		key := watchKey{gvr: mon.spec.resource.GVR, namespace: ns, labelSelector: opts.LabelSelector, fieldSelector: opts.FieldSelector}
+		l := mon.watches.acquire(ctx, key, c)
+		g.leases = append(g.leases, l)
+		g.synced = append(g.synced, l.synced())
 	}
 	return g
 }
 
-// startInformer runs inf in wg until ctx is done. It returns a channel
-// closed when handler has seen the informer's initial list.
-func (mon *monitor) startInformer(ctx context.Context, wg *sync.WaitGroup, inf cache.SharedIndexInformer,
-	transform cache.TransformFunc, handler cache.ResourceEventHandler, errs chan<- error,
-) <-chan struct{} {
-	var reg cache.ResourceEventHandlerRegistration
-	// Neither setter fails on an informer that has not started.
-	_ = inf.SetTransform(transform)
-	_ = inf.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
-		mon.watchFailed(reg, errs, err)
-	})
-	reg, _ = inf.AddEventHandler(handler)
-	wg.Go(func() { inf.RunWithContext(ctx) })
-	return reg.HasSyncedChecker().Done()
+// objectConsumer hands an informer's objects to a monitor's state, each
+// filtered by the monitor's binding.
+type objectConsumer struct {
+	mon         *monitor
+	emitInitial bool
+	errs        chan<- error
+}
+
+func (c *objectConsumer) transform(ctx context.Context, u *unstructured.Unstructured) any {
+	return c.mon.spec.filter.entry(ctx, u)
+}
+
+func (c *objectConsumer) notify(ctx context.Context, ev hook.WatchEvent, obj any, initial bool) {
+	if n, ok := obj.(*watchNote); ok {
+		obj = c.mon.spec.filter.sharedEntry(ctx, n)
+	}
+	c.mon.state.apply(ev, obj, ev != hook.Added || c.emitInitial || !initial)
+}
+
+func (c *objectConsumer) watchFailed(synced syncChecker, err error) {
+	c.mon.watchFailed(synced, c.errs, err)
 }
 
 // watchFailed reports a failed list or watch: before the informer synced to
 // errs (failing Start) when there is one, else to the log. client-go
 // retries either way.
-func (mon *monitor) watchFailed(reg cache.ResourceEventHandlerRegistration, errs chan<- error, err error) {
-	if errs != nil && !reg.HasSynced() {
+func (mon *monitor) watchFailed(synced syncChecker, errs chan<- error, err error) {
+	if errs != nil && !synced.HasSynced() {
 		select {
 		case errs <- err:
 		default: // one failure is enough to fail the sync
