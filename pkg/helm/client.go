@@ -138,7 +138,16 @@ func (c *Client) config(ctx context.Context, name string) (*action.Configuration
 			log.DebugContext(ctx, fmt.Sprintf(format, args...)) //nolint:sloglint // Helm's own message, bridged as is
 		}
 	}
-	return c.newConfig(debug)
+	cfg, err := c.newConfig(debug)
+	if err != nil {
+		return nil, err
+	}
+	// The operation's own view of the release records (see
+	// operationStore), over a copy: the factory may share its Storage.
+	store := *cfg.Releases
+	store.Driver = newOperationStore(store.Driver)
+	cfg.Releases = &store
+	return cfg, nil
 }
 
 // Status returns the state of the last revision of release name, or an
