@@ -180,7 +180,8 @@ func recordedReleases(t *testing.T, ns string) (*release.Manager, *requestLog) {
 // objects sends: the release records' LIST, the ownership check's GET of
 // each object (404), the release record's POST (pending-install), the
 // objects' POSTs, the record's PUT (deployed); readiness reads none of
-// these kinds after creating them.
+// these kinds after creating them. An upgrade and the uninstall are
+// pinned too.
 func TestModuleInstallRequests(t *testing.T) {
 	ns := cp.Namespace(t)
 	releases, log := recordedReleases(t, ns)
@@ -212,5 +213,14 @@ func TestModuleInstallRequests(t *testing.T) {
 		if diff := cmp.Diff(tt.want, perVerb(reqs)); diff != "" {
 			t.Errorf("%s: requests per verb and code (-want +got):\n%s", tt.name, diff)
 		}
+	}
+	if err := releases.Uninstall(t.Context(), "four"); err != nil {
+		t.Fatalf("uninstall: %v", err)
+	}
+	reqs := log.take()
+	t.Logf("uninstall: %d requests:\n%s", len(reqs), strings.Join(reqs, "\n"))
+	// Helm's driver reads each record before it deletes it.
+	if diff := cmp.Diff(map[string]int{"LIST 200": 1, "PUT 200": 1, "DELETE 200": 6, "GET 200": 2}, perVerb(reqs)); diff != "" {
+		t.Errorf("uninstall: requests per verb and code (-want +got):\n%s", diff)
 	}
 }
