@@ -49,6 +49,9 @@ type Client struct {
 	// absent answers Helm's existence checks of objects claimObjects just
 	// found absent; nil when the caller provides the getter.
 	absent *knownAbsent
+	// reads answers Helm's repeated reads of a release's objects within
+	// one install or upgrade; nil when the caller provides the getter.
+	reads *repeatedReads
 	// refreshDiscovery drops the cached discovery information, after a
 	// release created or deleted API kinds.
 	refreshDiscovery func()
@@ -78,13 +81,16 @@ func New(opts Options) (*Client, error) {
 	getter := opts.Getter
 	refresh := func() {}
 	var absent *knownAbsent
+	var reads *repeatedReads
 	if getter == nil {
 		absent = newKnownAbsent(opts.OnLocalAnswer)
+		reads = newRepeatedReads(opts.OnRepeatedRead)
 		g, err := newRESTGetter(opts, clock.RealClock{})
 		if err != nil {
 			return nil, err
 		}
 		g.config = rest.CopyConfig(g.config)
+		g.config.Wrap(reads.wrap)
 		g.config.Wrap(absent.wrap)
 		getter, refresh = g, g.discovery.Refresh
 	}
@@ -105,6 +111,7 @@ func New(opts Options) (*Client, error) {
 	c := newClient(opts, newConfig)
 	c.refreshDiscovery = refresh
 	c.absent = absent
+	c.reads = reads
 	return c, nil
 }
 
