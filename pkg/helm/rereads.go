@@ -35,9 +35,11 @@ type repeatedReads struct {
 	mu    sync.Mutex
 	marks map[string]int // URL path -> operations marking it
 	seen  map[readKey]seenResponse
-	// writes counts the other requests to each marked path, so that a read
-	// that was under way during one is not remembered.
-	writes map[string]int
+	// writes counts the other requests to each marked path, and forgets
+	// the paths forgotten, so that a read that was under way during either
+	// is not remembered.
+	writes  map[string]int
+	forgets int
 }
 
 type readKey struct{ path, accept string }
@@ -85,6 +87,7 @@ func (r *repeatedReads) forget(paths []string) {
 		}
 		delete(r.marks, p)
 		delete(r.writes, p)
+		r.forgets++
 		r.dropLocked(p)
 	}
 }
@@ -117,7 +120,7 @@ func (t rereadTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		r.dropLocked(key.path)
 	}
 	seen, ok := r.seen[key]
-	writes := r.writes[key.path]
+	writes, forgets := r.writes[key.path], r.forgets
 	r.mu.Unlock()
 	if !marked || req.Method != http.MethodGet || req.URL.RawQuery != "" {
 		return t.next.RoundTrip(req) //nolint:wrapcheck // a transport passes errors on as they are
@@ -137,7 +140,7 @@ func (t rereadTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	seen = seenResponse{status: resp.Status, code: resp.StatusCode, header: resp.Header.Clone(), body: body}
 	r.mu.Lock()
-	if r.marks[key.path] > 0 && r.writes[key.path] == writes { // not forgotten nor written while the request ran
+	if r.writes[key.path] == writes && r.forgets == forgets { // not written nor forgotten while the request ran
 		r.seen[key] = seen
 	}
 	r.mu.Unlock()

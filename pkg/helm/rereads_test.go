@@ -180,3 +180,33 @@ func TestReadDuringAWriteIsNotRemembered(t *testing.T) {
 		t.Errorf("read after the write = %q, want v1 from the server", got)
 	}
 }
+
+// TestReadUnderWayWhenTheOperationEndsIsNotRemembered: a read answered
+// after its operation ended is not used by the next operation that marks
+// the object.
+func TestReadUnderWayWhenTheOperationEndsIsNotRemembered(t *testing.T) {
+	entered := make(chan struct{})
+	server := &objectServer{block: map[string]chan struct{}{objPath: entered}, unblock: make(chan struct{})}
+	reads := newRepeatedReads(nil)
+	rt := reads.wrap(server)
+	reads.marks[objPath]++
+	done := make(chan error)
+	go func() {
+		_, err := roundTrip(t.Context(), rt, http.MethodGet, objPath, "")
+		done <- err
+	}()
+	<-entered
+	server.mu.Lock()
+	delete(server.block, objPath)
+	server.mu.Unlock()
+	reads.forget([]string{objPath})
+	reads.marks[objPath]++ // the next operation
+	close(server.unblock)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	send(t, rt, http.MethodGet, objPath, "")
+	if diff := cmp.Diff([]string{"GET " + objPath, "GET " + objPath}, server.take()); diff != "" {
+		t.Errorf("requests sent (-want +got):\n%s", diff)
+	}
+}
