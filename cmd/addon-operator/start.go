@@ -361,6 +361,7 @@ func (o *startOptions) wire(restCfg *rest.Config, log *slog.Logger, rec *metrics
 	hopts.RESTConfig, hopts.Namespace, hopts.Logger = restCfg, o.operator.Namespace, log
 	hopts.Discovery, hopts.Mapper = disc.Client(), disc.RESTMapper()
 	hopts.OnLocalAnswer = rec.KubeReadAnsweredLocally
+	hopts.OnRepeatedRead = rec.KubeReadRepeatedLocally
 	// The watch of release objects also tells Helm's skip check and the
 	// drift check which objects exist and which changed.
 	heal, healEvents, driftChanges, err := newHealWatcher(restCfg, kinds, o.operator.Namespace, o.helm.Driver, log)

@@ -1,6 +1,7 @@
 // Package helm proves pkg/helm against the local control plane: render
 // with the cluster's capabilities, install, skip, upgrade, heal, chart
-// hooks, ownership, pending recovery and uninstall.
+// hooks, ownership, pending recovery and uninstall, and the requests a
+// module's install, upgrade and uninstall send.
 package helm
 
 import (

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"strings"
 	"time"
 
 	"helm.sh/helm/v3/pkg/action"
@@ -188,6 +189,13 @@ func (c *Client) deploy(ctx context.Context, cfg *action.Configuration, r Releas
 	base, err := baseRevision(cfg, last)
 	if err != nil {
 		return nil, step == stepRecover, 0, false, err
+	}
+	if c.reads != nil {
+		objects, err := cfg.KubeClient.Build(strings.NewReader(rendered.Manifest), false)
+		if err != nil {
+			return nil, step == stepRecover, 0, false, fmt.Errorf("build rendered objects: %w", err)
+		}
+		defer c.reads.forget(c.reads.mark(objects))
 	}
 	own, absent, existing, err := c.claimObjects(ctx, cfg, Owner{Release: r.Name, Namespace: d.namespace}, rendered.Manifest, base)
 	if err != nil {

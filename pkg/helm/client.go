@@ -51,6 +51,9 @@ type Client struct {
 	// absent answers Helm's existence checks of objects claimObjects just
 	// found absent; nil when the caller provides the getter.
 	absent *knownAbsent
+	// reads answers Helm's repeated reads of a release's objects within
+	// one install or upgrade; nil when the caller provides the getter.
+	reads *repeatedReads
 	// refreshDiscovery drops the cached discovery information, after a
 	// release created or deleted API kinds.
 	refreshDiscovery func()
@@ -92,13 +95,16 @@ func New(opts Options) (*Client, error) {
 	getter := opts.Getter
 	refresh := func() {}
 	var absent *knownAbsent
+	var reads *repeatedReads
 	if getter == nil {
 		absent = newKnownAbsent(opts.OnLocalAnswer)
+		reads = newRepeatedReads(opts.OnRepeatedRead)
 		g, err := newRESTGetter(opts, clock.RealClock{})
 		if err != nil {
 			return nil, err
 		}
 		g.config = rest.CopyConfig(g.config)
+		g.config.Wrap(reads.wrap)
 		g.config.Wrap(absent.wrap)
 		getter, refresh = g, g.discovery.Refresh
 	}
@@ -128,6 +134,7 @@ func New(opts Options) (*Client, error) {
 	c.refreshDiscovery = refresh
 	c.absent = absent
 	c.lister = lister
+	c.reads = reads
 	return c, nil
 }
 
@@ -163,7 +170,16 @@ func (c *Client) config(ctx context.Context, name string) (*action.Configuration
 			log.DebugContext(ctx, fmt.Sprintf(format, args...)) //nolint:sloglint // Helm's own message, bridged as is
 		}
 	}
-	return c.newConfig(debug)
+	cfg, err := c.newConfig(debug)
+	if err != nil {
+		return nil, err
+	}
+	// The operation's own view of the release records (see
+	// operationStore), over a copy: the factory may share its Storage.
+	store := *cfg.Releases
+	store.Driver = newOperationStore(store.Driver)
+	cfg.Releases = &store
+	return cfg, nil
 }
 
 // Status returns the state of the last revision of release name, or an

@@ -87,6 +87,11 @@ type Options struct {
 	// answers NotFound itself, without a request (an object the ownership
 	// check has just found absent); nil ignores them.
 	OnLocalAnswer func()
+	// OnRepeatedRead is called for every read of an object that Helm
+	// repeats within one install or upgrade and the Client answers from
+	// the first, without a request (a successful GET, as the first one);
+	// nil ignores them.
+	OnRepeatedRead func()
 	// Logger receives the package's logs and Helm's debug output, the latter
 	// at debug level. Nil discards them.
 	Logger *slog.Logger

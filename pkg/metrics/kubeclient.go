@@ -27,10 +27,11 @@ type kubeClientMetrics struct {
 	eventsHeld  prometheus.Gauge
 	eventsLost  prometheus.Counter
 	// localAnswers counts reads answered without a request (see
-	// KubeReadAnsweredLocally); unsent holds those not yet taken out of
-	// requests.
+	// KubeReadAnsweredLocally, KubeReadRepeatedLocally); unsent and
+	// unsentOK hold those not yet taken out of requests.
 	localAnswers prometheus.Counter
 	unsent       *atomic.Int64
+	unsentOK     *atomic.Int64
 }
 
 func newKubeClientMetrics() kubeClientMetrics {
@@ -64,9 +65,11 @@ func newKubeClientMetrics() kubeClientMetrics {
 		}),
 		localAnswers: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "addon_operator_kube_reads_answered_locally_total",
-			Help: "Reads of objects known to be absent, answered NotFound without a request (Helm's existence checks after the operator's own); not in addon_operator_kube_requests_total.",
+			Help: "Reads answered without a request: of objects known to be absent, answered NotFound (Helm's existence checks after the operator's own), " +
+				"and Helm's repeated reads of an object within one install or upgrade, answered as the first; not in addon_operator_kube_requests_total.",
 		}),
-		unsent: &atomic.Int64{},
+		unsent:   &atomic.Int64{},
+		unsentOK: &atomic.Int64{},
 	}
 }
 
@@ -101,35 +104,54 @@ func (r *Recorder) KubeReadAnsweredLocally() {
 	r.kubeClient.unsent.Add(1)
 }
 
+// KubeReadRepeatedLocally records a GET answered in-process as an earlier
+// one of the same object was (200), without a request; like
+// KubeReadAnsweredLocally, the next GET 200 is left out of the requests
+// metric.
+func (r *Recorder) KubeReadRepeatedLocally() {
+	r.kubeClient.localAnswers.Inc()
+	r.kubeClient.unsentOK.Add(1)
+}
+
 // KubeClientMetrics returns what client-go needs to record the requests of
 // every client in the process on r: pass it to
 // k8s.io/client-go/tools/metrics.Register, which takes the first
 // registration of a process only.
 func (r *Recorder) KubeClientMetrics() clientmetrics.RegisterOpts {
 	return clientmetrics.RegisterOpts{
-		RequestResult:      requestResult{counter: r.kubeClient.requests, unsent: r.kubeClient.unsent},
+		RequestResult:      requestResult{counter: r.kubeClient.requests, unsent: r.kubeClient.unsent, unsentOK: r.kubeClient.unsentOK},
 		RequestLatency:     verbLatency{r.kubeClient.latency},
 		RateLimiterLatency: verbLatency{r.kubeClient.rateLimited},
 	}
 }
 
 type requestResult struct {
-	counter *prometheus.CounterVec
-	unsent  *atomic.Int64
+	counter  *prometheus.CounterVec
+	unsent   *atomic.Int64 // GET 404s answered locally
+	unsentOK *atomic.Int64 // GET 200s answered locally
 }
 
-// Increment counts a request, unless it is a GET 404 that stands for a
-// read answered locally: which of the GET 404s is left out does not matter,
-// the counts are the same.
+// Increment counts a request, unless it is a GET 404 or 200 that stands
+// for a read answered locally: which of the GETs with that code is left
+// out does not matter, the counts are the same.
 func (m requestResult) Increment(_ context.Context, code, method, _ string) {
-	if method == "GET" && code == "404" && m.unsent != nil {
-		for n := m.unsent.Load(); n > 0; n = m.unsent.Load() {
-			if m.unsent.CompareAndSwap(n, n-1) {
-				return
-			}
-		}
+	if method == "GET" && (code == "404" && takeOne(m.unsent) || code == "200" && takeOne(m.unsentOK)) {
+		return
 	}
 	m.counter.WithLabelValues(method, code).Inc()
+}
+
+// takeOne decrements n if it is positive, and reports whether it did.
+func takeOne(n *atomic.Int64) bool {
+	if n == nil {
+		return false
+	}
+	for v := n.Load(); v > 0; v = n.Load() {
+		if n.CompareAndSwap(v, v-1) {
+			return true
+		}
+	}
+	return false
 }
 
 type verbLatency struct{ histogram *prometheus.HistogramVec }

@@ -7,7 +7,6 @@ import (
 
 	"github.com/addon-operator/addon-operator/pkg/helm"
 	"github.com/addon-operator/addon-operator/pkg/kube/drift"
-	"github.com/addon-operator/addon-operator/pkg/kube/heal"
 	"github.com/addon-operator/addon-operator/pkg/kube/readiness"
 	"github.com/addon-operator/addon-operator/pkg/module"
 )
@@ -23,18 +22,15 @@ func (r *Manager) Namespace(m *module.Module) string {
 
 // waitReady waits until the objects of a release's manifest are ready, as
 // kstatus computes it. Without a ReadinessChecker a release is ready once
-// Helm applied it.
-func (r *Manager) waitReady(ctx context.Context, m *module.Module, manifest string) error {
+// Helm applied it. created tells that Helm has just created every object
+// (a fresh install): those ready from creation on are not read again.
+func (r *Manager) waitReady(ctx context.Context, m *module.Module, manifest string, created bool) error {
 	if r.opts.Readiness == nil {
 		return nil
 	}
-	refs, err := heal.ObjectsFromManifest(manifest)
+	objects, err := readiness.ObjectsFromManifest(manifest, created)
 	if err != nil {
 		return fmt.Errorf("module %s: read release manifest: %w", m.Name(), err)
-	}
-	objects := make([]readiness.Object, 0, len(refs))
-	for _, o := range refs {
-		objects = append(objects, readiness.Object{APIVersion: o.APIVersion, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name})
 	}
 	timeout := r.opts.ReadinessTimeout
 	if t := m.Definition().ReadinessTimeout.Duration; t > 0 {

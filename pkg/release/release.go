@@ -233,7 +233,7 @@ func (r *Manager) Deploy(ctx context.Context, m *module.Module, values map[strin
 	if err := r.afterDeploy(ctx, name, r.Namespace(m), out.Manifest, !out.Fresh); err != nil {
 		return out.Revision, err
 	}
-	if err := r.waitReady(ctx, m, out.Manifest); err != nil {
+	if err := r.waitReady(ctx, m, out.Manifest, out.Fresh); err != nil {
 		return out.Revision, err
 	}
 	log := r.opts.Logger.With(slog.String(logkey.Module, name), slog.String(logkey.Release, name), slog.Int(logkey.Revision, out.Revision))

@@ -27,6 +27,10 @@ type Object struct {
 	Kind       string
 	Namespace  string
 	Name       string
+	// ReadyAsCreated tells that the operation whose result is awaited has
+	// just created the object, and that it is ready from then on (see
+	// ObjectsFromManifest): Check does not read it.
+	ReadyAsCreated bool
 }
 
 // String names the object for messages: "Deployment ns/name".
@@ -102,7 +106,7 @@ func (c *Checker) check(ctx context.Context, namespace string, obj Object) (*Pen
 	if err != nil {
 		return nil, fmt.Errorf("%s: apiVersion: %w", obj, err)
 	}
-	if alwaysReady(gv.WithKind(obj.Kind).GroupKind()) {
+	if obj.ReadyAsCreated || alwaysReady(gv.WithKind(obj.Kind).GroupKind()) {
 		return nil, nil
 	}
 	res, err := c.kinds.Resolve(ctx, gv.WithKind(obj.Kind))
