@@ -48,10 +48,6 @@ func (l *requestLog) wrap(rt http.RoundTripper) http.RoundTripper {
 	})
 }
 
-type roundTripFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
-
 // verbOf tells a LIST (a GET of a collection) from a GET of one object,
 // for the core and named API groups.
 func verbOf(req *http.Request) string {
