@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/discovery"
 	"k8s.io/utils/ptr"
 )
 
@@ -162,7 +163,7 @@ func patchInstallGadgetCRD(t *testing.T) {
 	if _, err := crds.Create(t.Context(), crd, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatalf("create CRD: %v", err)
 	}
-	discovery := cp.Clientset(t).Discovery()
+	disco := cp.Clientset(t).Discovery()
 	err = wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 		got, err := crds.Get(ctx, patchGadgetCRD, metav1.GetOptions{})
 		if err != nil {
@@ -170,8 +171,10 @@ func patchInstallGadgetCRD(t *testing.T) {
 		}
 		for _, c := range got.Status.Conditions {
 			if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
-				_, err := discovery.ServerResourcesForGroupVersion(patchGadgetGroup + "/v1")
-				return err == nil, nil
+				// The aggregated discovery document, which the Patcher's
+				// Discovery reads, lists new kinds a little after the
+				// group-version endpoint serves them: wait for it.
+				return servesKind(disco, patchGadgetGroup+"/v1", "Gadget"), nil
 			}
 		}
 		return false, nil
@@ -179,4 +182,24 @@ func patchInstallGadgetCRD(t *testing.T) {
 	if err != nil {
 		t.Fatalf("CRD %s not established and served: %v", patchGadgetCRD, err)
 	}
+}
+
+// servesKind reports whether the server's discovery (aggregated where the
+// server offers it, as the operator reads it) lists kind in groupVersion.
+func servesKind(d discovery.DiscoveryInterface, groupVersion, kind string) bool {
+	_, lists, err := d.ServerGroupsAndResources()
+	if err != nil {
+		return false
+	}
+	for _, l := range lists {
+		if l.GroupVersion != groupVersion {
+			continue
+		}
+		for i := range l.APIResources {
+			if l.APIResources[i].Kind == kind {
+				return true
+			}
+		}
+	}
+	return false
 }
