@@ -68,6 +68,10 @@ type Outcome struct {
 	// Fresh reports an install that created every object of the release:
 	// none existed before, so none can differ from the manifest yet.
 	Fresh bool
+	// Created are the objects the operation created, at the versions the
+	// API server created them with (installs only: an upgrade's new
+	// objects are not listed).
+	Created []CreatedObject
 }
 
 // Apply installs or upgrades release r so that the cluster matches its
@@ -148,6 +152,9 @@ func (c *Client) Apply(ctx context.Context, r Release) (Outcome, error) {
 		return out, fmt.Errorf("apply release %q: %w", r.Name, err)
 	}
 	out.Revision, out.Manifest, out.Fresh = rel.Version, rel.Manifest, fresh
+	if rc, ok := cfg.KubeClient.(reachableClient); ok {
+		out.Created = rc.created.objects()
+	}
 	if last == nil && own > 0 {
 		out.HistoryLost = true
 		c.log.WarnContext(ctx, "release records were deleted while its objects remained, history is lost; installed anew",

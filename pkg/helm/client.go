@@ -117,7 +117,7 @@ func New(opts Options) (*Client, error) {
 		// kubeconfig context says.
 		if kc, ok := cfg.KubeClient.(*kube.Client); ok {
 			kc.Namespace = opts.Namespace
-			cfg.KubeClient = reachableClient{kc}
+			cfg.KubeClient = reachableClient{Client: kc, created: &createdObjects{}}
 		}
 		cfg.Releases.MaxHistory = opts.HistoryMax
 		return cfg, nil

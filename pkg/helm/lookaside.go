@@ -122,8 +122,19 @@ func (t absentTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 // list. The operation's own requests report an unreachable server just as
 // well, and the operator watches the API server's health itself. Every
 // other method, and every optional interface of *kube.Client, is Helm's.
+//
+// Create is Helm's too, and also notes what it created in created (nil
+// notes nothing): the objects an install made from the manifest, at the
+// versions the API server gave them, need no drift check until they change.
 type reachableClient struct {
 	*kube.Client
+	created *createdObjects
 }
 
 func (reachableClient) IsReachable() error { return nil }
+
+func (c reachableClient) Create(resources kube.ResourceList) (*kube.Result, error) {
+	res, err := c.Client.Create(resources)
+	c.created.add(res)
+	return res, err //nolint:wrapcheck // Helm's own error, as Helm returns it
+}

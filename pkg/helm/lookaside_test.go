@@ -84,7 +84,7 @@ func TestKnownAbsentForget(t *testing.T) {
 // without a namespace must land in the module's namespace.
 func TestInNamespaceReachesTheWrappedClient(t *testing.T) {
 	kc := &kube.Client{Namespace: "operator"}
-	cfg := &action.Configuration{KubeClient: reachableClient{kc}}
+	cfg := &action.Configuration{KubeClient: reachableClient{Client: kc}}
 	(&Client{}).inNamespace(cfg, "module-ns")
 	if kc.Namespace != "module-ns" {
 		t.Errorf("kube client namespace = %q, want module-ns", kc.Namespace)

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sync/errgroup"
 	"k8s.io/utils/clock"
 
+	"github.com/addon-operator/addon-operator/pkg/helm"
 	"github.com/addon-operator/addon-operator/pkg/kube/drift"
 	"github.com/addon-operator/addon-operator/pkg/kube/heal"
 	"github.com/addon-operator/addon-operator/pkg/logkey"
@@ -122,6 +123,40 @@ func (r *Manager) checkerOf(d *deployed) DriftChecker {
 	namespace := d.namespace
 	r.mu.Unlock()
 	return r.driftIn(namespace)
+}
+
+// seeder is a DriftChecker that can be told which objects an install
+// created, at which versions; *drift.Checker is one.
+type seeder interface {
+	Seed(ctx context.Context, manifest string, created map[drift.Object]string) error
+}
+
+// seedDrift tells the drift checker that the objects an install created
+// from manifest are clean at the versions they were created with, and
+// remembers those versions as seen, so that the watch's reports of the
+// creates start no check. A failure only costs the next check its reads:
+// it is logged at debug level.
+func (r *Manager) seedDrift(ctx context.Context, name string, d *deployed, manifest string, created []helm.CreatedObject) {
+	if len(created) == 0 {
+		return
+	}
+	s, ok := r.checkerOf(d).(seeder)
+	if !ok {
+		return
+	}
+	objs := make(map[drift.Object]string, len(created))
+	refs := make(map[string]string, len(created))
+	for _, c := range created {
+		objs[drift.Object{APIVersion: c.APIVersion, Kind: c.Kind, Namespace: c.Namespace, Name: c.Name}] = c.ResourceVersion
+		refs[driftRef(c.APIVersion, c.Kind, c.Namespace, c.Name)] = c.ResourceVersion
+	}
+	if err := s.Seed(ctx, manifest, objs); err != nil {
+		r.opts.Logger.Debug("drift checker not told of the created objects", slog.String(logkey.Module, name), logkey.Err(err))
+		return
+	}
+	r.mu.Lock()
+	d.seen = refs
+	r.mu.Unlock()
 }
 
 // seenChecker is a DriftChecker that tells which resourceVersions it

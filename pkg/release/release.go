@@ -230,7 +230,7 @@ func (r *Manager) Deploy(ctx context.Context, m *module.Module, values map[strin
 	if err != nil {
 		return 0, fmt.Errorf("module %s: helm: %w", name, err)
 	}
-	if err := r.afterDeploy(ctx, name, r.Namespace(m), out.Manifest, !out.Fresh); err != nil {
+	if err := r.afterDeploy(ctx, name, r.Namespace(m), out.Manifest, !out.Fresh, out.Created); err != nil {
 		return out.Revision, err
 	}
 	if err := r.waitReady(ctx, m, out.Manifest, out.Fresh); err != nil {
@@ -261,8 +261,10 @@ func (r *Manager) Render(ctx context.Context, rel helm.Release) (*helm.Rendered,
 // afterDeploy arms healing for the objects the release now has and, when
 // checkDrift, reports (and with --heal-drift reverts) objects whose live
 // state drifted from it. Objects an install has just created cannot have
-// drifted: checking them would read each once more for nothing.
-func (r *Manager) afterDeploy(ctx context.Context, name, namespace, manifest string, checkDrift bool) error {
+// drifted: checking them would read each once more for nothing, and the
+// drift checker is told they are clean at the versions they were created
+// with (created), so that its next check reads only those changed since.
+func (r *Manager) afterDeploy(ctx context.Context, name, namespace, manifest string, checkDrift bool, created []helm.CreatedObject) error {
 	if r.opts.Healer != nil {
 		objects, err := heal.ObjectsFromManifest(manifest)
 		if err != nil {
@@ -284,6 +286,7 @@ func (r *Manager) afterDeploy(ctx context.Context, name, namespace, manifest str
 	d.manifest, d.namespace = manifest, namespace
 	r.mu.Unlock()
 	if !checkDrift {
+		r.seedDrift(ctx, name, d, manifest, created)
 		return nil
 	}
 	if err := r.checkDrift(ctx, name, d, manifest); err != nil {

@@ -1,11 +1,14 @@
 package drift
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/addon-operator/addon-operator/pkg/kube"
 )
 
 // Watched knows the resource version of objects it watches;
@@ -81,4 +84,33 @@ func (c *Checker) remember(key cleanKey, digest [sha256.Size]byte, resourceVersi
 		return
 	}
 	c.clean.seen[key] = cleanCheck{resourceVersion: resourceVersion, manifest: digest}
+}
+
+// Seed records the objects of manifest that an install has just created
+// from it, each at the resource version the API server gave it, as clean:
+// an object made from the manifest does not differ from it. A later check
+// reads such an object only when the watch reports another version (a
+// change since) or the manifest changes, as after a check that found it
+// clean. Objects of manifest not in created are left alone. Without a
+// watch (WithWatched) it does nothing.
+func (c *Checker) Seed(ctx context.Context, manifest string, created map[Object]string) error {
+	if c.clean == nil || len(created) == 0 {
+		return nil
+	}
+	objs, err := kube.ManifestObjects(manifest)
+	if err != nil {
+		return err
+	}
+	for _, obj := range objs {
+		t, ok, err := c.target(ctx, obj)
+		if err != nil {
+			return err
+		}
+		rv, made := created[t.ref]
+		if !ok || !made || rv == "" {
+			continue
+		}
+		c.remember(cleanKey{resource: t.resource, namespace: t.ref.Namespace, name: t.ref.Name}, manifestDigest(obj), rv, false)
+	}
+	return nil
 }

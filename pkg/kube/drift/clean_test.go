@@ -90,3 +90,49 @@ data: {key: v}
 		t.Errorf("reads %v, want clean 4 (first check, the test's own read, changed version, new manifest), edited 4 (every check)", reads)
 	}
 }
+
+// TestDriftSeedSkipsTheFirstRead: objects an install created are clean at
+// the version it created them with; only a later version, or an object
+// not seeded, is read.
+func TestDriftSeedSkipsTheFirstRead(t *testing.T) {
+	const manifest = `
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: made}
+data: {key: v}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: other}
+data: {key: v}
+`
+	checker, client := driftFake(t,
+		`{apiVersion: v1, kind: ConfigMap, metadata: {name: made, namespace: ns, resourceVersion: "7"}, data: {key: v}}`,
+		`{apiVersion: v1, kind: ConfigMap, metadata: {name: other, namespace: ns, resourceVersion: "3"}, data: {key: v}}`)
+	watched := &fakeWatched{rvs: map[string]string{"made": "7", "other": "3"}}
+	checker = checker.WithWatched(watched)
+	var mu sync.Mutex
+	reads := map[string]int{}
+	client.PrependReactor("get", "configmaps", func(a clienttesting.Action) (bool, runtime.Object, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		reads[a.(clienttesting.GetAction).GetName()]++
+		return false, nil, nil
+	})
+	created := map[Object]string{{APIVersion: "v1", Kind: "ConfigMap", Namespace: "ns", Name: "made"}: "7"}
+	if err := checker.Seed(t.Context(), manifest, created); err != nil {
+		t.Fatalf("Seed: %v", err)
+	}
+	if _, err := checker.Check(t.Context(), manifest); err != nil {
+		t.Fatal(err)
+	}
+	watched.set("made", "8") // changed since the install
+	if _, err := checker.Check(t.Context(), manifest); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if reads["made"] != 1 || reads["other"] != 1 {
+		t.Errorf("reads %v, want made 1 (only once changed since its creation), other 1 (not seeded: first check)", reads)
+	}
+}
