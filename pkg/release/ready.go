@@ -22,13 +22,15 @@ func (r *Manager) Namespace(m *module.Module) string {
 
 // waitReady waits until the objects of a release's manifest are ready, as
 // kstatus computes it. Without a ReadinessChecker a release is ready once
-// Helm applied it. created tells that Helm has just created every object
-// (a fresh install): those ready from creation on are not read again.
-func (r *Manager) waitReady(ctx context.Context, m *module.Module, manifest string, created bool) error {
+// Helm applied it. exist tells that every object has just been seen to
+// exist (a fresh install created them, or Helm's step was skipped, which
+// it is only when all exist): those ready from their existence on are
+// not read again.
+func (r *Manager) waitReady(ctx context.Context, m *module.Module, manifest string, exist bool) error {
 	if r.opts.Readiness == nil {
 		return nil
 	}
-	objects, err := readiness.ObjectsFromManifest(manifest, created)
+	objects, err := readiness.ObjectsFromManifest(manifest, exist)
 	if err != nil {
 		return fmt.Errorf("module %s: read release manifest: %w", m.Name(), err)
 	}

@@ -233,7 +233,8 @@ func (r *Manager) Deploy(ctx context.Context, m *module.Module, values map[strin
 	if err := r.afterDeploy(ctx, name, r.Namespace(m), out.Manifest, !out.Fresh, out.Created); err != nil {
 		return out.Revision, err
 	}
-	if err := r.waitReady(ctx, m, out.Manifest, out.Fresh); err != nil {
+	// A fresh install created every object; a skip found every one.
+	if err := r.waitReady(ctx, m, out.Manifest, out.Fresh || out.Skipped); err != nil {
 		return out.Revision, err
 	}
 	log := r.opts.Logger.With(slog.String(logkey.Module, name), slog.String(logkey.Release, name), slog.Int(logkey.Revision, out.Revision))
