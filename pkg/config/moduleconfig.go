@@ -126,7 +126,11 @@ func (s *ModuleConfigSource) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	wg.Go(func() { informer.RunWithContext(informerCtx) })
 	defer func() { stop(); wg.Wait() }()
-	if !cache.WaitForCacheSync(ctx.Done(), informer.HasSynced) {
+	// The informer's own done channel, not WaitForCacheSync, which polls
+	// every 100 ms: that poll was a tenth of a second of every start.
+	select {
+	case <-informer.HasSyncedChecker().Done():
+	case <-ctx.Done():
 		return nil
 	}
 	first, last := true, ""
