@@ -1,12 +1,14 @@
 package drift
 
 import (
+	"maps"
 	"sync"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
 	clienttesting "k8s.io/client-go/testing"
 )
 
@@ -49,14 +51,7 @@ data: {key: v}
 		`{apiVersion: v1, kind: ConfigMap, metadata: {name: edited, namespace: ns, resourceVersion: "6"}, data: {key: changed}}`)
 	watched := &fakeWatched{rvs: map[string]string{"clean": "5", "edited": "6"}}
 	checker = checker.WithWatched(watched)
-	var mu sync.Mutex
-	reads := map[string]int{}
-	client.PrependReactor("get", "configmaps", func(a clienttesting.Action) (bool, runtime.Object, error) {
-		mu.Lock()
-		defer mu.Unlock()
-		reads[a.(clienttesting.GetAction).GetName()]++
-		return false, nil, nil
-	})
+	reads := countReads(client)
 	check := func(m string) int {
 		t.Helper()
 		drifts, err := checker.Check(t.Context(), m)
@@ -84,9 +79,7 @@ data: {key: v}
 	check(manifest)
 	check(manifest)                                                                     // its new version was clean: not read
 	check("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: clean}\ndata: {key: w}\n") // a new manifest: read again
-	mu.Lock()
-	defer mu.Unlock()
-	if reads["clean"] != 4 || reads["edited"] != 4 {
+	if reads := reads(); reads["clean"] != 4 || reads["edited"] != 4 {
 		t.Errorf("reads %v, want clean 4 (first check, the test's own read, changed version, new manifest), edited 4 (every check)", reads)
 	}
 }
@@ -111,14 +104,7 @@ data: {key: v}
 		`{apiVersion: v1, kind: ConfigMap, metadata: {name: other, namespace: ns, resourceVersion: "3"}, data: {key: v}}`)
 	watched := &fakeWatched{rvs: map[string]string{"made": "7", "other": "3"}}
 	checker = checker.WithWatched(watched)
-	var mu sync.Mutex
-	reads := map[string]int{}
-	client.PrependReactor("get", "configmaps", func(a clienttesting.Action) (bool, runtime.Object, error) {
-		mu.Lock()
-		defer mu.Unlock()
-		reads[a.(clienttesting.GetAction).GetName()]++
-		return false, nil, nil
-	})
+	reads := countReads(client)
 	created := map[Object]string{{APIVersion: "v1", Kind: "ConfigMap", Namespace: "ns", Name: "made"}: "7"}
 	if err := checker.Seed(t.Context(), manifest, created); err != nil {
 		t.Fatalf("Seed: %v", err)
@@ -130,9 +116,25 @@ data: {key: v}
 	if _, err := checker.Check(t.Context(), manifest); err != nil {
 		t.Fatal(err)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if reads["made"] != 1 || reads["other"] != 1 {
+	if reads := reads(); reads["made"] != 1 || reads["other"] != 1 {
 		t.Errorf("reads %v, want made 1 (only once changed since its creation), other 1 (not seeded: first check)", reads)
+	}
+}
+
+// countReads counts the GETs of ConfigMaps on client by name; the returned
+// function copies the counts so far.
+func countReads(client *dynamicfake.FakeDynamicClient) func() map[string]int {
+	var mu sync.Mutex
+	reads := map[string]int{}
+	client.PrependReactor("get", "configmaps", func(a clienttesting.Action) (bool, runtime.Object, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		reads[a.(clienttesting.GetAction).GetName()]++
+		return false, nil, nil
+	})
+	return func() map[string]int {
+		mu.Lock()
+		defer mu.Unlock()
+		return maps.Clone(reads)
 	}
 }
