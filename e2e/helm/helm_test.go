@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/release"
@@ -22,10 +23,23 @@ func TestInstallSkipUpgrade(t *testing.T) {
 	c := newClient(t, ns)
 
 	installed := apply(t, c, echo("hello"))
-	if diff := cmp.Diff(helm.Outcome{Revision: 1, Checksum: installed.Checksum, Reason: helm.ReasonNoRelease, Manifest: installed.Manifest, Fresh: true}, installed); diff != "" {
+	if diff := cmp.Diff(helm.Outcome{Revision: 1, Checksum: installed.Checksum, Reason: helm.ReasonNoRelease, Manifest: installed.Manifest, Fresh: true},
+		installed, cmpopts.IgnoreFields(helm.Outcome{}, "Created")); diff != "" {
 		t.Errorf("install outcome (-want +got):\n%s", diff)
 	}
 	cm := configMap(t, ns, "echo")
+	// The objects Helm created, each at the version the server gave it:
+	// the release's ConfigMap and ClusterRole, and the pre-install hook's.
+	created := map[string]string{}
+	for _, o := range installed.Created {
+		created[o.Kind+" "+o.Namespace+"/"+o.Name] = o.ResourceVersion
+	}
+	if rv := created["ConfigMap "+ns+"/echo"]; rv != cm.ResourceVersion {
+		t.Errorf("created ConfigMap echo at version %q, the cluster has %q (created: %v)", rv, cm.ResourceVersion, created)
+	}
+	if _, ok := created["ClusterRole /"+ns+"-echo"]; !ok {
+		t.Errorf("the cluster-scoped ClusterRole is not among the created objects, or has a namespace: %v", created)
+	}
 	if cm.Data["greeting"] != "hello" {
 		t.Errorf("greeting = %q, want hello", cm.Data["greeting"])
 	}

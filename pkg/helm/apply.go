@@ -68,9 +68,10 @@ type Outcome struct {
 	// Fresh reports an install that created every object of the release:
 	// none existed before, so none can differ from the manifest yet.
 	Fresh bool
-	// Created are the objects the operation created, at the versions the
-	// API server created them with (installs only: an upgrade's new
-	// objects are not listed).
+	// Created are the objects Helm created in one batch during the
+	// operation, at the versions the API server created them with: an
+	// install's objects, and chart hooks' objects of any operation (an
+	// upgrade creates its new release objects one by one, not listed).
 	Created []CreatedObject
 }
 
