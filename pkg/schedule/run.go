@@ -19,8 +19,8 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	}
 	defer s.running.Store(false)
 	for ctx.Err() == nil {
-		wait, ok := s.untilNext()
-		if ok && wait <= 0 {
+		next, ok := s.nextDue()
+		if ok && !next.After(s.clock.Now()) {
 			s.fire(ctx)
 			continue
 		}
@@ -29,8 +29,15 @@ func (s *Scheduler) Run(ctx context.Context) error {
 			due   <-chan time.Time // nil, so never ready, without entries
 		)
 		if ok {
-			timer = s.clock.NewTimer(wait)
+			timer = s.clock.NewTimer(next.Sub(s.clock.Now()))
 			due = timer.C()
+			// The clock may have passed next between reading it and
+			// arming the timer, which would then fire late: fire now.
+			if !next.After(s.clock.Now()) {
+				timer.Stop()
+				s.fire(ctx)
+				continue
+			}
 		}
 		select {
 		case <-ctx.Done():
@@ -44,9 +51,9 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	return nil
 }
 
-// untilNext returns how long until the earliest entry is due, and false
-// when no entry will ever be.
-func (s *Scheduler) untilNext() (time.Duration, bool) {
+// nextDue returns when the earliest entry is due, and false when no entry
+// will ever be.
+func (s *Scheduler) nextDue() (time.Time, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var next time.Time
@@ -55,10 +62,7 @@ func (s *Scheduler) untilNext() (time.Duration, bool) {
 			next = e.next
 		}
 	}
-	if next.IsZero() {
-		return 0, false
-	}
-	return next.Sub(s.clock.Now()), true
+	return next, !next.IsZero()
 }
 
 // dueTick is a tick to send and the entry it is for.

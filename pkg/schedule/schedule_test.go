@@ -358,7 +358,7 @@ func TestAddInvalidCrontab(t *testing.T) {
 			if err == nil || !strings.HasPrefix(err.Error(), tt.wantErr) {
 				t.Errorf("Add = %v, want an error starting with %q", err, tt.wantErr)
 			}
-			if _, ok := s.untilNext(); ok {
+			if _, ok := s.nextDue(); ok {
 				t.Error("the invalid crontab was scheduled")
 			}
 		})
