@@ -46,7 +46,9 @@ func TestTimeMovesOnBeforeTheTimerIsArmed(t *testing.T) {
 	go func() { done <- s.Run(ctx) }()
 	defer func() {
 		cancel()
-		<-done
+		if err := <-done; err != nil {
+			t.Errorf("Run = %v, want nil", err)
+		}
 	}()
 	select {
 	case tick := <-ticks:
