@@ -116,10 +116,13 @@ type Operator struct {
 	webhookState  webhookOwners
 
 	modules *module.Set
-	store   *store.Store
-	state   *states
-	queues  *queue.Set[task]
-	main    *queue.Queue[task] // queues.Get(mainQueue)
+	// requiring are the modules whose module.yaml requires others, in
+	// module order: the only ones a requirement holds back or wakes.
+	requiring []*module.Module
+	store     *store.Store
+	state     *states
+	queues    *queue.Set[task]
+	main      *queue.Queue[task] // queues.Get(mainQueue)
 
 	// Owned by the main queue worker: global hooks, loaded by Startup, and
 	// the converge in progress.
@@ -168,6 +171,11 @@ func New(opts Options, deps Deps) (*Operator, error) {
 		monitors: deps.Monitors, monitorEvents: deps.MonitorEvents, scheduler: deps.Scheduler, ticks: deps.Ticks,
 		patcher: deps.Patcher, hookMetrics: deps.HookMetrics, recorder: deps.Recorder, moduleEvents: deps.Events, bindings: binding.New(),
 		healEvents: deps.HealEvents, driftChanges: deps.DriftChanges, webhooks: deps.Webhooks,
+	}
+	for _, m := range mods.Modules() {
+		if len(m.Requires()) > 0 {
+			o.requiring = append(o.requiring, m)
+		}
 	}
 	backoff := queue.ExponentialBackoff(opts.RetryDelay, opts.RetryMaxDelay)
 	o.cfgHealth = o.newConfigHealth(deps.ConfigMapEvents)

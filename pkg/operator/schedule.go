@@ -60,10 +60,7 @@ func (o *Operator) moduleDone(t moduleDoneTask) []task {
 // requirements it waits for.
 func (o *Operator) markHeld() {
 	s := o.converge.schedule
-	for _, m := range o.modules.Modules() {
-		if len(m.Requires()) == 0 {
-			continue // only requirements hold a module back by name
-		}
+	for _, m := range o.requiring { // only requirements hold a module back by name
 		name := m.Name()
 		st := o.state.get(name)
 		if !st.Enabled || (st.Phase != status.PhaseWaiting && !st.Held) {
@@ -100,10 +97,10 @@ func (o *Operator) unready(name string) []string {
 // wakeDependents asks for a run of each module held because it requires
 // name, which is ready now.
 func (o *Operator) wakeDependents(name string) {
-	for _, dep := range o.state.enabledList() {
+	for _, m := range o.requiring {
+		dep := m.Name()
 		st := o.state.get(dep)
-		m, _ := o.modules.Module(dep)
-		if st.Held && slices.Contains(m.Requires(), name) && len(o.unready(dep)) == 0 {
+		if st.Enabled && st.Held && slices.Contains(m.Requires(), name) && len(o.unready(dep)) == 0 {
 			o.pool.Request(dep, nil)
 		}
 	}
