@@ -7,13 +7,15 @@ import (
 	"log/slog"
 	"sync"
 
+	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
 
 	"github.com/addon-operator/addon-operator/pkg/hook"
 	"github.com/addon-operator/addon-operator/pkg/logkey"
@@ -225,12 +227,45 @@ func (mon *monitor) watchFailed(synced syncChecker, errs chan<- error, err error
 	mon.log.Warn("watch failed", slog.String(logkey.Kind, mon.spec.resource.Kind), logkey.Err(err))
 }
 
-// newInformer returns an informer of resource gvr in namespace ns ("" for all)
-// with opts' selectors. client-go's filtered dynamic informer lists and
-// watches with WatchList semantics, like the shared informer factories.
-func newInformer(dyn dynamic.Interface, gvr schema.GroupVersionResource, ns string, opts metav1.ListOptions) cache.SharedIndexInformer {
+// newInformer returns a plain informer of resource gvr in namespace ns
+// ("" for all) with the key's selectors: client-go's reflector and FIFO,
+// with h called on the FIFO's processing goroutine. A shared informer would
+// add a notification buffer of 1,024 entries and three goroutines per watch
+// for handlers no watch of ours has (each has one); at a thousand bindings
+// that was a fifth of the live heap. The list watcher keeps WatchList
+// semantics, as the shared informer factories do. failed gets every list or
+// watch request that fails while ctx is live; client-go's own report of
+// them is silenced through ctx's logger, so each failure is logged once, by
+// failed.
+func newInformer(ctx context.Context, dyn dynamic.Interface, key watchKey, h cache.ResourceEventHandler, transform cache.TransformFunc, failed func(error)) (cache.Store, cache.Controller, context.Context) {
+	ri := dyn.Resource(key.gvr).Namespace(key.namespace)
 	selectors := func(o *metav1.ListOptions) {
-		o.LabelSelector, o.FieldSelector = opts.LabelSelector, opts.FieldSelector
+		o.LabelSelector, o.FieldSelector = key.labelSelector, key.fieldSelector
 	}
-	return dynamicinformer.NewFilteredDynamicInformer(dyn, gvr, ns, 0, cache.Indexers{}, selectors).Informer()
+	report := func(ctx context.Context, err error) {
+		if err != nil && ctx.Err() == nil {
+			failed(err)
+		}
+	}
+	lw := &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			selectors(&o)
+			list, err := ri.List(ctx, o)
+			report(ctx, err)
+			return list, err
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			selectors(&o)
+			w, err := ri.Watch(ctx, o)
+			report(ctx, err)
+			return w, err
+		},
+	}
+	store, ctrl := cache.NewInformerWithOptions(cache.InformerOptions{
+		ListerWatcher: cache.ToListWatcherWithWatchListSemantics(lw, dyn),
+		ObjectType:    &unstructured.Unstructured{},
+		Handler:       h,
+		Transform:     transform,
+	})
+	return store, ctrl, klog.NewContext(ctx, logr.Discard())
 }

@@ -122,10 +122,12 @@ type objectRef struct{ namespace, name string }
 // the owner's transform makes, the cheapest form for one binding, and it
 // takes no other consumers.
 type sharedWatch struct {
-	key    watchKey
-	owner  watchConsumer
-	inf    cache.SharedIndexInformer
-	reg    cache.ResourceEventHandlerRegistration
+	key   watchKey
+	owner watchConsumer
+	// store is the informer's store, what the transform made; ctrl runs
+	// the informer and tells when its initial list is handed over.
+	store  cache.Store
+	ctrl   cache.Controller
 	cancel context.CancelFunc
 	// exited is closed when the informer has returned, its handler with it.
 	exited chan struct{}
@@ -211,20 +213,20 @@ func (w *sharedWatch) leave(c watchConsumer) {
 // watchFailed hands a failed list or watch to every consumer.
 func (w *sharedWatch) watchFailed(err error) {
 	if w.owner != nil {
-		w.owner.watchFailed(w.reg, err)
+		w.owner.watchFailed(w.ctrl, err)
 		return
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, c := range w.consumers {
-		c.watchFailed(w.reg, err)
+		c.watchFailed(w.ctrl, err)
 	}
 }
 
 // names returns the names of the objects seen so far.
 func (w *sharedWatch) names() []string {
 	if w.owner != nil {
-		return w.inf.GetStore().ListKeys() // cluster-scoped keys are names
+		return w.store.ListKeys() // cluster-scoped keys are names
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -299,24 +301,20 @@ func (p *informerPool) acquire(ctx context.Context, key watchKey, c watchConsume
 // with one handler that fans out to the consumers.
 func (p *informerPool) start(ctx context.Context, key watchKey, owner watchConsumer) *sharedWatch {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	w := &sharedWatch{
-		key: key, owner: owner, cancel: cancel, exited: make(chan struct{}),
-		inf: newInformer(p.dynamic, key.gvr, key.namespace, metav1.ListOptions{LabelSelector: key.labelSelector, FieldSelector: key.fieldSelector}),
-	}
+	w := &sharedWatch{key: key, owner: owner, cancel: cancel, exited: make(chan struct{})}
 	if owner == nil {
 		w.objects = make(map[objectRef]*watchObject)
 	}
-	// None of these fails on an informer that has not started.
-	_ = w.inf.SetTransform(w.transform(ctx))
-	_ = w.inf.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) { w.watchFailed(err) })
-	w.reg, _ = w.inf.AddEventHandler(cache.ResourceEventHandlerDetailedFuncs{
+	handler := cache.ResourceEventHandlerDetailedFuncs{
 		AddFunc:    func(obj any, initial bool) { w.dispatch(ctx, hook.Added, obj, initial) },
 		UpdateFunc: func(_, obj any) { w.dispatch(ctx, hook.Modified, obj, false) },
 		DeleteFunc: func(obj any) { w.dispatch(ctx, hook.Deleted, obj, false) },
-	})
+	}
+	var runCtx context.Context
+	w.store, w.ctrl, runCtx = newInformer(ctx, p.dynamic, key, handler, w.transform(ctx), w.watchFailed)
 	p.wg.Go(func() {
 		defer close(w.exited)
-		w.inf.RunWithContext(ctx)
+		w.ctrl.RunWithContext(runCtx)
 	})
 	return w
 }
@@ -325,7 +323,7 @@ func (p *informerPool) start(ctx context.Context, key watchKey, owner watchConsu
 func (p *informerPool) wait() { p.wg.Wait() }
 
 // synced is closed once the consumer has its initial list.
-func (l *lease) synced() <-chan struct{} { return l.watch.reg.HasSyncedChecker().Done() }
+func (l *lease) synced() <-chan struct{} { return l.watch.ctrl.HasSyncedChecker().Done() }
 
 // release ends the lease: its consumer gets no notification once release
 // has returned. The last lease of an informer stops it and waits until it
