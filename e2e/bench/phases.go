@@ -9,8 +9,10 @@ const (
 	msgDiscovered = "modules discovered"
 	msgPlanned    = "modules planned"
 	msgConverged  = "first converge done"
-	msgTaskDone   = "task done"
-	msgRunDone    = "module run done"
+	// msgConvergeDone ends every later converge.
+	msgConvergeDone = "converge done"
+	msgTaskDone     = "task done"
+	msgRunDone      = "module run done"
 	// The Helm client logs these at debug level with a duration; the
 	// operator logs "release deployed" again at info level without one.
 	msgDeployed = "release deployed"

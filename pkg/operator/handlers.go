@@ -159,7 +159,9 @@ func (o *Operator) convergeDone(t convergeDoneTask) []task {
 	o.objectsConverged()
 	if o.ready.CompareAndSwap(false, true) {
 		o.logFirstConverge()
+		return nil
 	}
+	o.log.Info("converge done", slog.Duration(logkey.Duration, o.clock.Since(o.converge.began)))
 	return nil
 }
 
