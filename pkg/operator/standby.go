@@ -82,6 +82,16 @@ func (s *standby) becomeLeader(reset func()) (runMonitors bool) {
 	return !s.monitorsRun
 }
 
+// leads reports whether Run has started.
+func (o *Operator) leads() bool {
+	select {
+	case <-o.standby.lead:
+		return true
+	default:
+		return false
+	}
+}
+
 // while runs f, under the lock, unless the replica leads.
 func (s *standby) while(f func()) {
 	s.mu.Lock()
@@ -270,6 +280,9 @@ func (o *Operator) startSnapshots(ctx context.Context, sm snapshotMonitors, bs [
 		cancel()
 		if ctx.Err() != nil {
 			return bs[i:]
+		}
+		if err != nil && o.leads() {
+			return nil // the leader's Start stopped it, to start the binding afresh
 		}
 		if err != nil {
 			o.log.Warn("webhook snapshot not kept on this standby, will retry", slog.String(logkey.Module, b.owner),
