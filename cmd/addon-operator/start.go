@@ -303,7 +303,7 @@ func (o *startOptions) run(ctx context.Context) error {
 		g, gctx := errgroup.WithContext(ctx)
 		g.Go(func() error { return srv.Run(gctx) })
 		g.Go(func() error { return apiHealth.Run(gctx) })
-		g.Go(func() error { return serveWebhooks(gctx, hooksSrv, op, o.leader.Enabled, log) }) // on every replica, leading or not
+		g.Go(func() error { return serveWebhooks(gctx, hooksSrv, op, o.leader.Enabled) }) // on every replica, leading or not
 		lead := leadWithWebhooks(op, hooksSrv)
 		g.Go(func() error {
 			return runLeading(gctx, o.leader, electionClient, o.operator.Namespace, log, func(ctx context.Context) error {
@@ -422,11 +422,10 @@ func (o *startOptions) wire(restCfg *rest.Config, log *slog.Logger, rec *metrics
 		// The same recorder: its Events regard the ConfigMap.
 		ConfigMapEvents: recorder,
 	}
-	if hooksSrv != nil {
-		deps.Webhooks = hooksSrv
-	}
+	standbyOperator := o.wireWebhooks(&deps, hooksSrv, client, dyn, log)
 	op, err := o.newOperator(deps, cfgMap, dyn, events, rec, recorder, log)
 	if err == nil && hooksSrv != nil {
+		standbyOperator(op)
 		hooksSrv.SetConfigMapCheck(op.CheckConfigMap)
 		if o.api.configSource == configSourceModuleConfig {
 			hooksSrv.SetModuleConfigCheck(func(object []byte) error {

@@ -11,7 +11,6 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 
-	"github.com/addon-operator/addon-operator/pkg/logkey"
 	"github.com/addon-operator/addon-operator/pkg/operator"
 	"github.com/addon-operator/addon-operator/pkg/webhook"
 )
@@ -67,19 +66,20 @@ func (o *startOptions) newWebhookServer(restCfg *rest.Config, log *slog.Logger) 
 }
 
 // serveWebhooks runs the webhook server, when there is one, until ctx ends.
-// With --ha it serves every hook's webhooks at once, leading or not, so a
-// standby replica the Service sends requests to answers them.
-func serveWebhooks(ctx context.Context, srv *webhook.Server, op *operator.Operator, ha bool, log *slog.Logger) error {
+// With --ha a replica also answers while it does not lead: RunStandby
+// serves every hook's webhooks with the configuration and the snapshots
+// they include, so a standby the Service sends requests to answers as the
+// leader does.
+func serveWebhooks(ctx context.Context, srv *webhook.Server, op *operator.Operator, ha bool) error {
 	if srv == nil {
 		return nil
 	}
+	g, ctx := errgroup.WithContext(ctx)
 	if ha {
-		if err := op.ServeWebhooks(ctx); err != nil {
-			// Reported once: the leader reports (and retries) the same hooks.
-			log.Error("webhooks of some hooks not served on this standby", logkey.Err(err))
-		}
+		g.Go(func() error { return op.RunStandby(ctx) })
 	}
-	return srv.Run(ctx)
+	g.Go(func() error { return srv.Run(ctx) })
+	return g.Wait()
 }
 
 // leadWithWebhooks runs the operator and, with a webhook server, keeps its

@@ -158,6 +158,7 @@ func (o *Operator) convergeDone(t convergeDoneTask) []task {
 	}
 	o.objectsConverged()
 	if o.ready.CompareAndSwap(false, true) {
+		o.dropStandbySnapshots()
 		o.logFirstConverge()
 		return nil
 	}

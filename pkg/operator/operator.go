@@ -89,6 +89,12 @@ type Deps struct {
 	// Webhooks serves hooks' webhook bindings; nil serves none (hooks
 	// that declare some get a warning).
 	Webhooks webhookServer
+
+	// StandbyConfig reads the configuration, without writing it, onto
+	// StandbyConfigEvents while this replica does not lead (RunStandby);
+	// nil: a standby's webhook runs see no configured values.
+	StandbyConfig       configWatch
+	StandbyConfigEvents <-chan config.Event
 }
 
 // Operator runs modules. Create it with New and start it with Run.
@@ -114,6 +120,9 @@ type Operator struct {
 	bindings      *binding.Registry
 	webhooks      webhookServer
 	webhookState  webhookOwners
+	standby       *standby
+	standbyConfig configWatch
+	standbyEvents <-chan config.Event
 
 	modules *module.Set
 	// requiring are the modules whose module.yaml requires others, in
@@ -171,6 +180,7 @@ func New(opts Options, deps Deps) (*Operator, error) {
 		monitors: deps.Monitors, monitorEvents: deps.MonitorEvents, scheduler: deps.Scheduler, ticks: deps.Ticks,
 		patcher: deps.Patcher, hookMetrics: deps.HookMetrics, recorder: deps.Recorder, moduleEvents: deps.Events, bindings: binding.New(),
 		healEvents: deps.HealEvents, driftChanges: deps.DriftChanges, webhooks: deps.Webhooks,
+		standby: newStandby(), standbyConfig: deps.StandbyConfig, standbyEvents: deps.StandbyConfigEvents,
 	}
 	for _, m := range mods.Modules() {
 		if len(m.Requires()) > 0 {
@@ -201,6 +211,9 @@ func New(opts Options, deps Deps) (*Operator, error) {
 // startup sequence once the ConfigMap was read, then reacts to changes.
 func (o *Operator) Run(ctx context.Context) error {
 	o.startedAt = o.clock.Now()
+	// A standby's configuration gives way to the leader's own reading, as
+	// at any start; its monitors keep running, for Run to adopt.
+	runMonitors := o.standby.becomeLeader(func() { o.store.SetConfig(nil) })
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return o.config.Run(ctx) })
 	if o.moduleEvents != nil {
@@ -211,7 +224,9 @@ func (o *Operator) Run(ctx context.Context) error {
 	if o.objects != nil {
 		g.Go(func() error { return o.runModuleObjects(ctx) })
 	}
-	g.Go(func() error { return o.monitors.Run(ctx) })
+	if runMonitors {
+		g.Go(func() error { return o.monitors.Run(ctx) })
+	}
 	g.Go(func() error { return o.scheduler.Run(ctx) })
 	g.Go(func() error { return o.queues.Run(ctx, o.handle) })
 	g.Go(func() error { return o.pool.Run(ctx) })

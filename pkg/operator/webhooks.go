@@ -2,7 +2,6 @@ package operator
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -23,37 +22,6 @@ type webhookServer interface {
 	Set(ctx context.Context, owner string, e webhook.Entries) error
 	Serve(owner string, e webhook.Entries) error
 	Remove(ctx context.Context, owner string) error
-}
-
-// ServeWebhooks loads the configuration of every hook, global and of every
-// module, and serves their webhook bindings without writing any
-// configuration: a standby replica (--ha) answers what the API server
-// sends it through the Service. Standby runs see the modules' static
-// values and no snapshots (no bindings are started before leading). It
-// reads no state the leader's work writes.
-func (o *Operator) ServeWebhooks(ctx context.Context) error {
-	if o.webhooks == nil {
-		return nil
-	}
-	g := o.modules.Global()
-	hooks, err := binding.Load(ctx, o.runner, g.HooksDir(), g.Hooks(), hook.Global)
-	if err != nil {
-		return err
-	}
-	var errs []error
-	if err := o.webhooks.Serve("", o.webhookEntries(nil, hooks)); err != nil {
-		errs = append(errs, err)
-	}
-	for _, m := range o.modules.Modules() {
-		hooks, err := binding.Load(ctx, o.runner, m.Path(), m.Hooks(), hook.Module)
-		if err == nil {
-			err = o.webhooks.Serve(m.Name(), o.webhookEntries(m, hooks))
-		}
-		if err != nil {
-			errs = append(errs, fmt.Errorf("module %s: %w", m.Name(), err))
-		}
-	}
-	return errors.Join(errs...)
 }
 
 // webhookOwners remembers whose webhook bindings are registered, so that a

@@ -27,6 +27,8 @@ var (
 	// ErrStopped is returned by Start when Monitors.Run has returned,
 	// or when the monitor was stopped before it synced.
 	ErrStopped = errors.New("monitors stopped")
+
+	errIDTaken = errors.New("a monitor with this id is running")
 )
 
 // Event is one change of an object watched by a kubernetes binding.
@@ -149,14 +151,17 @@ func (m *Monitors) Run(ctx context.Context) error {
 // fails Start rather than being retried; errors from the binding itself
 // wrap ErrInvalidBinding.
 func (m *Monitors) Start(ctx context.Context, id string, b hook.KubernetesBinding) ([]hook.FilteredObject, error) {
-	objects, err := m.start(ctx, id, b)
+	if objects, ok := m.adopt(id, b); ok {
+		return objects, nil
+	}
+	objects, err := m.start(ctx, id, b, false)
 	if err != nil {
 		return nil, fmt.Errorf("start monitor %q: %w", id, err)
 	}
 	return objects, nil
 }
 
-func (m *Monitors) start(ctx context.Context, id string, b hook.KubernetesBinding) ([]hook.FilteredObject, error) {
+func (m *Monitors) start(ctx context.Context, id string, b hook.KubernetesBinding, snapshotOnly bool) ([]hook.FilteredObject, error) {
 	begin := time.Now()
 	res, err := resolve(ctx, m.kinds, b.APIVersion, b.Kind)
 	if err != nil {
@@ -169,6 +174,7 @@ func (m *Monitors) start(ctx context.Context, id string, b hook.KubernetesBindin
 	// The binding's own name for people, the id to tell two hooks' bindings
 	// of one name apart; the monitor's lines do not repeat either.
 	mon := newMonitor(id, spec, m.watches, m.events, m.log.With(slog.String(logkey.Binding, b.Name), slog.String(logkey.Monitor, id)))
+	mon.binding, mon.state.snapshotOnly = b, snapshotOnly
 	if err := m.register(mon); err != nil {
 		return nil, err
 	}
@@ -212,7 +218,7 @@ func (m *Monitors) register(mon *monitor) error {
 	default:
 	}
 	if _, ok := m.monitors[mon.id]; ok {
-		return errors.New("a monitor with this id is running")
+		return errIDTaken
 	}
 	m.monitors[mon.id] = mon
 	return nil

@@ -41,6 +41,9 @@ type monitor struct {
 	done chan struct{}
 	// ready receives the outcome of the initial sync exactly once.
 	ready chan monitorReady
+	// binding is what the monitor was started for, which Start compares
+	// before it adopts a snapshot-only monitor.
+	binding hook.KubernetesBinding
 }
 
 // monitorReady is the outcome of a monitor's initial sync.

@@ -37,6 +37,10 @@ type monitorState struct {
 	syncErr error
 	enabled bool
 	pending []Event
+	// snapshotOnly keeps the objects and queues no event: the monitor of a
+	// replica that serves webhooks without running hooks, until Start
+	// adopts it.
+	snapshotOnly bool
 }
 
 func newMonitorState(id string, events []hook.WatchEvent, log *slog.Logger) *monitorState {
@@ -106,7 +110,7 @@ func (s *monitorState) record(ev hook.WatchEvent, e *monitorEntry) bool {
 // queueLocked appends the event for e if the monitor has synced and the
 // binding runs on ev.
 func (s *monitorState) queueLocked(ev hook.WatchEvent, e *monitorEntry) bool {
-	if !s.synced || !slices.Contains(s.events, ev) {
+	if !s.synced || s.snapshotOnly || !slices.Contains(s.events, ev) {
 		return false
 	}
 	s.pending = append(s.pending, Event{
