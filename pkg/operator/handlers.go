@@ -273,7 +273,7 @@ func (o *Operator) moduleDelete(ctx context.Context, name string) error {
 func (o *Operator) applyConfig(c *config.Config) {
 	old := o.store.Config()
 	moduleErrs, globalErr := o.store.ValidateConfig(c)
-	if globalErr != nil || (old != nil && len(moduleErrs) > 0) {
+	if !configAcceptable(old != nil, len(moduleErrs) > 0, globalErr) {
 		errs := o.sectionErrs(moduleErrs)
 		if globalErr != nil {
 			errs = append([]error{&config.KeyError{Key: config.GlobalKey, Err: globalErr}}, errs...)
