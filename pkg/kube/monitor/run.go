@@ -33,9 +33,12 @@ type monitor struct {
 	log     *slog.Logger
 	state   *monitorState
 
-	// stop is closed by halt to end the run.
+	// stop is closed by halt to end the run; halt also calls cancel, which
+	// run sets (under mu) and which ends the run's context.
 	stop     chan struct{}
 	stopOnce sync.Once
+	mu       sync.Mutex
+	cancel   context.CancelFunc
 	// done is closed when every goroutine of the monitor has exited, or by
 	// Start when the monitor never reached Run.
 	done chan struct{}
@@ -68,7 +71,15 @@ func newMonitor(id string, spec monitorSpec, watches *informerPool, out chan<- E
 
 // halt stops the monitor and waits until it has.
 func (mon *monitor) halt() {
-	mon.stopOnce.Do(func() { close(mon.stop) })
+	mon.stopOnce.Do(func() {
+		close(mon.stop)
+		mon.mu.Lock()
+		cancel := mon.cancel
+		mon.mu.Unlock()
+		if cancel != nil {
+			cancel()
+		}
+	})
 	<-mon.done
 }
 
@@ -98,19 +109,20 @@ func (r *monitorRun) stop() {
 func (mon *monitor) run(ctx context.Context) {
 	ctx, cancel := context.WithCancel(ctx)
 	r := &monitorRun{groups: make(map[string]*monitorGroup), errs: make(chan error, 1)}
-	var helpers sync.WaitGroup
 	defer close(mon.done)
-	defer helpers.Wait()
+	defer mon.state.stopDelivery()
 	defer r.stop()
 	defer cancel()
-	helpers.Go(func() {
-		select {
-		case <-mon.stop:
-			cancel()
-		case <-ctx.Done():
-		}
-	})
-	helpers.Go(func() { mon.state.deliver(ctx, mon.out) })
+	mon.mu.Lock()
+	mon.cancel = cancel
+	mon.mu.Unlock()
+	select {
+	case <-mon.stop: // halted before it ran; halt found no cancel to call
+		mon.ready <- monitorReady{err: ErrStopped}
+		return
+	default:
+	}
+	mon.state.startDelivery(ctx, mon.out)
 
 	if mon.spec.followNamespaces {
 		mon.followNamespaces(ctx, r)

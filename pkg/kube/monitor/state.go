@@ -16,14 +16,12 @@ import (
 
 // monitorState is what one monitor knows: the objects its informers have
 // reported and the events not yet delivered. The informers' handlers write
-// it, Snapshot reads it and the monitor's deliver goroutine drains it; mu
+// it, Snapshot reads it and a deliver goroutine drains it; mu
 // guards every field below it.
 type monitorState struct {
 	id     string
 	events []hook.WatchEvent
 	log    *slog.Logger
-	// wake has room for one pending wakeup of deliver.
-	wake chan struct{}
 
 	mu sync.Mutex
 	// objects holds entries by namespace and name. It is updated by the
@@ -37,6 +35,13 @@ type monitorState struct {
 	syncErr error
 	enabled bool
 	pending []Event
+	// ctx and out are where events go, from startDelivery until
+	// stopDelivery (out nil outside).
+	ctx context.Context //nolint:containedctx // the delivery's lifetime, handed to deliver goroutines
+	out chan<- Event
+	// delivering is closed when the running deliver goroutine has exited;
+	// nil when none runs.
+	delivering chan struct{}
 	// snapshotOnly keeps the objects and queues no event: the monitor of a
 	// replica that serves webhooks without running hooks, until Start
 	// adopts it.
@@ -48,7 +53,6 @@ func newMonitorState(id string, events []hook.WatchEvent, log *slog.Logger) *mon
 		id:      id,
 		events:  events,
 		log:     log,
-		wake:    make(chan struct{}, 1),
 		objects: make(map[string]map[string]*monitorEntry),
 	}
 }
@@ -186,43 +190,69 @@ func (s *monitorState) listLocked() []hook.FilteredObject {
 // enable lets deliver send the held events and every later one.
 func (s *monitorState) enable() {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.enabled = true
-	s.mu.Unlock()
-	s.signal()
+	s.deliverLocked()
 }
 
+// signal has the queued events delivered.
 func (s *monitorState) signal() {
-	select {
-	case s.wake <- struct{}{}:
-	default: // a wakeup is pending; deliver will see the new events
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.deliverLocked()
+}
+
+// startDelivery lets events go to out until ctx is done or stopDelivery.
+func (s *monitorState) startDelivery(ctx context.Context, out chan<- Event) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ctx, s.out = ctx, out
+	s.deliverLocked()
+}
+
+// stopDelivery ends the delivery and waits for a deliver goroutine that
+// runs; call it once ctx is done. No event is sent once it has returned.
+func (s *monitorState) stopDelivery() {
+	s.mu.Lock()
+	s.out = nil
+	running := s.delivering
+	s.mu.Unlock()
+	if running != nil {
+		<-running
 	}
 }
 
-// deliver sends queued events to out in order once enabled, until ctx is
-// done. It runs in its own goroutine so informers never wait for the
-// receiver.
-func (s *monitorState) deliver(ctx context.Context, out chan<- Event) {
+// deliverLocked starts a deliver goroutine when events wait to be sent and
+// none runs. The goroutine lives only while there are events, so an idle
+// monitor costs none: at a thousand bindings that is a thousand stacks.
+func (s *monitorState) deliverLocked() {
+	if s.delivering != nil || s.out == nil || !s.enabled || len(s.pending) == 0 {
+		return
+	}
+	done := make(chan struct{})
+	s.delivering = done
+	go s.deliver(s.ctx, s.out, done)
+}
+
+// deliver sends the queued events to out in order, until none is left or
+// ctx is done, then closes done. It runs in its own goroutine so informers
+// never wait for the receiver.
+func (s *monitorState) deliver(ctx context.Context, out chan<- Event, done chan struct{}) {
+	defer close(done)
 	for {
-		select {
-		case <-s.wake:
-		case <-ctx.Done():
+		s.mu.Lock()
+		batch := s.pending
+		if len(batch) == 0 || ctx.Err() != nil {
+			s.delivering = nil
+			s.mu.Unlock()
 			return
 		}
-		for {
-			s.mu.Lock()
-			batch := s.pending
-			if !s.enabled || len(batch) == 0 {
-				s.mu.Unlock()
-				break
-			}
-			s.pending = nil
-			s.mu.Unlock()
-			for _, ev := range batch {
-				select {
-				case out <- ev:
-				case <-ctx.Done():
-					return
-				}
+		s.pending = nil
+		s.mu.Unlock()
+		for _, ev := range batch {
+			select {
+			case out <- ev:
+			case <-ctx.Done():
 			}
 		}
 	}

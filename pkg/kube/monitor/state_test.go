@@ -208,9 +208,8 @@ func TestMonitorStateHoldsEventsUntilEnabled(t *testing.T) {
 	}
 	out := make(chan Event) // unbuffered: a send happens only when received
 	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan struct{})
-	go func() { defer close(done); s.deliver(ctx, out) }()
-	defer func() { cancel(); <-done }()
+	s.startDelivery(ctx, out)
+	defer func() { cancel(); s.stopDelivery() }()
 
 	s.apply(hook.Added, step{ns: "n", name: "a", value: "1"}.entry(), true)
 	s.apply(hook.Added, step{ns: "n", name: "b", value: "2"}.entry(), true)
