@@ -127,7 +127,8 @@ func (m *Monitors) Run(ctx context.Context) error {
 	for {
 		select {
 		case mon := <-m.starts:
-			wg.Go(func() { mon.run(ctx) })
+			wg.Add(1)
+			go mon.run(ctx, wg.Done)
 		case <-ctx.Done():
 			return nil
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"runtime"
+	"sync"
 	"testing"
 	"time"
 
@@ -12,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
 	fakediscovery "k8s.io/client-go/discovery/fake"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	clienttesting "k8s.io/client-go/testing"
@@ -33,13 +36,56 @@ type monFixture struct {
 	events   chan Event
 	cancel   context.CancelFunc
 	done     chan error
+	// lists and watches count the List requests made and the watches
+	// open, by resource: an informer has listed, then its watch is open.
+	mu      sync.Mutex
+	lists   map[string]int
+	watches map[string]int
+}
+
+// count adds one to n[resource] under mu.
+func (f *monFixture) count(n map[string]int, resource string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n[resource]++
+}
+
+// waitWatching waits until every informer of resource that has listed
+// also has its watch open. The fake client's watches start from now, not
+// from the list's resourceVersion as the API server's do, so a write
+// before that would never reach the informer.
+func (f *monFixture) waitWatching(t *testing.T, resource string) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(t.Context(), time.Millisecond, testTimeout, true, func(context.Context) (bool, error) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		return f.watches[resource] >= f.lists[resource], nil
+	})
+	if err != nil {
+		t.Fatalf("watches of %s not open: %v", resource, err)
+	}
 }
 
 func newMonFixture(tb testing.TB, objects ...k8sruntime.Object) *monFixture {
 	tb.Helper()
 	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(k8sruntime.NewScheme(),
 		map[schema.GroupVersionResource]string{testGVR: "ConfigMapList", testNamespaceGVR: "NamespaceList"}, objects...)
-	f := &monFixture{dynamic: dyn, events: make(chan Event, 16), done: make(chan error, 1)}
+	f := &monFixture{dynamic: dyn, events: make(chan Event, 16), done: make(chan error, 1), lists: map[string]int{}, watches: map[string]int{}}
+	dyn.PrependReactor("list", "*", func(a clienttesting.Action) (bool, k8sruntime.Object, error) {
+		f.count(f.lists, a.GetResource().Resource)
+		return false, nil, nil
+	})
+	dyn.PrependWatchReactor("*", func(a clienttesting.Action) (bool, watch.Interface, error) {
+		var opts metav1.ListOptions
+		if wa, ok := a.(clienttesting.WatchActionImpl); ok {
+			opts = wa.ListOptions
+		}
+		w, err := dyn.Tracker().Watch(a.GetResource(), a.GetNamespace(), opts)
+		if err == nil {
+			f.count(f.watches, a.GetResource().Resource)
+		}
+		return true, w, err
+	})
 	m, err := NewMonitors(Options{Dynamic: dyn, Kinds: kube.NewDiscovery(testDiscovery(), 0, nil).Resolver(), Events: f.events})
 	if err != nil {
 		tb.Fatalf("NewMonitors: %v", err)
@@ -65,6 +111,7 @@ func (f *monFixture) stop() {
 
 func (f *monFixture) put(t *testing.T, obj *unstructured.Unstructured, create bool) {
 	t.Helper()
+	f.waitWatching(t, testGVR.Resource)
 	res := f.dynamic.Resource(testGVR).Namespace(obj.GetNamespace())
 	var err error
 	if create {

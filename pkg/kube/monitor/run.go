@@ -104,21 +104,30 @@ func (r *monitorRun) stop() {
 	}
 }
 
-// run starts the informers, reports the initial sync on ready, then keeps
-// watching until ctx is done or the monitor is halted.
-func (mon *monitor) run(ctx context.Context) {
+// run starts the informers and reports the initial sync on ready. The
+// watching goes on in the informers' goroutines until ctx is done or the
+// monitor is halted; then everything run started is stopped, done is
+// closed and finished is called. After the sync, a monitor that watches
+// fixed namespaces keeps no goroutine of its own: its teardown waits on
+// ctx (context.AfterFunc). One that follows namespaces keeps run's
+// goroutine, which reconciles them.
+func (mon *monitor) run(ctx context.Context, finished func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	r := &monitorRun{groups: make(map[string]*monitorGroup), errs: make(chan error, 1)}
-	defer close(mon.done)
-	defer mon.state.stopDelivery()
-	defer r.stop()
-	defer cancel()
+	teardown := func() {
+		cancel()
+		r.stop()
+		mon.state.stopDelivery()
+		close(mon.done)
+		finished()
+	}
 	mon.mu.Lock()
 	mon.cancel = cancel
 	mon.mu.Unlock()
 	select {
 	case <-mon.stop: // halted before it ran; halt found no cancel to call
 		mon.ready <- monitorReady{err: ErrStopped}
+		teardown()
 		return
 	default:
 	}
@@ -126,13 +135,16 @@ func (mon *monitor) run(ctx context.Context) {
 
 	if mon.spec.followNamespaces {
 		mon.followNamespaces(ctx, r)
+		teardown()
 		return
 	}
 	ready := mon.syncGroups(ctx, r, mon.spec.namespaces)
 	mon.ready <- ready
-	if ready.err == nil {
-		<-ctx.Done()
+	if ready.err != nil {
+		teardown()
+		return
 	}
+	context.AfterFunc(ctx, teardown)
 }
 
 // syncGroups starts an informer group for each namespace, waits until all

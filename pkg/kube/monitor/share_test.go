@@ -270,6 +270,7 @@ func TestMonitorsFollowNamespacesShare(t *testing.T) {
 	if c, n := cmLists.Load(), nsLists.Load(); c != 2 || n != 2 {
 		t.Errorf("List requests: configmaps %d, namespaces %d; want 2 each for three monitors", c, n)
 	}
+	f.waitWatching(t, testNamespaceGVR.Resource)
 	if _, err := f.dynamic.Resource(testNamespaceGVR).Update(t.Context(), testNamespace("b", map[string]string{"team": "x"}), metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
