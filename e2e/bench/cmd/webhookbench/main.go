@@ -28,6 +28,7 @@ func run() int {
 	fs := flag.NewFlagSet("webhookbench", flag.ContinueOnError)
 	requests := fs.Int("requests", 400, "requests per hook and concurrency")
 	conc := fs.String("concurrency", "1,10", "concurrent requests, comma-separated")
+	extra := fs.String("operator-args", "", "arguments appended to the operator's start command line, split on spaces (e.g. --webhook-max-concurrent-runs=4)")
 	jq := fs.String("jq", "", "jq binary the bash hook runs with, put first on the operator's PATH (make bench passes hack/jq/build.sh's jq 1.7.1, the image's); empty: the PATH's jq")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		return 2
@@ -41,14 +42,19 @@ func run() int {
 		}
 		levels = append(levels, n)
 	}
-	if err := measure(ctx, *requests, levels, *jq); err != nil {
+	args := strings.Fields(*extra)
+	if err := bench.CheckOperatorArgs(args); err != nil {
+		fmt.Fprintf(os.Stderr, "webhookbench: %v\n", err)
+		return 2
+	}
+	if err := measure(ctx, *requests, levels, *jq, args); err != nil {
 		fmt.Fprintf(os.Stderr, "webhookbench: %v\n", err)
 		return 1
 	}
 	return 0
 }
 
-func measure(ctx context.Context, requests int, levels []int, jq string) error {
+func measure(ctx context.Context, requests int, levels []int, jq string, args []string) error {
 	dir, err := os.MkdirTemp("", "webhookbench-")
 	if err != nil {
 		return err
@@ -71,7 +77,7 @@ func measure(ctx context.Context, requests int, levels []int, jq string) error {
 	if err != nil {
 		return err
 	}
-	env := bench.Env{Binary: bin, ControlPlane: bins, Dir: dir, Progress: os.Stderr}
+	env := bench.Env{Binary: bin, ControlPlane: bins, Dir: dir, Progress: os.Stderr, OperatorArgs: args}
 	res, err := bench.RunWebhooks(ctx, env, requests, levels)
 	if err != nil {
 		return err
