@@ -36,8 +36,8 @@ func (w *Watcher) updated(gk schema.GroupKind, namespaced bool, namespace, name 
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	var changes []Change
-	for module, m := range w.modules {
-		for _, obj := range m.objects[key] {
+	for module := range w.watchers[key] {
+		for _, obj := range w.modules[module].objects[key] {
 			if namespaced && w.objectNamespace(obj) != namespace {
 				continue
 			}

@@ -108,6 +108,13 @@ type Watcher struct {
 	mu      sync.Mutex
 	running bool
 	modules map[string]*healModule
+	// watchers are the modules that watch an object of each name, and
+	// targetRefs counts the modules watching objects of each target: both
+	// follow modules' objects (indexLocked), so an event or a
+	// reconciliation costs what the names and targets involved cost, not a
+	// walk of every module's objects.
+	watchers   map[healName]map[string]struct{}
+	targetRefs map[healTarget]int
 
 	// stores serve ResourceVersion.
 	stores watchedStores
@@ -121,6 +128,8 @@ type healModule struct {
 	paused int
 	// fired is set when an event was sent, and cleared by Watch.
 	fired bool
+	// targets are the targets of objects; counted in targetRefs.
+	targets map[healTarget]struct{}
 }
 
 // healName identifies objects across API versions, up to their namespace.
@@ -150,18 +159,20 @@ func NewWatcher(opts Options) (*Watcher, error) {
 		clk = clock.RealClock{}
 	}
 	return &Watcher{
-		metadata:  opts.Metadata,
-		kinds:     opts.Kinds,
-		log:       log,
-		clock:     clk,
-		events:    opts.Events,
-		changes:   opts.Changes,
-		selector:  exists.String(),
-		namespace: opts.Namespace,
-		changed:   make(chan struct{}, 1),
-		syncs:     make(chan chan []*healInformer),
-		finished:  make(chan struct{}),
-		modules:   make(map[string]*healModule),
+		metadata:   opts.Metadata,
+		kinds:      opts.Kinds,
+		log:        log,
+		clock:      clk,
+		events:     opts.Events,
+		changes:    opts.Changes,
+		selector:   exists.String(),
+		namespace:  opts.Namespace,
+		changed:    make(chan struct{}, 1),
+		syncs:      make(chan chan []*healInformer),
+		finished:   make(chan struct{}),
+		modules:    make(map[string]*healModule),
+		watchers:   make(map[healName]map[string]struct{}),
+		targetRefs: make(map[healTarget]int),
 	}, nil
 }
 
@@ -187,7 +198,9 @@ func (w *Watcher) Watch(module string, objects []ObjectRef) {
 	}
 	w.mu.Lock()
 	m := w.module(module)
+	w.unindexLocked(module, m)
 	m.objects, m.fired = index, false
+	w.indexLocked(module, m)
 	w.mu.Unlock()
 	w.nudge()
 }
@@ -196,6 +209,9 @@ func (w *Watcher) Watch(module string, objects []ObjectRef) {
 // Call it when the module is deleted.
 func (w *Watcher) Forget(module string) {
 	w.mu.Lock()
+	if m := w.modules[module]; m != nil {
+		w.unindexLocked(module, m)
+	}
 	delete(w.modules, module)
 	w.mu.Unlock()
 	w.nudge()
@@ -234,6 +250,43 @@ func (w *Watcher) module(name string) *healModule {
 	return m
 }
 
+// indexLocked adds the module's objects to watchers and targetRefs. mu
+// is held.
+func (w *Watcher) indexLocked(module string, m *healModule) {
+	m.targets = make(map[healTarget]struct{})
+	for key, objects := range m.objects {
+		byModule := w.watchers[key]
+		if byModule == nil {
+			byModule = make(map[string]struct{})
+			w.watchers[key] = byModule
+		}
+		byModule[module] = struct{}{}
+		for _, obj := range objects {
+			m.targets[healTarget{kind: schema.GroupKind{Group: key.group, Kind: key.kind}, namespace: w.objectNamespace(obj)}] = struct{}{}
+		}
+	}
+	for t := range m.targets {
+		w.targetRefs[t]++
+	}
+}
+
+// unindexLocked takes what indexLocked added for the module back out. mu
+// is held.
+func (w *Watcher) unindexLocked(module string, m *healModule) {
+	for key := range m.objects {
+		delete(w.watchers[key], module)
+		if len(w.watchers[key]) == 0 {
+			delete(w.watchers, key)
+		}
+	}
+	for t := range m.targets {
+		if w.targetRefs[t]--; w.targetRefs[t] <= 0 {
+			delete(w.targetRefs, t)
+		}
+	}
+	m.targets = nil
+}
+
 // nudge tells Run to reconcile its informers with the watched objects.
 func (w *Watcher) nudge() {
 	select {
@@ -251,7 +304,8 @@ func (w *Watcher) deleted(gk schema.GroupKind, namespaced bool, namespace, name 
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	var events []Event
-	for module, m := range w.modules {
+	for module := range w.watchers[key] {
+		m := w.modules[module]
 		if m.fired || m.paused > 0 {
 			continue
 		}
@@ -288,14 +342,9 @@ type healTarget struct {
 func (w *Watcher) targets() map[healTarget]struct{} {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	targets := make(map[healTarget]struct{})
-	for _, m := range w.modules {
-		for key, objects := range m.objects {
-			for _, obj := range objects {
-				gk := schema.GroupKind{Group: key.group, Kind: key.kind}
-				targets[healTarget{kind: gk, namespace: w.objectNamespace(obj)}] = struct{}{}
-			}
-		}
+	targets := make(map[healTarget]struct{}, len(w.targetRefs))
+	for t := range w.targetRefs {
+		targets[t] = struct{}{}
 	}
 	return targets
 }

@@ -183,6 +183,23 @@ func TestHealWatcherTargets(t *testing.T) {
 	if got := len(w.targets()); got != 2 {
 		t.Errorf("targets after Forget = %d, want 2", got)
 	}
+	// A new Watch replaces the module's objects: the old ones neither count
+	// as targets nor send events.
+	w.Watch("m1", []ObjectRef{{APIVersion: "v1", Kind: "ConfigMap", Namespace: "ops", Name: "z"}})
+	want = map[healTarget]struct{}{{kind: schema.GroupKind{Kind: "ConfigMap"}, namespace: "ops"}: {}}
+	if diff := cmp.Diff(want, w.targets(), cmp.AllowUnexported(healTarget{})); diff != "" {
+		t.Errorf("targets after a new Watch (-want +got):\n%s", diff)
+	}
+	if got := w.deleted(schema.GroupKind{Kind: "ConfigMap"}, true, "ops", "a"); len(got) != 0 {
+		t.Errorf("deletion of an object no longer watched: events %v", got)
+	}
+	if got := w.deleted(schema.GroupKind{Kind: "ConfigMap"}, true, "ops", "z"); len(got) != 1 || got[0].Module != "m1" {
+		t.Errorf("deletion of the watched object: events %v, want one for m1", got)
+	}
+	w.Forget("m1")
+	if got := len(w.targets()); got != 0 {
+		t.Errorf("targets after every module is forgotten = %d, want 0", got)
+	}
 }
 
 func TestNewHealWatcherValidates(t *testing.T) {
