@@ -280,7 +280,8 @@ func (w *Watcher) unindexLocked(module string, m *healModule) {
 		}
 	}
 	for t := range m.targets {
-		if w.targetRefs[t]--; w.targetRefs[t] <= 0 {
+		w.targetRefs[t]--
+		if w.targetRefs[t] <= 0 {
 			delete(w.targetRefs, t)
 		}
 	}
