@@ -94,7 +94,7 @@ func NewMonitors(opts Options) (*Monitors, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &Monitors{
-		watches:  newInformerPool(opts.Dynamic),
+		watches:  newInformerPool(opts.Dynamic, log),
 		kinds:    opts.Kinds,
 		log:      log,
 		events:   opts.Events,

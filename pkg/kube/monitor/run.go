@@ -261,10 +261,11 @@ func (mon *monitor) watchFailed(synced syncChecker, errs chan<- error, err error
 // for handlers no watch of ours has (each has one); at a thousand bindings
 // that was a fifth of the live heap. The list watcher keeps WatchList
 // semantics, as the shared informer factories do. failed gets every list or
-// watch request that fails while ctx is live; client-go's own report of
-// them is silenced through ctx's logger, so each failure is logged once, by
-// failed.
-func newInformer(ctx context.Context, dyn dynamic.Interface, key watchKey, h cache.ResourceEventHandler, transform cache.TransformFunc, failed func(error)) (cache.Store, cache.Controller, context.Context) {
+// watch request that fails while ctx is live. client-go's own lines about
+// the informer (its report of those failures too, and of watches that end
+// without one) go to log at debug level through the returned context's
+// logger, so each failure is reported once, by failed.
+func newInformer(ctx context.Context, dyn dynamic.Interface, key watchKey, h cache.ResourceEventHandler, transform cache.TransformFunc, failed func(error), log *slog.Logger) (cache.Store, cache.Controller, context.Context) {
 	ri := dyn.Resource(key.gvr).Namespace(key.namespace)
 	selectors := func(o *metav1.ListOptions) {
 		o.LabelSelector, o.FieldSelector = key.labelSelector, key.fieldSelector
@@ -294,5 +295,30 @@ func newInformer(ctx context.Context, dyn dynamic.Interface, key watchKey, h cac
 		Handler:       h,
 		Transform:     transform,
 	})
-	return store, ctrl, klog.NewContext(ctx, logr.Discard())
+	return store, ctrl, klog.NewContext(ctx, logr.FromSlogHandler(debugHandler{log.Handler()}))
+}
+
+// debugHandler hands every record to the handler it wraps at debug level.
+type debugHandler struct{ slog.Handler }
+
+func (d debugHandler) Enabled(ctx context.Context, _ slog.Level) bool {
+	return d.Handler.Enabled(ctx, slog.LevelDebug)
+}
+
+// Handle drops what the wrapped handler takes only above debug level: logr
+// hands error records over without asking Enabled.
+func (d debugHandler) Handle(ctx context.Context, r slog.Record) error {
+	if !d.Handler.Enabled(ctx, slog.LevelDebug) {
+		return nil
+	}
+	r.Level = slog.LevelDebug
+	return d.Handler.Handle(ctx, r)
+}
+
+func (d debugHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return debugHandler{d.Handler.WithAttrs(attrs)}
+}
+
+func (d debugHandler) WithGroup(name string) slog.Handler {
+	return debugHandler{d.Handler.WithGroup(name)}
 }

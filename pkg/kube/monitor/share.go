@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -248,6 +249,8 @@ func (w *sharedWatch) names() []string {
 // concurrent use; mu guards both maps and every watch's refs.
 type informerPool struct {
 	dynamic dynamic.Interface
+	// log gets client-go's own lines about the informers, at debug level.
+	log *slog.Logger
 	// wg has every informer's goroutine.
 	wg sync.WaitGroup
 
@@ -256,9 +259,10 @@ type informerPool struct {
 	exclusive map[watchKey]*sharedWatch
 }
 
-func newInformerPool(dyn dynamic.Interface) *informerPool {
+func newInformerPool(dyn dynamic.Interface, log *slog.Logger) *informerPool {
 	return &informerPool{
 		dynamic:   dyn,
+		log:       log,
 		shared:    make(map[watchKey]*sharedWatch),
 		exclusive: make(map[watchKey]*sharedWatch),
 	}
@@ -311,7 +315,7 @@ func (p *informerPool) start(ctx context.Context, key watchKey, owner watchConsu
 		DeleteFunc: func(obj any) { w.dispatch(ctx, hook.Deleted, obj, false) },
 	}
 	var runCtx context.Context
-	w.store, w.ctrl, runCtx = newInformer(ctx, p.dynamic, key, handler, w.transform(ctx), w.watchFailed)
+	w.store, w.ctrl, runCtx = newInformer(ctx, p.dynamic, key, handler, w.transform(ctx), w.watchFailed, p.log)
 	p.wg.Go(func() {
 		defer close(w.exited)
 		w.ctrl.RunWithContext(runCtx)
