@@ -198,14 +198,14 @@ func (c *Client) deploy(ctx context.Context, cfg *action.Configuration, r Releas
 	if err != nil {
 		return nil, step == stepRecover, 0, false, err
 	}
+	objects, err := cfg.KubeClient.Build(strings.NewReader(rendered.Manifest), false)
+	if err != nil {
+		return nil, step == stepRecover, 0, false, fmt.Errorf("build rendered objects: %w", err)
+	}
 	if c.reads != nil {
-		objects, err := cfg.KubeClient.Build(strings.NewReader(rendered.Manifest), false)
-		if err != nil {
-			return nil, step == stepRecover, 0, false, fmt.Errorf("build rendered objects: %w", err)
-		}
 		defer c.reads.forget(c.reads.mark(objects))
 	}
-	own, absent, existing, err := c.claimObjects(ctx, cfg, Owner{Release: r.Name, Namespace: d.namespace}, rendered.Manifest, base)
+	own, absent, existing, err := c.claimObjects(ctx, cfg, Owner{Release: r.Name, Namespace: d.namespace}, objects, base)
 	if err != nil {
 		return nil, step == stepRecover, 0, false, err
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/kube"
 	"helm.sh/helm/v3/pkg/release"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -130,17 +131,13 @@ func planOwnership(objects []liveObject, self Owner, unowned bool) ownershipPlan
 	return p
 }
 
-// claimObjects makes the existing objects of manifest that Helm is about to
+// claimObjects makes the existing objects of infos (the rendered ones) that Helm is about to
 // create (those not in base's manifest, the revision Helm upgrades from;
 // nil for an install) acceptable to Helm's ownership check, or refuses with
 // an *OwnershipConflictError before changing anything. It returns how many
 // of them already belonged to the release, those it found absent, and how
 // many existed.
-func (c *Client) claimObjects(ctx context.Context, cfg *action.Configuration, self Owner, manifest string, base *release.Release) (own int, absent []*resource.Info, existing int, err error) {
-	infos, err := cfg.KubeClient.Build(strings.NewReader(manifest), false)
-	if err != nil {
-		return 0, nil, 0, fmt.Errorf("build rendered objects: %w", err)
-	}
+func (c *Client) claimObjects(ctx context.Context, cfg *action.Configuration, self Owner, infos kube.ResourceList, base *release.Release) (own int, absent []*resource.Info, existing int, err error) {
 	if base != nil {
 		current, err := cfg.KubeClient.Build(strings.NewReader(base.Manifest), false)
 		if err != nil {
