@@ -26,30 +26,23 @@ type knownAbsent struct {
 	answered func() // called for each answer; never nil
 
 	mu    sync.Mutex
-	paths map[string]int // URL path -> marks not yet consumed
+	paths pathCounts // marks not yet consumed
 }
 
 func newKnownAbsent(answered func()) *knownAbsent {
 	if answered == nil {
 		answered = func() {}
 	}
-	return &knownAbsent{answered: answered, paths: map[string]int{}}
+	return &knownAbsent{answered: answered, paths: pathCounts{}}
 }
 
 // mark records that the objects of infos are absent and returns their
 // paths, for forget.
 func (k *knownAbsent) mark(infos []*resource.Info) []string {
-	paths := make([]string, 0, len(infos))
-	for _, info := range infos {
-		if p, ok := objectPath(info); ok {
-			paths = append(paths, p)
-		}
-	}
+	paths := objectPaths(infos)
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	for _, p := range paths {
-		k.paths[p]++
-	}
+	k.paths.add(paths)
 	return paths
 }
 
@@ -58,10 +51,7 @@ func (k *knownAbsent) forget(paths []string) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	for _, p := range paths {
-		k.paths[p]--
-		if k.paths[p] <= 0 {
-			delete(k.paths, p)
-		}
+		k.paths.drop(p)
 	}
 }
 
@@ -72,11 +62,39 @@ func (k *knownAbsent) take(path string) bool {
 	if k.paths[path] <= 0 {
 		return false
 	}
-	k.paths[path]--
-	if k.paths[path] == 0 {
-		delete(k.paths, path)
-	}
+	k.paths.drop(path)
 	return true
+}
+
+// pathCounts counts the marks of URL paths, for the per-operation
+// transports (knownAbsent, repeatedReads); its owner guards it.
+type pathCounts map[string]int
+
+func (c pathCounts) add(paths []string) {
+	for _, p := range paths {
+		c[p]++
+	}
+}
+
+// drop removes one mark of path and reports whether none is left.
+func (c pathCounts) drop(path string) bool {
+	c[path]--
+	if c[path] > 0 {
+		return false
+	}
+	delete(c, path)
+	return true
+}
+
+// objectPaths are the URL paths GETs of the objects of infos request.
+func objectPaths(infos []*resource.Info) []string {
+	paths := make([]string, 0, len(infos))
+	for _, info := range infos {
+		if p, ok := objectPath(info); ok {
+			paths = append(paths, p)
+		}
+	}
+	return paths
 }
 
 // objectPath is the URL path a GET of info's object requests.

@@ -33,7 +33,7 @@ type repeatedReads struct {
 	answered func() // called for each answer; never nil
 
 	mu    sync.Mutex
-	marks map[string]int // URL path -> operations marking it
+	marks pathCounts // operations marking each path
 	seen  map[readKey]seenResponse
 	// writes counts the other requests to each marked path, and forgets
 	// the paths forgotten, so that a read that was under way during either
@@ -55,23 +55,16 @@ func newRepeatedReads(answered func()) *repeatedReads {
 	if answered == nil {
 		answered = func() {}
 	}
-	return &repeatedReads{answered: answered, marks: map[string]int{}, seen: map[readKey]seenResponse{}, writes: map[string]int{}}
+	return &repeatedReads{answered: answered, marks: pathCounts{}, seen: map[readKey]seenResponse{}, writes: map[string]int{}}
 }
 
 // mark makes the objects of infos remembered once read, and returns their
 // paths, for forget.
 func (r *repeatedReads) mark(infos []*resource.Info) []string {
-	paths := make([]string, 0, len(infos))
-	for _, info := range infos {
-		if p, ok := objectPath(info); ok {
-			paths = append(paths, p)
-		}
-	}
+	paths := objectPaths(infos)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for _, p := range paths {
-		r.marks[p]++
-	}
+	r.marks.add(paths)
 	return paths
 }
 
@@ -81,11 +74,9 @@ func (r *repeatedReads) forget(paths []string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, p := range paths {
-		r.marks[p]--
-		if r.marks[p] > 0 {
+		if !r.marks.drop(p) {
 			continue
 		}
-		delete(r.marks, p)
 		delete(r.writes, p)
 		r.forgets++
 		r.dropLocked(p)
