@@ -24,11 +24,11 @@ const (
 	handMade = "hand-made"
 )
 
-// createEcho creates ConfigMap echo as kubectl would, with annotations.
-func createEcho(t *testing.T, ns string, annotations map[string]string) {
+// createEcho creates ConfigMap echo as kubectl would.
+func createEcho(t *testing.T, ns string) {
 	t.Helper()
 	cm := &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Name: "echo", Annotations: annotations},
+		ObjectMeta: metav1.ObjectMeta{Name: "echo"},
 		Data:       map[string]string{"greeting": handMade},
 	}
 	if _, err := cp.Clientset(t).CoreV1().ConfigMaps(ns).Create(t.Context(), cm, metav1.CreateOptions{}); err != nil {
@@ -53,7 +53,7 @@ func wantConflict(t *testing.T, err error, release, ns string, owner helm.Owner)
 func TestObjectOfNoReleaseIsNotTaken(t *testing.T) {
 	ns := cp.Namespace(t)
 	c := newClient(t, ns)
-	createEcho(t, ns, nil)
+	createEcho(t, ns)
 
 	_, err := c.Apply(t.Context(), echo("hello"))
 	wantConflict(t, err, "echo", ns, helm.Owner{})
@@ -86,7 +86,7 @@ func TestModuleAllowedToAdoptTakesObjectOfNoRelease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	createEcho(t, ns, nil)
+	createEcho(t, ns)
 	apply(t, c, echo("hello"))
 	if cm := configMap(t, ns, "echo"); cm.Data["greeting"] != "hello" || cm.Annotations[annotationReleaseName] != "echo" {
 		t.Errorf("ConfigMap data %v annotations %v, want greeting hello owned by release echo", cm.Data, cm.Annotations)

@@ -99,10 +99,13 @@ type Outcome struct {
 // whose last revision lacks LabelManagedBy was not created by the
 // operator: Apply refuses it with a *ForeignReleaseError, unless
 // Options.AdoptUnlabeledReleases, when it upgrades it and so owns it from
-// then on. Before deploying, existing objects that the chart renders and
-// Helm would create are checked: those of another release or of none are
-// refused with an *OwnershipConflictError and left untouched, unless
-// handed over (AnnotationAdopt, Options.AdoptObjects); see claimObjects.
+// then on. Existing objects that the chart renders and Helm would create
+// are checked: those of another release or of none are refused with an
+// *OwnershipConflictError and left untouched, unless handed over
+// (AnnotationAdopt, Options.AdoptObjects); see claimObjects. An upgrade
+// checks them before deploying; a first install creates them and checks
+// only when a create finds one in its way, after undoing itself (see
+// installFresh).
 // Objects that carry this release's ownership (its records were deleted)
 // are taken back; Outcome.HistoryLost tells.
 // CRDs are skipped. Apply waits for chart hooks, not for workloads to
@@ -177,7 +180,8 @@ type deployment struct {
 
 // deploy runs the Helm operation planDeploy chooses for last, after
 // recovering an interrupted revision and claiming the existing objects the
-// release renders (see claimObjects). It reports whether it recovered, how
+// release renders (see claimObjects; a first install claims them only when
+// one is in its way, see installFresh). It reports whether it recovered, how
 // many existing objects already carried the release's ownership, and
 // whether it installed with every object created anew.
 func (c *Client) deploy(ctx context.Context, cfg *action.Configuration, r Release, last *release.Release, rendered *Rendered) (*release.Release, bool, int, bool, error) {
@@ -205,7 +209,21 @@ func (c *Client) deploy(ctx context.Context, cfg *action.Configuration, r Releas
 	if c.reads != nil {
 		defer c.reads.forget(c.reads.mark(objects))
 	}
-	own, absent, existing, err := c.claimObjects(ctx, cfg, Owner{Release: r.Name, Namespace: d.namespace}, objects, base)
+	if step == stepInstall && c.createsFirst(r.Name, rendered, objects) {
+		rel, err := c.installFresh(ctx, cfg, d, objects)
+		if !errors.Is(err, errInTheWay) {
+			return rel, false, 0, err == nil, err
+		}
+		// Undone: the release has no revision again, and is deployed as
+		// any other below, its objects checked first.
+	}
+	// A revision that never deployed is no evidence of ownership: its
+	// manifest may name objects that its creates found in their way.
+	ownershipBase := base
+	if base != nil && base.Info.Status != release.StatusDeployed {
+		ownershipBase = nil
+	}
+	own, absent, existing, err := c.claimObjects(ctx, cfg, Owner{Release: r.Name, Namespace: d.namespace}, objects, ownershipBase)
 	if err != nil {
 		return nil, step == stepRecover, 0, false, err
 	}
@@ -220,6 +238,9 @@ func (c *Client) deploy(ctx context.Context, cfg *action.Configuration, r Releas
 		rel, err = c.upgradeOver(ctx, cfg, d, last)
 	}
 	fresh := err == nil && base == nil && existing == 0
+	if err == nil {
+		c.noteInTheWay(r.Name, false)
+	}
 	return rel, step == stepRecover, own, fresh, err
 }
 

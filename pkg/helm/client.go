@@ -49,7 +49,8 @@ type Client struct {
 	// watched tells which objects exist, from a watch; nil when none.
 	watched WatchedObjects
 	// absent answers Helm's existence checks of objects claimObjects just
-	// found absent; nil when the caller provides the getter.
+	// found absent or installFresh creates; nil when the caller provides
+	// the getter.
 	absent *knownAbsent
 	// reads answers Helm's repeated reads of a release's objects within
 	// one install or upgrade; nil when the caller provides the getter.
@@ -69,6 +70,11 @@ type Client struct {
 	relabelled      atomic.Bool
 	uninstalledMu   sync.Mutex
 	uninstalled     map[string]bool
+	// inTheWay holds the releases whose last install found an object in
+	// its way (see installFresh): they check their objects before
+	// creating them, until a deployment succeeds. Guarded by inTheWayMu.
+	inTheWayMu sync.Mutex
+	inTheWay   map[string]bool
 }
 
 // Status is the state of a release's last revision.
@@ -259,8 +265,14 @@ func (c *Client) Uninstall(ctx context.Context, name string) (bool, error) {
 		return false, fmt.Errorf("uninstall release %q: read history: %w", name, err)
 	}
 	// Objects without a namespace in the manifest are in the release's.
-	if last := slices.MaxFunc(history, func(a, b *release.Release) int { return a.Version - b.Version }); last.Namespace != "" {
+	last := slices.MaxFunc(history, func(a, b *release.Release) int { return a.Version - b.Version })
+	if last.Namespace != "" {
 		c.inNamespace(cfg, last.Namespace)
+	}
+	if last.Info.Status != release.StatusDeployed {
+		if err := c.spareForeign(ctx, cfg, last); err != nil {
+			return false, fmt.Errorf("uninstall release %q: %w", name, err)
+		}
 	}
 	uninstall := action.NewUninstall(cfg)
 	uninstall.Timeout = c.timeout

@@ -5,6 +5,7 @@ import (
 
 	"helm.sh/helm/v3/pkg/kube"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/cli-runtime/pkg/resource"
 )
 
 // CreatedObject is an object an operation created, at the resource
@@ -17,11 +18,13 @@ type CreatedObject struct {
 }
 
 // createdObjects collects what Helm's creates of one operation returned;
-// mu guards list, which Helm may append to from its create goroutines'
-// results.
+// mu guards list and infos, which Helm may append to from its create
+// goroutines' results. infos are the created objects as Helm holds them
+// (live, with their mapping and client), for undoInstall.
 type createdObjects struct {
-	mu   sync.Mutex
-	list []CreatedObject
+	mu    sync.Mutex
+	list  []CreatedObject
+	infos []*resource.Info
 }
 
 func (c *createdObjects) add(res *kube.Result) {
@@ -35,6 +38,7 @@ func (c *createdObjects) add(res *kube.Result) {
 		if err != nil || info.Mapping == nil {
 			continue
 		}
+		c.infos = append(c.infos, info)
 		gvk := info.Mapping.GroupVersionKind
 		ns := info.Namespace
 		if info.Mapping.Scope.Name() != meta.RESTScopeNameNamespace {
@@ -54,4 +58,17 @@ func (c *createdObjects) objects() []CreatedObject {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return append([]CreatedObject(nil), c.list...)
+}
+
+// take returns the created objects as Helm holds them and forgets them
+// all: what the operation created so far no longer counts as created.
+func (c *createdObjects) take() []*resource.Info {
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	infos := c.infos
+	c.list, c.infos = nil, nil
+	return infos
 }

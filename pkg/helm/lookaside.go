@@ -8,17 +8,21 @@ import (
 	"sync"
 
 	"helm.sh/helm/v3/pkg/kube"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/resource"
 )
 
-// knownAbsent answers, from what the operator has just read itself, the
-// existence checks Helm makes before creating objects: claimObjects reads
-// each object a release is about to create (the ownership check), and
-// Helm's install and upgrade then read the same objects again. An object
-// claimObjects found absent is marked here; Helm's next GET of its path is
+// knownAbsent answers the existence checks Helm makes before creating
+// objects, from what the operator knows itself: claimObjects reads each
+// object an upgrade is about to create (the ownership check), and a first
+// install creates its objects without reading them (installFresh: the
+// create is the check). Helm's install and upgrade then read the same
+// objects again. An object claimObjects found absent, or that installFresh
+// is about to create, is marked here; Helm's next GET of its path is
 // answered 404 without a request, once. Marks are dropped when the
-// operation ends. Should the object appear in between, Helm's create gets
-// AlreadyExists, the operation fails and the next one sees the object.
+// operation ends. Should the object exist, Helm's create gets
+// AlreadyExists and the operation fails (installFresh undoes it).
 //
 // A bench of 100 modules of 4 objects each sent 400 of these GETs on its
 // first converge, all 404 (see docs/benchmarks.md).
@@ -142,17 +146,49 @@ func (t absentTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 // other method, and every optional interface of *kube.Client, is Helm's.
 //
 // Create is Helm's too, and also notes what it created in created (nil
-// notes nothing): the objects an install made from the manifest, at the
-// versions the API server gave them, need no drift check until they change.
+// notes nothing), also when it failed: the objects an install made from
+// the manifest, at the versions the API server gave them, need no drift
+// check until they change, and an install undone deletes them.
+//
+// Delete is Helm's, except for the objects in spare (keys by objectKey),
+// which it leaves alone: an uninstall's objects that belong to another
+// owner (see spareForeign).
 type reachableClient struct {
 	*kube.Client
 	created *createdObjects
+	spare   map[string]bool
+}
+
+func (c reachableClient) Delete(resources kube.ResourceList) (*kube.Result, []error) {
+	return c.DeleteWithPropagationPolicy(resources, metav1.DeletePropagationBackground)
+}
+
+func (c reachableClient) DeleteWithPropagationPolicy(resources kube.ResourceList, policy metav1.DeletionPropagation) (*kube.Result, []error) {
+	if len(c.spare) > 0 {
+		resources = resources.Filter(func(info *resource.Info) bool { return !c.spare[objectKey(info)] })
+		if len(resources) == 0 {
+			return &kube.Result{}, nil
+		}
+	}
+	return c.Client.DeleteWithPropagationPolicy(resources, policy) //nolint:wrapcheck // Helm's own errors, as Helm returns them
 }
 
 func (reachableClient) IsReachable() error { return nil }
 
 func (c reachableClient) Create(resources kube.ResourceList) (*kube.Result, error) {
 	res, err := c.Client.Create(resources)
+	if err != nil {
+		// Helm returns no result when a create failed; the objects it did
+		// create hold what the server answered, their UIDs among it.
+		res = &kube.Result{Created: resources.Filter(created)}
+	}
 	c.created.add(res)
 	return res, err //nolint:wrapcheck // Helm's own error, as Helm returns it
+}
+
+// created reports whether info's object is one the server returned: the
+// rendered objects carry no UID.
+func created(info *resource.Info) bool {
+	m, err := meta.Accessor(info.Object)
+	return err == nil && m.GetUID() != ""
 }

@@ -69,6 +69,12 @@ func objectRef(info *resource.Info) string {
 	return kind + "/" + info.Name
 }
 
+// objectKey identifies an object across builds of manifests: group, kind,
+// namespace and name, as Helm's ResourceList.Difference matches them.
+func objectKey(info *resource.Info) string {
+	return info.Mapping.GroupVersionKind.GroupKind().String() + "/" + info.Namespace + "/" + info.Name
+}
+
 // extendsAPI reports whether manifest holds a CustomResourceDefinition or
 // an APIService: deploying or deleting it changes the server's discovery.
 func extendsAPI(manifest string) bool {

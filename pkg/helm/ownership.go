@@ -180,6 +180,48 @@ func (c *Client) claimObjects(ctx context.Context, cfg *action.Configuration, se
 	return plan.own, absent, len(found), nil
 }
 
+// spareForeign makes the uninstall of rel, a last revision that is not
+// deployed, leave alone the objects of its manifest that exist and belong
+// to another owner: a failed revision's manifest may name objects that its
+// creates found in their way (see installFresh). A deployed revision's
+// objects are all its own, and are not read.
+func (c *Client) spareForeign(ctx context.Context, cfg *action.Configuration, rel *release.Release) error {
+	rc, ok := cfg.KubeClient.(reachableClient)
+	if !ok {
+		return nil // no cluster: nothing can be in the way
+	}
+	objects, err := cfg.KubeClient.Build(strings.NewReader(rel.Manifest), false)
+	if err != nil {
+		return fmt.Errorf("build objects of revision %d: %w", rel.Version, err)
+	}
+	self := Owner{Release: rel.Name, Namespace: rel.Namespace}
+	spare := map[string]bool{}
+	for _, info := range objects {
+		live, err := resource.NewHelper(info.Client, info.Mapping).Get(info.Namespace, info.Name)
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("get %s: %w", objectRef(info), err)
+		}
+		info.Object = live
+		obj, err := readLive(info)
+		if err != nil {
+			return err
+		}
+		if obj.owner == self {
+			continue
+		}
+		spare[objectKey(info)] = true
+		c.log.WarnContext(ctx, "object of a failed revision belongs to another owner, not deleted with the release",
+			slog.String(logkey.Release, rel.Name), slog.Int(logkey.Revision, rel.Version), slog.String(logkey.Kind, info.Mapping.GroupVersionKind.Kind),
+			slog.String(logkey.Name, info.Name), slog.String(logkey.Owner, obj.owner.String()))
+	}
+	rc.spare = spare
+	cfg.KubeClient = rc
+	return nil
+}
+
 func readLive(info *resource.Info) (liveObject, error) {
 	m, err := meta.Accessor(info.Object)
 	if err != nil {
