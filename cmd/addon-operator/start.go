@@ -71,6 +71,10 @@ type startOptions struct {
 	kubeBurst   int
 	logLevel    string
 	logType     string
+	// gcPercent is --gc-percent; gcPercentSet tells whether it was given
+	// (see applyGCPercent).
+	gcPercent    int
+	gcPercentSet bool
 	// establishedMetrics also serves the established operator's metric
 	// names on /metrics.
 	establishedMetrics bool
@@ -94,6 +98,7 @@ its default.`,
 			if err := applyEnv(cmd.Flags(), os.LookupEnv); err != nil {
 				return err
 			}
+			o.gcPercentSet = cmd.Flags().Changed("gc-percent")
 			return o.run(cmd.Context())
 		},
 	}
@@ -110,6 +115,8 @@ its default.`,
 	fs.IntVar(&o.kubeBurst, "kube-client-burst", defaultKubeBurst, "requests that may go at once before --kube-client-qps paces them (env ADDON_OPERATOR_KUBE_CLIENT_BURST, KUBE_CLIENT_BURST)")
 	fs.StringVar(&o.logLevel, "log-level", o.logLevel, "debug, info, warn or error (env LOG_LEVEL)")
 	fs.StringVar(&o.logType, "log-type", o.logType, "text or json (env LOG_TYPE)")
+	fs.IntVar(&o.gcPercent, "gc-percent", defaultGCPercent, "garbage collector target: the heap grows this many percent of the live heap between "+
+		"collections; lower holds less memory for more CPU. Without this flag Go's GOGC, when set, applies (env ADDON_OPERATOR_GC_PERCENT)")
 	fs.BoolVar(&o.establishedMetrics, "established-metric-names", false, "also serve, on /metrics, the established addon-operator's metric names "+
 		"derived from ours, for its dashboards and alerts (env ADDON_OPERATOR_ESTABLISHED_METRIC_NAMES)")
 	return cmd
@@ -143,6 +150,7 @@ func envFallbacks() map[string][]string {
 		"kube-config":              {"KUBE_CONFIG", "KUBECONFIG"},
 		"kube-context":             {"KUBE_CONTEXT"},
 		"kube-client-qps":          {"ADDON_OPERATOR_KUBE_CLIENT_QPS", "KUBE_CLIENT_QPS"},
+		"gc-percent":               {"ADDON_OPERATOR_GC_PERCENT"},
 		"kube-client-burst":        {"ADDON_OPERATOR_KUBE_CLIENT_BURST", "KUBE_CLIENT_BURST"},
 		"log-level":                {"LOG_LEVEL"},
 		"log-type":                 {"LOG_TYPE"},
@@ -237,6 +245,9 @@ func (o *startOptions) validate() error {
 	if err := o.api.validate(); err != nil {
 		return err
 	}
+	if o.gcPercent < 1 {
+		return fmt.Errorf("--gc-percent %d: want at least 1", o.gcPercent)
+	}
 	if o.kubeQPS > 0 && o.kubeBurst < 1 {
 		return fmt.Errorf("--kube-client-burst %d: want at least 1 with --kube-client-qps %g", o.kubeBurst, o.kubeQPS)
 	}
@@ -251,6 +262,7 @@ func (o *startOptions) run(ctx context.Context) error {
 	if err := o.validate(); err != nil {
 		return err
 	}
+	applyGCPercent(log, o.gcPercent, o.gcPercentSet, os.LookupEnv)
 	restCfg, err := o.restConfig()
 	if err != nil {
 		return err

@@ -79,6 +79,8 @@ const (
 	Line = "line"
 	// Container is a container of a pod, as pod/container.
 	Container = "container"
+	// Percent is a percentage, such as the garbage collector's target.
+	Percent = "percent"
 )
 
 // Err is the Error attribute of err: its message, as text in every handler
