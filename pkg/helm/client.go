@@ -14,6 +14,8 @@ import (
 	"helm.sh/helm/v3/pkg/kube"
 	"helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/storage/driver"
+	"k8s.io/client-go/kubernetes"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 
@@ -114,10 +116,25 @@ func New(opts Options) (*Client, error) {
 		g.config.Wrap(absent.wrap)
 		getter, refresh = g, g.discovery.Refresh
 	}
+	restCfg, err := getter.ToRESTConfig()
+	if err != nil {
+		return nil, fmt.Errorf("helm rest config: %w", err)
+	}
+	var secrets corev1client.SecretInterface
+	if opts.Driver == DefaultDriver {
+		cs, err := kubernetes.NewForConfig(restCfg)
+		if err != nil {
+			return nil, fmt.Errorf("helm release records client: %w", err)
+		}
+		secrets = cs.CoreV1().Secrets(opts.Namespace)
+	}
 	newConfig := func(debug action.DebugLog) (*action.Configuration, error) {
 		cfg := new(action.Configuration)
 		if err := cfg.Init(getter, opts.Namespace, opts.Driver, debug); err != nil {
 			return nil, fmt.Errorf("init helm: %w", err)
+		}
+		if secrets != nil {
+			cfg.Releases.Driver = &secretRecords{Driver: cfg.Releases.Driver, secrets: secrets, now: time.Now}
 		}
 		// Objects without a namespace go to ours, whatever the getter's
 		// kubeconfig context says.
@@ -127,10 +144,6 @@ func New(opts Options) (*Client, error) {
 		}
 		cfg.Releases.MaxHistory = opts.HistoryMax
 		return cfg, nil
-	}
-	restCfg, err := getter.ToRESTConfig()
-	if err != nil {
-		return nil, fmt.Errorf("helm rest config: %w", err)
 	}
 	lister, err := newRecordLister(restCfg, opts.Driver, opts.Namespace)
 	if err != nil {
