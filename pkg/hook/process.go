@@ -54,6 +54,11 @@ func (e *Executor) execute(ctx context.Context, pr process) error {
 	defer cancel()
 
 	cmd := exec.CommandContext(runCtx, pr.path, pr.args...)
+	if in, ok := envInterpreter(pr.path, pr.env); ok {
+		// What "#!/usr/bin/env NAME" would start, without env.
+		cmd = exec.CommandContext(runCtx, in.path, append([]string{pr.path}, pr.args...)...)
+		cmd.Args[0] = in.name
+	}
 	// cmd.Dir stays empty: a hook runs in the operator's working directory,
 	// as in the established implementation, so hooks written for it that
 	// use paths relative to that directory keep working.
