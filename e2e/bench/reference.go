@@ -21,6 +21,11 @@ import (
 // referencePoll is how often the reference's progress is read.
 const referencePoll = 250 * time.Millisecond
 
+// referencePerModule is what the reference's converge may take per module
+// beyond convergeTimeout: it ran a module in about 0.8 s at N=100, one
+// after another, so N=1000 needs more than convergeTimeout alone.
+const referencePerModule = 2 * time.Second
+
 // BuildReference builds the established addon-operator v1.5.0 from the
 // module in e2e/bench/reference (Go module proxy only) into dir. It needs
 // cgo: one of its packages imports github.com/goccy/go-graphviz.
@@ -144,9 +149,10 @@ func startReference(ctx context.Context, bin, dir, kubeconfig, ns string, layout
 }
 
 // waitRendered polls until every module's rendered ConfigMap carries the
-// beforeHelm hook's value for the initial config.
+// beforeHelm hook's value for the initial config, for at most
+// convergeTimeout and referencePerModule a module.
 func waitRendered(ctx context.Context, client kubernetes.Interface, ns string, keys []string) error {
-	ctx, cancel := context.WithTimeout(ctx, convergeTimeout)
+	ctx, cancel := context.WithTimeout(ctx, convergeTimeout+time.Duration(len(keys))*referencePerModule)
 	defer cancel()
 	tick := time.NewTicker(referencePoll)
 	defer tick.Stop()
