@@ -165,3 +165,31 @@ func TestBurstMarkdown(t *testing.T) {
 		t.Errorf("table\n%s\nwant row %q", got, want)
 	}
 }
+
+// Above 100 modules the rows hold the run to the targets set for 1000:
+// converged in 30 s, a ConfigMap change in 100 ms, 250 MB at the peak.
+func TestRowsTargetsFor1000Modules(t *testing.T) {
+	ms := time.Millisecond
+	run := func(wall, change time.Duration, rss float64) map[string]Row {
+		rows := map[string]Row{}
+		for _, r := range Rows(&Result{N: 1000, Converge: Converge{Wall: wall}, Change: []Sample{{Total: change}}, PeakRSS: int64(rss)}) {
+			rows[r.Metric] = r
+		}
+		return rows
+	}
+	in := run(25*time.Second, 35*ms, 215e6)
+	for _, m := range []string{"start to converged", "ConfigMap change to upgraded", "peak RSS (VmHWM)"} {
+		if !in[m].Met {
+			t.Errorf("%s: %+v, want met", m, in[m])
+		}
+	}
+	if got := in["start to converged"].Target; got != "≤ 30.0 s (for 1000 modules)" {
+		t.Errorf("target %q", got)
+	}
+	out := run(31*time.Second, 120*ms, 260e6)
+	for _, m := range []string{"start to converged", "ConfigMap change to upgraded", "peak RSS (VmHWM)"} {
+		if out[m].Met {
+			t.Errorf("%s: %+v, want missed", m, out[m])
+		}
+	}
+}
