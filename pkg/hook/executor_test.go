@@ -437,3 +437,24 @@ func TestConfigOutputLargerThanACopyBuffer(t *testing.T) {
 		}
 	}
 }
+
+// A webhook run's response file has two names; the hook may write either,
+// and the run's directory is created anew for each run.
+func TestRunWebhookResponse(t *testing.T) {
+	e, _, _ := testExecutor(t)
+	path := writeScript(t, t.TempDir(), "hook.sh", `[ "$VALIDATING_RESPONSE_PATH" = "$ADMISSION_RESPONSE_PATH" ] || exit 3
+[ -f "$CONVERSION_RESPONSE_PATH" ] || exit 4
+echo '{"allowed": false, "message": "no"}' > "$VALIDATING_RESPONSE_PATH"
+`)
+	res, err := e.Run(t.Context(), Run{Path: path, Kind: RunWebhook, Contexts: []BindingContext{{Binding: "v", Type: TypeValidating}}})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if got, want := string(res.AdmissionResponse), `{"allowed": false, "message": "no"}`; got != want {
+		t.Errorf("admission response %q, want %q", got, want)
+	}
+	if len(res.ConversionResponse) != 0 || len(res.ValuesPatch) != 0 || len(res.Metrics) != 0 {
+		t.Errorf("outputs the hook did not write: %+v", res)
+	}
+	assertNoRunDirs(t, e)
+}
