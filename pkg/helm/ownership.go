@@ -145,26 +145,9 @@ func (c *Client) claimObjects(ctx context.Context, cfg *action.Configuration, se
 		}
 		infos = infos.Difference(current)
 	}
-	var found []*resource.Info
-	var objects []liveObject
-	for _, info := range infos {
-		// Not info.Get: on NotFound it reads the namespace too, to tell a
-		// missing namespace apart, one more request per absent object;
-		// Helm's create reports a missing namespace anyway.
-		live, err := resource.NewHelper(info.Client, info.Mapping).Get(info.Namespace, info.Name)
-		if apierrors.IsNotFound(err) {
-			absent = append(absent, info)
-			continue
-		}
-		if err != nil {
-			return 0, nil, 0, fmt.Errorf("get %s: %w", objectRef(info), err)
-		}
-		info.Object = live // the live object from now on
-		obj, err := readLive(info)
-		if err != nil {
-			return 0, nil, 0, err
-		}
-		found, objects = append(found, info), append(objects, obj)
+	found, objects, absent, err := readObjects(infos)
+	if err != nil {
+		return 0, nil, 0, err
 	}
 	plan := planOwnership(objects, self, slices.Contains(c.adoptObjects, self.Release))
 	if len(plan.conflicts) > 0 {
@@ -194,32 +177,50 @@ func (c *Client) spareForeign(ctx context.Context, cfg *action.Configuration, re
 	if err != nil {
 		return fmt.Errorf("build objects of revision %d: %w", rel.Version, err)
 	}
+	found, live, _, err := readObjects(objects)
+	if err != nil {
+		return err
+	}
 	self := Owner{Release: rel.Name, Namespace: rel.Namespace}
 	spare := map[string]bool{}
-	for _, info := range objects {
-		live, err := resource.NewHelper(info.Client, info.Mapping).Get(info.Namespace, info.Name)
-		if apierrors.IsNotFound(err) {
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("get %s: %w", objectRef(info), err)
-		}
-		info.Object = live
-		obj, err := readLive(info)
-		if err != nil {
-			return err
-		}
-		if obj.owner == self {
+	for i, info := range found {
+		if live[i].owner == self {
 			continue
 		}
 		spare[objectKey(info)] = true
 		c.log.WarnContext(ctx, "object of a failed revision belongs to another owner, not deleted with the release",
 			slog.String(logkey.Release, rel.Name), slog.Int(logkey.Revision, rel.Version), slog.String(logkey.Kind, info.Mapping.GroupVersionKind.Kind),
-			slog.String(logkey.Name, info.Name), slog.String(logkey.Owner, obj.owner.String()))
+			slog.String(logkey.Name, info.Name), slog.String(logkey.Owner, live[i].owner.String()))
 	}
 	rc.spare = spare
 	cfg.KubeClient = rc
 	return nil
+}
+
+// readObjects reads each object of infos: those that exist, with what the
+// ownership decision needs of each (found[i] is live[i], and holds the live
+// object from then on), and those that do not.
+func readObjects(infos []*resource.Info) (found []*resource.Info, live []liveObject, absent []*resource.Info, err error) {
+	for _, info := range infos {
+		// Not info.Get: on NotFound it reads the namespace too, to tell a
+		// missing namespace apart, one more request per absent object;
+		// Helm's create reports a missing namespace anyway.
+		obj, err := resource.NewHelper(info.Client, info.Mapping).Get(info.Namespace, info.Name)
+		if apierrors.IsNotFound(err) {
+			absent = append(absent, info)
+			continue
+		}
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("get %s: %w", objectRef(info), err)
+		}
+		info.Object = obj
+		l, err := readLive(info)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		found, live = append(found, info), append(live, l)
+	}
+	return found, live, absent, nil
 }
 
 func readLive(info *resource.Info) (liveObject, error) {
