@@ -57,6 +57,9 @@ type Executor struct {
 	// copyBufs are the buffers processes' output is read with; the zero
 	// pool is ready to use.
 	copyBufs sync.Pool
+	// interpreters remembers scripts' "#!/usr/bin/env" interpreters, an
+	// interpreterEntry by interpreterKey (see interpreterOf).
+	interpreters sync.Map
 }
 
 // RunKind selects the protocol of a Run.

@@ -54,7 +54,7 @@ func (e *Executor) execute(ctx context.Context, pr process) error {
 	defer cancel()
 
 	cmd := exec.CommandContext(runCtx, pr.path, pr.args...)
-	if in, ok := envInterpreter(pr.path, pr.env); ok {
+	if in, ok := e.interpreterOf(pr.path, pr.env); ok {
 		// What "#!/usr/bin/env NAME" would start, without env.
 		cmd = exec.CommandContext(runCtx, in.path, append([]string{pr.path}, pr.args...)...)
 		cmd.Args[0] = in.name

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // envPath is the env(1) that scripts name in "#!/usr/bin/env NAME".
@@ -22,34 +23,75 @@ type interpreter struct {
 	path string // where NAME is on the run's PATH
 }
 
-// envInterpreter returns the interpreter of script path when its first
-// line is exactly "#!/usr/bin/env NAME" (one plain NAME: no option, no
-// VAR=value, no slash, no carriage return) and NAME is an executable file
-// on the PATH of env, the run's environment. Starting that interpreter
-// with the script's path and arguments is what the kernel and env would
-// do, less one program start: env's exec cost 0.75 ms of CPU of the 4.3 ms
-// a bash hook running jq took (docs/benchmarks.md). ok is false for
-// anything else, which the kernel then starts as it would.
-func envInterpreter(path string, env []string) (interpreter, bool) {
+// readEnvShebang returns the NAME of script path's "#!/usr/bin/env NAME"
+// line (see envShebang).
+func readEnvShebang(path string) (string, bool) {
 	f, err := os.Open(path)
 	if err != nil {
-		return interpreter{}, false
+		return "", false
 	}
 	defer f.Close()
 	head := make([]byte, shebangMax)
 	n, err := io.ReadFull(f, head)
 	if err != nil && n == 0 {
+		return "", false
+	}
+	return envShebang(head[:n])
+}
+
+// interpreterKey is a script and the PATH its interpreter is looked up on.
+type interpreterKey struct{ script, path string }
+
+// interpreterEntry is what a script's first line named (name, empty when
+// it is no "#!/usr/bin/env NAME" line) and where NAME was found, with the
+// script's size and modification time when it was read.
+type interpreterEntry struct {
+	size    int64
+	modTime time.Time
+	name    string
+	found   string
+}
+
+// interpreterOf returns the interpreter of script when its first line is
+// exactly "#!/usr/bin/env NAME" (one plain NAME: no option, no VAR=value,
+// no slash, no carriage return) and NAME is an executable file on the PATH
+// of env, the run's environment. Starting that interpreter with the
+// script's path and arguments is what the kernel and env would do, less
+// one program start: env's exec cost 0.75 ms of CPU of the 4.3 ms a bash
+// hook running jq took (docs/benchmarks.md). ok is false for anything
+// else, which the kernel then starts as it would.
+//
+// What it finds is remembered per script and PATH: a run stats the script,
+// and the interpreter found, instead of reading the script and searching
+// PATH. The script is read again once its size or modification time
+// changed, PATH searched again once the interpreter found is no executable
+// file any more.
+func (e *Executor) interpreterOf(script string, env []string) (interpreter, bool) {
+	st, err := os.Stat(script)
+	if err != nil {
 		return interpreter{}, false
 	}
-	name, ok := envShebang(head[:n])
-	if !ok {
+	key := interpreterKey{script: script, path: pathOf(env)}
+	var c interpreterEntry
+	if v, ok := e.interpreters.Load(key); ok {
+		c, _ = v.(interpreterEntry)
+	}
+	if c.size != st.Size() || !c.modTime.Equal(st.ModTime()) || c.modTime.IsZero() {
+		c = interpreterEntry{size: st.Size(), modTime: st.ModTime()}
+		c.name, _ = readEnvShebang(script)
+	}
+	if c.name == "" {
+		e.interpreters.Store(key, c)
 		return interpreter{}, false
 	}
-	found, ok := lookPath(name, pathOf(env))
-	if !ok {
+	if c.found == "" || !executable(c.found) {
+		c.found, _ = lookPath(c.name, key.path)
+	}
+	e.interpreters.Store(key, c)
+	if c.found == "" {
 		return interpreter{}, false
 	}
-	return interpreter{name: name, path: found}, true
+	return interpreter{name: c.name, path: c.found}, true
 }
 
 // envShebang returns NAME when head starts with the line
@@ -93,9 +135,15 @@ func lookPath(name, list string) (string, bool) {
 		if !strings.ContainsRune(p, filepath.Separator) {
 			p = "./" + p // a path, so that nothing looks the name up again
 		}
-		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && st.Mode().Perm()&0o111 != 0 {
+		if executable(p) {
 			return p, true
 		}
 	}
 	return "", false
+}
+
+// executable reports whether path is a regular file with an execute bit.
+func executable(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.Mode().IsRegular() && st.Mode().Perm()&0o111 != 0
 }

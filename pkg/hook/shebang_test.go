@@ -55,11 +55,12 @@ func TestEnvInterpreterUsesTheRunsPath(t *testing.T) {
 	script := writeExecutable(t, t.TempDir(), "hook", "#!/usr/bin/env myinterp\necho\n", 0o700)
 
 	env := []string{"PATH=/nowhere", "HOME=/root", "PATH=" + strings.Join([]string{first, second, third}, ":")}
-	in, ok := envInterpreter(script, env)
+	e := &Executor{}
+	in, ok := e.interpreterOf(script, env)
 	if !ok || in != (interpreter{name: "myinterp", path: want}) {
-		t.Errorf("envInterpreter = %+v, %v; want myinterp at %s", in, ok, want)
+		t.Errorf("interpreterOf = %+v, %v; want myinterp at %s", in, ok, want)
 	}
-	if _, ok := envInterpreter(script, []string{"PATH=" + first}); ok {
+	if _, ok := e.interpreterOf(script, []string{"PATH=" + first}); ok {
 		t.Errorf("found an interpreter where only a non-executable file is")
 	}
 }
@@ -69,7 +70,8 @@ func TestEnvInterpreterUsesTheRunsPath(t *testing.T) {
 func TestEnvShebangHookRunsAsWithEnv(t *testing.T) {
 	bin := t.TempDir()
 	writeExecutable(t, bin, "myinterp", "#!/bin/sh\necho \"interp $*\"\n", 0o700)
-	hook := writeExecutable(t, t.TempDir(), "hook", "#!/usr/bin/env myinterp\n", 0o700)
+	hookDir := t.TempDir()
+	hook := writeExecutable(t, hookDir, "hook", "#!/usr/bin/env myinterp\n", 0o700)
 	e := &Executor{Env: []string{"PATH=" + bin + ":" + os.Getenv("PATH")}}
 	out, err := e.Config(t.Context(), hook)
 	if err != nil {
@@ -78,6 +80,13 @@ func TestEnvShebangHookRunsAsWithEnv(t *testing.T) {
 	if got, want := strings.TrimSpace(string(out)), "interp "+hook+" --config"; got != want {
 		t.Errorf("output %q, want %q", got, want)
 	}
+
+	// The script rewritten: read again, not taken from what was remembered.
+	writeExecutable(t, hookDir, "hook", "#!/bin/sh\necho direct\n", 0o700)
+	if out, err := e.Config(t.Context(), hook); err != nil || strings.TrimSpace(string(out)) != "direct" {
+		t.Errorf("rewritten hook: output %q, err %v; want direct", out, err)
+	}
+	writeExecutable(t, hookDir, "hook", "#!/usr/bin/env myinterp\n", 0o700)
 
 	// Not found: started by the kernel, so env reports it, as before.
 	e.Env = []string{"PATH=" + t.TempDir()}
