@@ -41,6 +41,7 @@ func webhookEnvFallbacks() map[string][]string {
 		"webhook-cert-renew-before":             {"ADDON_OPERATOR_WEBHOOK_CERT_RENEW_BEFORE"},
 		"webhook-cert-check-interval":           {"ADDON_OPERATOR_WEBHOOK_CERT_CHECK_INTERVAL"},
 		"webhook-max-concurrent-runs":           {"ADDON_OPERATOR_WEBHOOK_MAX_CONCURRENT_RUNS"},
+		"webhook-http2":                         {"ADDON_OPERATOR_WEBHOOK_HTTP2"},
 		"config-map-validation":                 {"ADDON_OPERATOR_CONFIG_MAP_VALIDATION"},
 		"config-map-validation-failure-policy":  {"ADDON_OPERATOR_CONFIG_MAP_VALIDATION_FAILURE_POLICY"},
 	}

@@ -108,7 +108,13 @@ func (s *Server) Run(ctx context.Context) error {
 		}
 		tlsCfg.ClientCAs, tlsCfg.ClientAuth = pool, tls.RequireAndVerifyClientCert
 	}
-	srv := &http.Server{Handler: s.mux, TLSConfig: tlsCfg, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)}
+	var protocols http.Protocols
+	protocols.SetHTTP1(true)
+	protocols.SetHTTP2(s.opts.HTTP2)
+	srv := &http.Server{
+		Handler: s.mux, TLSConfig: tlsCfg, Protocols: &protocols,
+		ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+	}
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return s.certs.run(ctx) })
 	g.Go(func() error {

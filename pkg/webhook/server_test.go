@@ -2,6 +2,8 @@ package webhook
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"log/slog"
 	"testing"
 	"time"
@@ -36,5 +38,52 @@ func TestProblemUntilServing(t *testing.T) {
 	cancel()
 	if err := <-done; err != nil {
 		t.Errorf("Run: %v", err)
+	}
+}
+
+// TestServerProtocols: the server speaks HTTP/1.1 alone unless HTTP2 is
+// set; a client offering both gets what the server chose.
+func TestServerProtocols(t *testing.T) {
+	for name, tc := range map[string]struct {
+		http2 bool
+		want  string
+	}{
+		"default": {false, "http/1.1"},
+		"http2":   {true, "h2"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			opts := DefaultOptions()
+			opts.Namespace, opts.URL = "ops", "https://127.0.0.1:9680"
+			opts.ListenAddress, opts.ListenPort = "127.0.0.1", 0
+			opts.HTTP2 = tc.http2
+			s := New(opts, Clients{Kube: fake.NewClientset()}, clocktesting.NewFakeClock(time.Now()), slog.New(slog.DiscardHandler))
+			ctx, cancel := context.WithCancel(t.Context())
+			done := make(chan error, 1)
+			go func() { done <- s.Run(ctx) }()
+			t.Cleanup(func() {
+				cancel()
+				if err := <-done; err != nil {
+					t.Errorf("Run: %v", err)
+				}
+			})
+			select {
+			case <-s.Serving():
+			case err := <-done:
+				t.Fatalf("Run returned before serving: %v", err)
+			case <-time.After(30 * time.Second):
+				t.Fatal("the server did not serve within 30 s")
+			}
+			pool := x509.NewCertPool()
+			pool.AppendCertsFromPEM(s.certs.caBundle())
+			d := tls.Dialer{Config: &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: pool, ServerName: "127.0.0.1", NextProtos: []string{"h2", "http/1.1"}}}
+			conn, err := d.DialContext(t.Context(), "tcp", s.Addr())
+			if err != nil {
+				t.Fatalf("dial: %v", err)
+			}
+			defer conn.Close()
+			if got := conn.(*tls.Conn).ConnectionState().NegotiatedProtocol; got != tc.want {
+				t.Errorf("negotiated protocol %q, want %q", got, tc.want)
+			}
+		})
 	}
 }
