@@ -235,7 +235,16 @@ func WebhookReport(res []WebhookResult) string {
 	b.WriteString("| hook | concurrent requests | requests | p50 | p99 | CPU per request: operator | hook processes |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	for _, r := range res {
 		fmt.Fprintf(&b, "| %s | %d | %d | %s | %s | %s | %s |\n", r.Hook, r.Concurrency, r.Requests, r.P50.Round(100*time.Microsecond), r.P99.Round(100*time.Microsecond),
-			r.OperatorCPU.Round(10*time.Microsecond), r.HookCPU.Round(10*time.Microsecond))
+			cpuCell(r.OperatorCPU), cpuCell(r.HookCPU))
 	}
 	return b.String()
+}
+
+// cpuCell is a CPU time per request for the report; blank where nothing was
+// measured (no hook ran).
+func cpuCell(d time.Duration) string {
+	if d == 0 {
+		return ""
+	}
+	return d.Round(10 * time.Microsecond).String()
 }

@@ -458,3 +458,23 @@ echo '{"allowed": false, "message": "no"}' > "$VALIDATING_RESPONSE_PATH"
 	}
 	assertNoRunDirs(t, e)
 }
+
+// TestRunDirRemovedWhateverTheHookLeft: the run's directory goes away when
+// the hook added files and directories to it, removed files of its own, or
+// put a directory in a file's place.
+func TestRunDirRemovedWhateverTheHookLeft(t *testing.T) {
+	for name, script := range map[string]string{
+		"extra files":                 `d=$(dirname "$VALUES_PATH"); echo x > "$d/extra"; mkdir -p "$d/sub/deeper"; echo y > "$d/sub/deeper/file"`,
+		"files removed":               `rm -f "$VALUES_PATH" "$METRICS_PATH" "$BINDING_CONTEXT_PATH"`,
+		"directory in a file's place": `rm -f "$VALUES_PATH"; mkdir "$VALUES_PATH"; echo z > "$VALUES_PATH/inside"`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			e, _, _ := testExecutor(t)
+			path := writeScript(t, t.TempDir(), "hook.sh", script+"\n")
+			if _, err := e.Run(t.Context(), Run{Path: path, Kind: RunHook, Contexts: []BindingContext{{Binding: "b", Type: TypeSchedule}}}); err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			assertNoRunDirs(t, e)
+		})
+	}
+}

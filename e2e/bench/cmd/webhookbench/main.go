@@ -29,6 +29,7 @@ func run() int {
 	requests := fs.Int("requests", 400, "requests per hook and concurrency")
 	conc := fs.String("concurrency", "1,10", "concurrent requests, comma-separated")
 	extra := fs.String("operator-args", "", "arguments appended to the operator's start command line, split on spaces (e.g. --webhook-max-concurrent-runs=4)")
+	operator := fs.String("operator", "", "operator binary to measure instead of building ./cmd/addon-operator (e.g. another commit's)")
 	jq := fs.String("jq", "", "jq binary the bash hook runs with, put first on the operator's PATH (make bench passes hack/jq/build.sh's jq 1.7.1, the image's); empty: the PATH's jq")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		return 2
@@ -47,14 +48,14 @@ func run() int {
 		fmt.Fprintf(os.Stderr, "webhookbench: %v\n", err)
 		return 2
 	}
-	if err := measure(ctx, *requests, levels, *jq, args); err != nil {
+	if err := measure(ctx, *requests, levels, *jq, *operator, args); err != nil {
 		fmt.Fprintf(os.Stderr, "webhookbench: %v\n", err)
 		return 1
 	}
 	return 0
 }
 
-func measure(ctx context.Context, requests int, levels []int, jq string, args []string) error {
+func measure(ctx context.Context, requests int, levels []int, jq, bin string, args []string) error {
 	dir, err := os.MkdirTemp("", "webhookbench-")
 	if err != nil {
 		return err
@@ -64,10 +65,11 @@ func measure(ctx context.Context, requests int, levels []int, jq string, args []
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(os.Stderr, "building the operator")
-	bin, err := bench.BuildOperator(ctx, dir)
-	if err != nil {
-		return err
+	if bin == "" {
+		fmt.Fprintln(os.Stderr, "building the operator")
+		if bin, err = bench.BuildOperator(ctx, dir); err != nil {
+			return err
+		}
 	}
 	cache, err := cluster.DefaultCacheDir()
 	if err != nil {
