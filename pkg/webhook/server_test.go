@@ -22,22 +22,32 @@ func TestProblemUntilServing(t *testing.T) {
 	if s.Problem() == "" {
 		t.Fatal("Problem() = \"\" before the server runs")
 	}
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- s.Run(ctx) }()
-	select {
-	case <-s.Serving():
-	case err := <-done:
-		t.Fatalf("Run returned before serving: %v", err)
-	case <-time.After(30 * time.Second):
-		t.Fatal("the server did not serve within 30 s")
-	}
+	runServing(t, s)
 	if p := s.Problem(); p != "" {
 		t.Errorf("Problem() = %q while serving, want none", p)
 	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Errorf("Run: %v", err)
+}
+
+// runServing runs s until the test ends, and returns once it serves; at
+// the end Run must return without error.
+func runServing(t *testing.T, s *Server) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+	select {
+	case <-s.Serving():
+	case err := <-done:
+		done <- err
+		t.Fatalf("Run returned before serving: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the server did not serve within 30 s")
 	}
 }
 
@@ -57,22 +67,7 @@ func TestServerProtocols(t *testing.T) {
 			opts.ListenAddress, opts.ListenPort = "127.0.0.1", 0
 			opts.HTTP2 = tc.http2
 			s := New(opts, Clients{Kube: fake.NewClientset()}, clocktesting.NewFakeClock(time.Now()), slog.New(slog.DiscardHandler))
-			ctx, cancel := context.WithCancel(t.Context())
-			done := make(chan error, 1)
-			go func() { done <- s.Run(ctx) }()
-			t.Cleanup(func() {
-				cancel()
-				if err := <-done; err != nil {
-					t.Errorf("Run: %v", err)
-				}
-			})
-			select {
-			case <-s.Serving():
-			case err := <-done:
-				t.Fatalf("Run returned before serving: %v", err)
-			case <-time.After(30 * time.Second):
-				t.Fatal("the server did not serve within 30 s")
-			}
+			runServing(t, s)
 			pool := x509.NewCertPool()
 			pool.AppendCertsFromPEM(s.certs.caBundle())
 			d := tls.Dialer{Config: &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: pool, ServerName: "127.0.0.1", NextProtos: []string{"h2", "http/1.1"}}}
