@@ -72,6 +72,11 @@ func TestApplyEnv(t *testing.T) {
 			want: map[string]string{"kube-config": "/a"},
 		},
 		{
+			name: "the webhook server's names",
+			env:  map[string]string{"ADDON_OPERATOR_WEBHOOK_HTTP2": "true", "VALIDATING_WEBHOOK_LISTEN_PORT": "9443"},
+			want: map[string]string{"webhook-http2": "true", "validating-webhook-listen-port": "9443"},
+		},
+		{
 			name:    "a bad value names the variable",
 			env:     map[string]string{"ADDON_OPERATOR_HOOK_TIMEOUT": "soon"},
 			wantErr: `environment variable ADDON_OPERATOR_HOOK_TIMEOUT="soon"`,
