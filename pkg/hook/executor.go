@@ -36,8 +36,7 @@ type Executor struct {
 	Timeout time.Duration
 	// WaitDelay is the grace between SIGTERM and SIGKILL to the process
 	// group of a run that timed out or was cancelled; zero means
-	// DefaultWaitDelay. A run whose descendants keep its output open after
-	// it exited also ends after this delay.
+	// DefaultWaitDelay.
 	WaitDelay time.Duration
 	// TempDir is where per-run directories are created; empty means
 	// os.TempDir().

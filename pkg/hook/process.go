@@ -68,20 +68,22 @@ func (e *Executor) execute(ctx context.Context, pr process) error {
 	cmd.WaitDelay = cmp.Or(e.WaitDelay, DefaultWaitDelay)
 	budget := newLogBudget(pr.logLimit)
 	stderr := &lineLogger{logger: pr.logger, stream: "stderr", tail: &tail{}, budget: budget}
-	cmd.Stderr = pooledWriter{stderr, &e.copyBufs}
 	stdout := &lineLogger{logger: pr.logger, stream: "stdout", budget: budget}
-	cmd.Stdout = pooledWriter{stdout, &e.copyBufs}
+	var stdoutTo io.Writer = stdout
 	if pr.stdout != nil {
-		cmd.Stdout = pooledWriter{pr.stdout, &e.copyBufs}
+		stdoutTo = pr.stdout
 	}
-
-	if err := cmd.Start(); err != nil {
+	outputs, err := e.startProcess(cmd, stdoutTo, stderr)
+	if err != nil {
 		return fmt.Errorf("start: %w", err)
 	}
-	err := cmd.Wait()
+	err = cmd.Wait()
 	// The leader is reaped; its pid stays reserved as the group id while
 	// any member lives, so this reaches only the run's own descendants.
 	_ = signalGroup(cmd.Process.Pid, syscall.SIGKILL)
+	for _, o := range outputs {
+		o.finish(&e.copyBufs)
+	}
 	stdout.flush()
 	stderr.flush()
 	if n := budget.dropped.Load(); n > 0 {
@@ -94,12 +96,12 @@ func (e *Executor) execute(ctx context.Context, pr process) error {
 	case ctx.Err() != nil:
 		return fmt.Errorf("interrupted: %w", context.Cause(ctx))
 	}
-	return exitError(cmd, err, stderr.tail.String())
+	return exitError(err, stderr.tail.String())
 }
 
 // exitError classifies the error of a run that was neither cancelled nor
 // timed out.
-func exitError(cmd *exec.Cmd, err error, stderrTail string) error {
+func exitError(err error, stderrTail string) error {
 	var exitErr *exec.ExitError
 	switch {
 	case err == nil:
@@ -110,42 +112,119 @@ func exitError(cmd *exec.Cmd, err error, stderrTail string) error {
 			e.Signal = ws.Signal()
 		}
 		return e
-	case errors.Is(err, exec.ErrWaitDelay) && cmd.ProcessState.Success():
-		// A background descendant kept the output open after the hook
-		// exited successfully; the sweep has killed it.
-		return nil
 	default:
 		return fmt.Errorf("wait: %w", err)
 	}
 }
 
-// copyBufSize is the buffer os/exec's copy goroutines read a hook's output
-// with, from Executor.copyBufs.
+// copyBufSize is the buffer a process's output is read with, from
+// Executor.copyBufs.
 const copyBufSize = 8 << 10
 
-// pooledWriter is a process's stdout or stderr writer that hands os/exec's
-// copy goroutine a buffer from pool. Without it io.Copy allocates 32 KiB
-// per stream per run: 8 % of the operator's allocations while converging
-// 1000 modules.
-type pooledWriter struct {
+// output is one output stream of a process: the read end of its pipe,
+// copied to w on a goroutine of its own while the process runs.
+type output struct {
+	r    *os.File
 	w    io.Writer
-	pool *sync.Pool
+	done chan struct{}
 }
 
-func (p pooledWriter) Write(b []byte) (int, error) { return p.w.Write(b) }
-
-// ReadFrom copies r to the writer through a pooled buffer; io.Copy uses it
-// in place of its own.
-func (p pooledWriter) ReadFrom(r io.Reader) (int64, error) {
-	bp, _ := p.pool.Get().(*[]byte)
-	if bp == nil {
-		b := make([]byte, copyBufSize)
-		bp = &b
+// startProcess starts cmd with its stdout and stderr on pipes copied to
+// stdout and stderr, and returns the pipes' readers for finish.
+//
+// The operator makes the pipes rather than os/exec, whose Wait waits for
+// the end of the output: a hook that leaves a background process on its
+// output (a forgotten redirection of "cmd &", or a daemon detached with
+// setsid) made every run wait for the whole wait delay, 5 s by default,
+// and another run's child holds a copy of the pipes for the moment of its
+// own exec. Wait here returns when the hook exits; the run's group is then
+// killed, and finish reads what the pipes hold, which is all the run's
+// processes wrote.
+func (e *Executor) startProcess(cmd *exec.Cmd, stdout, stderr io.Writer) ([]*output, error) {
+	var outputs []*output
+	var writeEnds []*os.File
+	closeAll := func() {
+		for _, o := range outputs {
+			_ = o.r.Close()
+		}
+		for _, w := range writeEnds {
+			_ = w.Close()
+		}
 	}
-	defer p.pool.Put(bp)
-	// Plain Reader and Writer, so that CopyBuffer does not hand the copy
-	// back to WriteTo or ReadFrom.
-	return io.CopyBuffer(struct{ io.Writer }{p.w}, struct{ io.Reader }{r}, *bp)
+	for _, w := range []io.Writer{stdout, stderr} {
+		r, wr, err := os.Pipe()
+		if err != nil {
+			closeAll()
+			return nil, err
+		}
+		outputs = append(outputs, &output{r: r, w: w, done: make(chan struct{})})
+		writeEnds = append(writeEnds, wr)
+	}
+	cmd.Stdout, cmd.Stderr = writeEnds[0], writeEnds[1]
+	if err := cmd.Start(); err != nil {
+		closeAll()
+		return nil, err
+	}
+	for _, w := range writeEnds {
+		_ = w.Close()
+	}
+	for _, o := range outputs {
+		go o.copy(&e.copyBufs)
+	}
+	return outputs, nil
+}
+
+// copy copies the pipe to the writer until the pipe ends or finish stops
+// it.
+func (o *output) copy(pool *sync.Pool) {
+	defer close(o.done)
+	bp := copyBuf(pool)
+	defer pool.Put(bp)
+	// Plain Reader and Writer, so that CopyBuffer uses the pooled buffer
+	// rather than a WriteTo or ReadFrom of its own (32 KiB a call).
+	_, _ = io.CopyBuffer(struct{ io.Writer }{o.w}, struct{ io.Reader }{o.r}, *bp)
+}
+
+// finish stops the copy without waiting for the pipe's end, copies what the
+// pipe still holds, and closes it. Called once the run's process group is
+// gone, when nothing the run started can write any more.
+func (o *output) finish(pool *sync.Pool) {
+	defer o.r.Close()
+	if o.r.SetReadDeadline(time.Now()) != nil {
+		<-o.done // not pollable: the end is the only way out
+		return
+	}
+	<-o.done
+	if o.r.SetReadDeadline(time.Time{}) != nil {
+		return
+	}
+	rc, err := o.r.SyscallConn()
+	if err != nil {
+		return
+	}
+	bp := copyBuf(pool)
+	defer pool.Put(bp)
+	_ = rc.Read(func(fd uintptr) bool {
+		for {
+			n, err := syscall.Read(int(fd), *bp)
+			if n > 0 {
+				_, _ = o.w.Write((*bp)[:n])
+				continue
+			}
+			if errors.Is(err, syscall.EINTR) {
+				continue
+			}
+			return true // the end, empty (EAGAIN) or an error: done either way
+		}
+	})
+}
+
+func copyBuf(pool *sync.Pool) *[]byte {
+	if bp, _ := pool.Get().(*[]byte); bp != nil {
+		return bp
+	}
+	b := make([]byte, copyBufSize)
+	return &b
 }
 
 // signalGroup signals the process group led by pid.
@@ -158,7 +237,7 @@ func signalGroup(pid int, sig syscall.Signal) error {
 }
 
 // logBudget is the bytes of output a run may still log, shared by its
-// stdout and stderr, which os/exec copies on two goroutines.
+// stdout and stderr, which are copied on two goroutines.
 type logBudget struct {
 	unlimited bool
 	remaining atomic.Int64
@@ -187,9 +266,9 @@ func (b *logBudget) take(n int) bool {
 }
 
 // lineLogger logs what a process writes, one record per line, within the
-// run's budget, and keeps a tail when tail is set. It is written by one
-// goroutine of os/exec and flushed after Wait, so it needs no lock of its
-// own.
+// run's budget, and keeps a tail when tail is set. It is written by its
+// stream's copy goroutine, then by finish once that goroutine ended, then
+// flushed, so it needs no lock of its own.
 type lineLogger struct {
 	logger *slog.Logger
 	stream string

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // waitFor polls cond until it holds or the deadline passes.
@@ -192,5 +194,57 @@ func TestTail(t *testing.T) {
 				t.Errorf("tail = %q (%d bytes), want %d bytes", got, len(got), len(tt.want))
 			}
 		})
+	}
+}
+
+// TestRunEndsWhenTheHookExits: background processes hold the hook's output
+// open after it exited, one in its process group and one detached with
+// setsid, as another run's process may hold it for the moment of its exec.
+// The run ends then, not after the wait delay, with every line the hook
+// wrote, more than a pipe holds, logged in order.
+func TestRunEndsWhenTheHookExits(t *testing.T) {
+	e, out, logs := testExecutor(t)
+	e.WaitDelay = time.Minute
+	const lines = 5000 // about 190 kB, three times a pipe's buffer
+	script := `i=0
+while [ $i -lt ` + strconv.Itoa(lines) + ` ]; do echo "line $i of the hook's standard output"; i=$((i+1)); done
+printf 'last line on stderr, no newline' >&2
+sleep 60 &
+echo $! > "$TEST_OUT/grouped"
+setsid sh -c 'echo $$ > "$TEST_OUT/detached.tmp" && mv "$TEST_OUT/detached.tmp" "$TEST_OUT/detached" && exec sleep 60' &
+while [ ! -s "$TEST_OUT/detached" ]; do sleep 0.01; done
+`
+	path := writeScript(t, t.TempDir(), "hook.sh", script)
+	start := time.Now()
+	_, err := e.Run(t.Context(), Run{Path: path, Kind: RunHook})
+	elapsed := time.Since(start)
+	detached := readPid(t, filepath.Join(out, "detached"))
+	if detached != 0 {
+		t.Cleanup(func() { _ = syscall.Kill(detached, syscall.SIGKILL) })
+	}
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if detached == 0 || gone(detached) {
+		t.Fatal("the detached process did not outlive the run; the test shows nothing")
+	}
+	if elapsed >= e.WaitDelay/2 {
+		t.Errorf("run took %s: it waited for the end of output held by background processes", elapsed)
+	}
+	grouped := readPid(t, filepath.Join(out, "grouped"))
+	waitFor(t, fmt.Sprintf("background process %d in the hook's group gone", grouped), 5*time.Second, func() bool { return gone(grouped) })
+	var got []string
+	for _, rec := range logs.records(t) {
+		if rec["msg"] == "hook output" {
+			got = append(got, rec["stream"].(string)+": "+rec["line"].(string))
+		}
+	}
+	want := make([]string, 0, lines+1)
+	for i := range lines {
+		want = append(want, fmt.Sprintf("stdout: line %d of the hook's standard output", i))
+	}
+	want = append(want, "stderr: last line on stderr, no newline")
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("logged lines (-want +got):\n%s", diff)
 	}
 }
