@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"strconv"
 	"sync"
 	"time"
@@ -86,9 +87,7 @@ func (s *secretRecords) record(key string, rls *release.Release, stamp string) (
 		return nil, err
 	}
 	labels := make(map[string]string, len(rls.Labels)+5)
-	for k, v := range rls.Labels {
-		labels[k] = v
-	}
+	maps.Copy(labels, rls.Labels)
 	labels[stamp] = strconv.FormatInt(s.now().Unix(), 10)
 	labels[recordNameLabel] = rls.Name
 	labels["owner"] = "helm"

@@ -72,23 +72,22 @@ func (e *Executor) interpreterOf(script string, env []string) (interpreter, bool
 		return interpreter{}, false
 	}
 	key := interpreterKey{script: script, path: pathOf(env)}
-	var c interpreterEntry
+	var known interpreterEntry
 	if v, ok := e.interpreters.Load(key); ok {
-		c, _ = v.(interpreterEntry)
+		known, _ = v.(interpreterEntry)
 	}
+	c := known
 	if c.size != st.Size() || !c.modTime.Equal(st.ModTime()) || c.modTime.IsZero() {
 		c = interpreterEntry{size: st.Size(), modTime: st.ModTime()}
 		c.name, _ = readEnvShebang(script)
 	}
-	if c.name == "" {
-		e.interpreters.Store(key, c)
-		return interpreter{}, false
-	}
-	if c.found == "" || !executable(c.found) {
+	if c.name != "" && (c.found == "" || !executable(c.found)) {
 		c.found, _ = lookPath(c.name, key.path)
 	}
-	e.interpreters.Store(key, c)
-	if c.found == "" {
+	if c != known {
+		e.interpreters.Store(key, c)
+	}
+	if c.name == "" || c.found == "" {
 		return interpreter{}, false
 	}
 	return interpreter{name: c.name, path: c.found}, true
