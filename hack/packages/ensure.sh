@@ -29,6 +29,7 @@ for target in "$@"; do
 		command -v gpgv >/dev/null || want+=(gpgv)
 		command -v curl >/dev/null || want+=(curl)
 		command -v xz >/dev/null || want+=(xz-utils)
+		command -v patch >/dev/null || want+=(patch)
 		[[ -e /usr/share/keyrings/debian-archive-keyring.gpg ]] || want+=(debian-archive-keyring)
 		;;
 	image)
