@@ -70,6 +70,9 @@ type options struct {
 	// objectsN and objectsRounds size the comparison with and without
 	// Module objects; 0 skips it.
 	objectsN, objectsRounds int
+	// lang is the LANG hooks run with ("" for none, the image's), locale
+	// its name in the report.
+	lang, locale string
 }
 
 // argsFlag collects arguments: every use of the flag adds its value split
@@ -108,6 +111,7 @@ func parseFlags(args []string) (options, error) {
 	fs.IntVar(&o.objectsN, "objects-n", 0, "number of modules of a start-to-converged comparison with and without Module objects; 0 skips it")
 	fs.IntVar(&o.objectsRounds, "objects-rounds", 3, "how often the comparison runs each side")
 	fs.StringVar(&o.jq, "jq", "", "jq binary the hooks run with, put first on the PATH of the operators under test (make bench passes hack/jq/build.sh's jq 1.7.1, the image's); empty: the PATH's jq")
+	fs.StringVar(&o.lang, "lang", "", "LANG the operators and their hooks run with; empty: no locale variable, as in the operator's image (the caller's LANG and LC_* are not passed on)")
 	fs.BoolVar(&o.keep, "keep", false, "keep the work directory (operator and control-plane logs)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -156,6 +160,9 @@ func (o options) run(ctx context.Context, stdout, progress io.Writer) (err error
 		}
 		_ = os.RemoveAll(dir)
 	}()
+	if o.locale, err = bench.UseLocale(o.lang); err != nil {
+		return err
+	}
 	if o.jqVersion, err = bench.UseJQ(ctx, o.jq, dir); err != nil {
 		return err
 	}
@@ -268,8 +275,8 @@ func (o options) header() string {
 	if o.groupSize > 0 {
 		group = strconv.Itoa(o.groupSize)
 	}
-	s := fmt.Sprintf("Machine: %d CPUs (%s/%s), %s; module workers %d; modules per order prefix: %s; hooks: %s (%s); extra operator args: %s.\n\n",
-		runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version(), o.workers, group, o.workload, o.jqVersion, args)
+	s := fmt.Sprintf("Machine: %d CPUs (%s/%s), %s; module workers %d; modules per order prefix: %s; hooks: %s (%s; locale: %s); extra operator args: %s.\n\n",
+		runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version(), o.workers, group, o.workload, o.jqVersion, o.locale, args)
 	if o.chains > 0 {
 		s += fmt.Sprintf("Modules form %d module.yaml dependency chains instead of order groups.\n\n", o.chains)
 	}

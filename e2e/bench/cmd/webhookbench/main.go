@@ -2,7 +2,7 @@
 // kube-apiserver to the operator's webhook server, for a bash hook and a
 // compiled hook, and prints a Markdown table (see docs/benchmarks.md):
 //
-//	go run ./e2e/bench/cmd/webhookbench [-requests 400] [-concurrency 1,10]
+//	go run ./e2e/bench/cmd/webhookbench [-requests 400] [-concurrency 1,10] [-lang C.UTF-8]
 package main
 
 import (
@@ -31,6 +31,7 @@ func run() int {
 	extra := fs.String("operator-args", "", "arguments appended to the operator's start command line, split on spaces (e.g. --webhook-max-concurrent-runs=4)")
 	operator := fs.String("operator", "", "operator binary to measure instead of building ./cmd/addon-operator (e.g. another commit's)")
 	jq := fs.String("jq", "", "jq binary the bash hook runs with, put first on the operator's PATH (make bench passes hack/jq/build.sh's jq 1.7.1, the image's); empty: the PATH's jq")
+	lang := fs.String("lang", "", "LANG the operator and its hooks run with; empty: no locale variable, as in the operator's image (the caller's LANG and LC_* are not passed on)")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		return 2
 	}
@@ -48,19 +49,23 @@ func run() int {
 		fmt.Fprintf(os.Stderr, "webhookbench: %v\n", err)
 		return 2
 	}
-	if err := measure(ctx, *requests, levels, *jq, *operator, args); err != nil {
+	if err := measure(ctx, *requests, levels, *jq, *lang, *operator, args); err != nil {
 		fmt.Fprintf(os.Stderr, "webhookbench: %v\n", err)
 		return 1
 	}
 	return 0
 }
 
-func measure(ctx context.Context, requests int, levels []int, jq, bin string, args []string) error {
+func measure(ctx context.Context, requests int, levels []int, jq, lang, bin string, args []string) error {
 	dir, err := os.MkdirTemp("", "webhookbench-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
+	locale, err := bench.UseLocale(lang)
+	if err != nil {
+		return err
+	}
 	jqVersion, err := bench.UseJQ(ctx, jq, dir)
 	if err != nil {
 		return err
@@ -84,7 +89,7 @@ func measure(ctx context.Context, requests int, levels []int, jq, bin string, ar
 	if err != nil {
 		return err
 	}
-	fmt.Printf("Machine: %d CPUs; the bash hook's jq: %s.\n\n", runtime.NumCPU(), jqVersion)
+	fmt.Printf("Machine: %d CPUs; the bash hook's jq: %s; locale: %s.\n\n", runtime.NumCPU(), jqVersion, locale)
 	fmt.Print(bench.WebhookReport(res))
 	return nil
 }
