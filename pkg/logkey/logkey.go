@@ -81,6 +81,8 @@ const (
 	Container = "container"
 	// Percent is a percentage, such as the garbage collector's target.
 	Percent = "percent"
+	// User is the user name the API server authenticated for a request.
+	User = "user"
 )
 
 // Err is the Error attribute of err: its message, as text in every handler
