@@ -55,6 +55,10 @@ type schema struct {
 	doc      map[string]any // the transformed document, as JSON decodes it
 	spec     *spec.Schema   // doc for the validator
 	defaults *defaultsNode  // nil when the schema sets no defaults
+	// patterns holds every patternProperties expression, compiled;
+	// hasSensitive is set when some node marks values sensitive.
+	patterns     map[string]*regexp.Regexp
+	hasSensitive bool
 }
 
 // LoadSchemas reads a section's config-values and values schemas, OpenAPI v3
@@ -231,7 +235,7 @@ func newSchema(file string, doc map[string]any) (*schema, error) {
 	if err := json.Unmarshal(raw, sp); err != nil {
 		return nil, fmt.Errorf("schema %s: %w", file, err)
 	}
-	return &schema{file: file, doc: doc, spec: sp, defaults: newDefaultsNode(doc, patterns)}, nil
+	return &schema{file: file, doc: doc, spec: sp, defaults: newDefaultsNode(doc, patterns), patterns: patterns, hasSensitive: anySensitive(doc)}, nil
 }
 
 // get returns the schema of a kind, or nil when it is absent.
