@@ -91,14 +91,16 @@ func (s *Server) admit(ctx context.Context, e Admission, bc hook.BindingContext,
 	return resp, nil
 }
 
-// runBounded runs a hook once a run slot is free, both within ctx.
+// runBounded runs a hook once a run slot of the request's lane is free,
+// both within ctx.
 func (s *Server) runBounded(ctx context.Context, run RunFunc, bc hook.BindingContext) (*hook.Result, error) {
+	sem := runSlots(ctx, s.sem)
 	select {
-	case s.sem <- struct{}{}:
+	case sem <- struct{}{}:
 	case <-ctx.Done():
 		return nil, fmt.Errorf("%w: waited for a free run slot: %w", errNoAnswer, ctx.Err())
 	}
-	defer func() { <-s.sem }()
+	defer func() { <-sem }()
 	res, err := run(ctx, bc)
 	if ctx.Err() != nil {
 		return nil, fmt.Errorf("%w: %w", errNoAnswer, ctx.Err())

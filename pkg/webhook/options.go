@@ -36,8 +36,12 @@ type Options struct {
 	// its key and the CA bundle; when empty the operator issues its own
 	// and keeps them in CertSecret.
 	ServerCert, ServerKey, CA string
-	// ClientCA, when set, requires client certificates signed by it.
-	ClientCA string
+	// ClientCA, when set, is a file of CAs: admission requests must present
+	// a client certificate they signed (conversion requests, for which the
+	// API server has no certificate, are served apart). ClientNames, when
+	// set, are the common or DNS names such a certificate must carry one of.
+	ClientCA    string
+	ClientNames []string
 	// FailurePolicy is the failure policy of admission bindings that set
 	// none.
 	FailurePolicy string
@@ -53,6 +57,11 @@ type Options struct {
 	CertCheckInterval time.Duration
 	// MaxConcurrentRuns bounds webhook hook runs in progress at once.
 	MaxConcurrentRuns int
+	// MaxInflightBytes bounds the request bodies in flight at once; at least
+	// one review's bound (7 MiB).
+	MaxInflightBytes int64
+	// MaxConnections bounds the connections the server holds open at once.
+	MaxConnections int
 	// HTTP2 offers HTTP/2 besides HTTP/1.1. Off by default: the API server
 	// is the only client and gains nothing from it, HTTP/2 servers have had
 	// denial-of-service flaws of their own (stream reset and CONTINUATION
@@ -82,6 +91,8 @@ func DefaultOptions() Options {
 		CertRenewBefore:        30 * 24 * time.Hour,
 		CertCheckInterval:      time.Minute,
 		MaxConcurrentRuns:      16,
+		MaxInflightBytes:       32 << 20,
+		MaxConnections:         1024,
 		FailurePolicy:          string(admissionv1.Fail),
 		ConfigMapValidation:    true,
 		ConfigMapFailurePolicy: string(admissionv1.Ignore),
@@ -121,8 +132,13 @@ func (o *Options) BindFlags(fs *pflag.FlagSet) {
 		fs.StringVar(&o.CA, prefix+"-webhook-ca", o.CA,
 			"file with the CA bundle put into the webhook configurations"+same+" (env "+env+"_WEBHOOK_CA)")
 		fs.StringVar(&o.ClientCA, prefix+"-webhook-client-ca", o.ClientCA,
-			"file with CAs that must have signed the API server's client certificate; none required when empty"+same+" (env "+env+"_WEBHOOK_CLIENT_CA)")
+			"same as --webhook-client-ca (env "+env+"_WEBHOOK_CLIENT_CA)")
 	}
+	fs.StringVar(&o.ClientCA, "webhook-client-ca", o.ClientCA,
+		"file with CAs that must have signed the API server's client certificate on admission requests (configure its AdmissionConfiguration to present one); "+
+			"none required when empty (env ADDON_OPERATOR_WEBHOOK_CLIENT_CA)")
+	fs.StringSliceVar(&o.ClientNames, "webhook-client-names", o.ClientNames,
+		"with --webhook-client-ca: common or DNS names of which the client certificate must carry one; any when empty (env ADDON_OPERATOR_WEBHOOK_CLIENT_NAMES)")
 	fs.StringVar(&o.FailurePolicy, "validating-webhook-failure-policy", o.FailurePolicy,
 		"Fail or Ignore: the failurePolicy of admission bindings that set none (env VALIDATING_WEBHOOK_FAILURE_POLICY)")
 	fs.StringVar(&o.CertSecret, "webhook-cert-secret", o.CertSecret,
@@ -135,6 +151,10 @@ func (o *Options) BindFlags(fs *pflag.FlagSet) {
 		"how often certificates are read again and the webhook configurations re-asserted (env ADDON_OPERATOR_WEBHOOK_CERT_CHECK_INTERVAL)")
 	fs.IntVar(&o.MaxConcurrentRuns, "webhook-max-concurrent-runs", o.MaxConcurrentRuns,
 		"webhook hook runs in progress at once; more requests wait within their timeout (env ADDON_OPERATOR_WEBHOOK_MAX_CONCURRENT_RUNS)")
+	fs.Int64Var(&o.MaxInflightBytes, "webhook-max-inflight-bytes", o.MaxInflightBytes,
+		"request bodies in flight at once, in bytes (each counts at least 16 KiB, at most 7 MiB); more requests wait a second, then get 429 (env ADDON_OPERATOR_WEBHOOK_MAX_INFLIGHT_BYTES)")
+	fs.IntVar(&o.MaxConnections, "webhook-max-connections", o.MaxConnections,
+		"connections the webhook server holds open at once; more wait to be accepted (env ADDON_OPERATOR_WEBHOOK_MAX_CONNECTIONS)")
 	fs.BoolVar(&o.HTTP2, "webhook-http2", o.HTTP2,
 		"offer HTTP/2 to the API server besides HTTP/1.1 (env ADDON_OPERATOR_WEBHOOK_HTTP2)")
 	fs.BoolVar(&o.ConfigMapValidation, "config-map-validation", o.ConfigMapValidation,
@@ -178,6 +198,15 @@ func (o *Options) Validate() error {
 	}
 	if o.MaxConcurrentRuns < 1 {
 		errs = append(errs, fmt.Errorf("--webhook-max-concurrent-runs must be at least 1, got %d", o.MaxConcurrentRuns))
+	}
+	if o.MaxInflightBytes < maxReviewBytes {
+		errs = append(errs, fmt.Errorf("--webhook-max-inflight-bytes must be at least %d (one review), got %d", maxReviewBytes, o.MaxInflightBytes))
+	}
+	if o.MaxConnections < 1 {
+		errs = append(errs, fmt.Errorf("--webhook-max-connections must be at least 1, got %d", o.MaxConnections))
+	}
+	if len(o.ClientNames) > 0 && o.ClientCA == "" {
+		errs = append(errs, errors.New("--webhook-client-names needs --webhook-client-ca"))
 	}
 	switch admissionv1.FailurePolicyType(o.FailurePolicy) {
 	case admissionv1.Ignore, admissionv1.Fail:

@@ -14,18 +14,15 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/net/netutil"
 	"golang.org/x/sync/errgroup"
+	"golang.org/x/sync/semaphore"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	"k8s.io/client-go/kubernetes"
-	certutil "k8s.io/client-go/util/cert"
 	"k8s.io/utils/clock"
 
 	"github.com/addon-operator/addon-operator/pkg/logkey"
 )
-
-// maxReviewBytes bounds a review's body; the API server's own request
-// limit is 3 MiB per object.
-const maxReviewBytes = 16 << 20
 
 // Server is the HTTPS webhook server with its certificates and the
 // configurations it owns. Create it with New; Run serves on every replica;
@@ -39,6 +36,11 @@ type Server struct {
 	conf  *configurer
 	sem   chan struct{}
 	mux   *http.ServeMux
+	clock clock.Clock
+
+	// trusted serves requests with an accepted client certificate, all of
+	// them without --webhook-client-ca; anonymous the rest (portguard.go).
+	trusted, anonymous *lane
 
 	configMap    atomic.Pointer[ConfigMapCheck]
 	moduleConfig atomic.Pointer[ModuleConfigCheck]
@@ -56,8 +58,10 @@ type Clients struct {
 func New(opts Options, clients Clients, clk clock.Clock, log *slog.Logger) *Server {
 	s := &Server{
 		opts: opts, log: log.With(slog.String(logkey.Component, "webhook")), reg: newRegistry(),
-		sem: make(chan struct{}, opts.MaxConcurrentRuns), serving: make(chan struct{}), mux: http.NewServeMux(),
+		sem: make(chan struct{}, opts.MaxConcurrentRuns), serving: make(chan struct{}), mux: http.NewServeMux(), clock: clk,
 	}
+	s.trusted = &lane{budget: semaphore.NewWeighted(opts.MaxInflightBytes), runs: s.sem}
+	s.anonymous = newLane(opts.MaxInflightBytes, opts.MaxConcurrentRuns)
 	s.certs = newCerts(opts, clients.Kube, clk, s.log)
 	s.conf = &configurer{opts: opts, kube: clients.Kube, crds: clients.CRDs, reg: s.reg, certs: s.certs, clock: clk, log: s.log, checksConfigMap: s.checksConfigMap,
 		checksModuleConfigs: s.checksModuleConfigs}
@@ -92,6 +96,15 @@ func (s *Server) Addr() string {
 
 // Run keeps the certificate fresh and serves until ctx ends.
 func (s *Server) Run(ctx context.Context) error {
+	tlsCfg := &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: s.certs.getCertificate}
+	var auth *clientAuth
+	if s.opts.ClientCA != "" {
+		var err error
+		if auth, err = newClientAuth(s.opts.ClientCA, s.opts.ClientNames); err != nil {
+			return err
+		}
+		tlsCfg = auth.tlsConfig(tlsCfg)
+	}
 	lc := net.ListenConfig{}
 	ln, err := lc.Listen(ctx, "tcp", net.JoinHostPort(s.opts.ListenAddress, strconv.Itoa(s.opts.ListenPort)))
 	if err != nil {
@@ -99,24 +112,22 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	addr := ln.Addr().String()
 	s.addr.Store(&addr)
-	tlsCfg := &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: s.certs.getCertificate}
-	if s.opts.ClientCA != "" {
-		pool, err := clientCAs(s.opts.ClientCA)
-		if err != nil {
-			_ = ln.Close()
-			return err
-		}
-		tlsCfg.ClientCAs, tlsCfg.ClientAuth = pool, tls.RequireAndVerifyClientCert
-	}
+	// Past MaxConnections further connections wait in the kernel's backlog
+	// until the timeouts below drop slow ones.
+	ln = netutil.LimitListener(ln, s.opts.MaxConnections)
 	var protocols http.Protocols
 	protocols.SetHTTP1(true)
 	protocols.SetHTTP2(s.opts.HTTP2)
 	srv := &http.Server{
-		Handler: s.mux, TLSConfig: tlsCfg, Protocols: &protocols,
-		ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+		Handler: s.guard(s.mux), TLSConfig: tlsCfg, Protocols: &protocols,
+		ReadHeaderTimeout: readHeaderTimeout, ReadTimeout: readTimeout, WriteTimeout: writeTimeout, IdleTimeout: idleTimeout,
+		MaxHeaderBytes: maxHeaderBytes, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 	}
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return s.certs.run(ctx) })
+	if auth != nil {
+		g.Go(func() error { return auth.run(ctx, s) })
+	}
 	g.Go(func() error {
 		if err := srv.ServeTLS(ln, "", ""); !errors.Is(err, http.ErrServerClosed) {
 			return fmt.Errorf("webhook server: %w", err)
@@ -131,14 +142,6 @@ func (s *Server) Run(ctx context.Context) error {
 		return srv.Shutdown(shutdown)
 	})
 	return g.Wait()
-}
-
-func clientCAs(file string) (*x509.CertPool, error) {
-	pool, err := certutil.NewPool(file)
-	if err != nil {
-		return nil, fmt.Errorf("--validating-webhook-client-ca: %w", err)
-	}
-	return pool, nil
 }
 
 // probe asks the server for /healthz over TLS, trusting only the CA bundle
@@ -181,16 +184,6 @@ func (s *Server) probeOnce(ctx context.Context, addr, serverName string) error {
 		cfg.RootCAs = pool
 	} else {
 		cfg.InsecureSkipVerify = true // no CA bundle given: the API server trusts the system roots, which the probe cannot check
-	}
-	if s.opts.ClientCA != "" {
-		// The probe cannot present a client certificate: listening is all
-		// that can be checked.
-		d := net.Dialer{Timeout: 2 * time.Second}
-		conn, err := d.DialContext(ctx, "tcp", addr)
-		if err != nil {
-			return err
-		}
-		return conn.Close()
 	}
 	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: cfg}}
 	defer client.CloseIdleConnections()
