@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/addon-operator/addon-operator/pkg/config"
+	"github.com/addon-operator/addon-operator/pkg/filelimit"
 	"github.com/addon-operator/addon-operator/pkg/logkey"
 	"github.com/addon-operator/addon-operator/pkg/module"
 	"github.com/addon-operator/addon-operator/pkg/values"
@@ -108,7 +108,7 @@ func (l *linter) valuesFiles(mods *module.Set) {
 // unknownKeys reports the top-level keys of a values file that are not
 // global, one of keys or its Enabled flag.
 func (l *linter) unknownKeys(path string, keys []string) {
-	data, err := os.ReadFile(path)
+	data, err := filelimit.ReadFile(path, filelimit.Default)
 	if err != nil {
 		return // missing; unreadable files fail discovery already
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -15,6 +14,8 @@ import (
 	"github.com/Masterminds/semver/v3"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
+
+	"github.com/addon-operator/addon-operator/pkg/filelimit"
 )
 
 // DefinitionFile is the optional file in a module's directory that
@@ -101,12 +102,12 @@ func (e *DefinitionError) Unwrap() error { return e.Err }
 // duplicate keys are errors. A missing file yields nil.
 func readDefinition(dir, name string) (*Definition, error) {
 	path := filepath.Join(dir, DefinitionFile)
-	data, err := os.ReadFile(path)
+	data, err := filelimit.ReadFile(path, filelimit.Default)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, err // *fs.PathError names the file
+		return nil, loopError(path, err) // *fs.PathError names the file
 	}
 	def := &Definition{}
 	if len(bytes.TrimSpace(data)) > 0 {

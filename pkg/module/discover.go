@@ -134,7 +134,7 @@ func scanModulesDirs(dirs []string, unnumberedOrder int, log *slog.Logger) ([]ca
 	for _, dir := range dirs {
 		entries, err := os.ReadDir(dir)
 		if err != nil {
-			return nil, fmt.Errorf("read modules dir: %w", err)
+			return nil, fmt.Errorf("read modules dir: %w", loopError(dir, err))
 		}
 		for _, e := range entries {
 			path := filepath.Join(dir, e.Name())

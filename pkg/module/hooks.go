@@ -65,7 +65,7 @@ func findHooks(root string, log *slog.Logger) ([]string, error) {
 func (f *hookFinder) walk(dir string) error {
 	resolved, err := filepath.EvalSymlinks(dir)
 	if err != nil {
-		return fmt.Errorf("resolve hooks dir: %w", err)
+		return fmt.Errorf("resolve hooks dir: %w", loopError(dir, err))
 	}
 	if f.walking[resolved] {
 		f.log.Warn("symlink loop in hooks skipped", slog.String(logkey.Path, dir))

@@ -117,7 +117,7 @@ func statOptional(path string) (fs.FileInfo, error) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, err // *fs.PathError names the path
+		return nil, loopError(path, err) // *fs.PathError names the path
 	}
 	return info, nil
 }

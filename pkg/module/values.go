@@ -4,9 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 
+	"github.com/addon-operator/addon-operator/pkg/filelimit"
 	"github.com/addon-operator/addon-operator/pkg/values"
 )
 
@@ -25,12 +25,12 @@ type valuesFile struct {
 // readValuesFile parses path as a YAML map. A missing file yields a
 // valuesFile with a nil top; an empty file yields an empty one.
 func readValuesFile(path string) (valuesFile, error) {
-	data, err := os.ReadFile(path)
+	data, err := filelimit.ReadFile(path, filelimit.Default)
 	if errors.Is(err, fs.ErrNotExist) {
 		return valuesFile{path: path}, nil
 	}
 	if err != nil {
-		return valuesFile{}, err // *fs.PathError names the file
+		return valuesFile{}, loopError(path, err) // *fs.PathError names the file
 	}
 	top, err := values.FromYAML(data)
 	if err != nil {

@@ -5,10 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"regexp"
 
 	"k8s.io/kube-openapi/pkg/validation/spec"
+
+	"github.com/addon-operator/addon-operator/pkg/filelimit"
 )
 
 // SchemaKind names one of the three schemas of a section (a module or
@@ -116,7 +117,7 @@ func readSchemaFile(path string) (*schemaSource, error) {
 	if path == "" {
 		return nil, nil
 	}
-	data, err := os.ReadFile(path)
+	data, err := filelimit.ReadFile(path, filelimit.Default)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

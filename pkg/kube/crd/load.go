@@ -12,6 +12,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/addon-operator/addon-operator/pkg/filelimit"
 	"github.com/addon-operator/addon-operator/pkg/kube"
 )
 
@@ -37,7 +38,7 @@ func crdLoad(dir string) ([]crdDocument, error) {
 	}
 	var docs []crdDocument
 	for _, file := range files {
-		data, err := os.ReadFile(file)
+		data, err := filelimit.ReadFile(file, filelimit.Default)
 		if err != nil {
 			return nil, err
 		}
