@@ -3,9 +3,12 @@
 // and the notification that an outage ended.
 //
 // It learns from the outcomes of the requests the operator sends anyway
-// (client-go's request-result hook) and probes the server's /readyz only
-// while an outage is suspected or under way, so an idle operator with a
-// healthy API server costs nothing.
+// (client-go's request-result hook), probes the server's /readyz at once
+// when one of them fails, and every Heartbeat besides: an idle operator
+// sends no request that could fail, and its watches stay open through an
+// etcd outage, so without the heartbeat such an outage would show only
+// when some request next failed. The heartbeat costs one GET /readyz every
+// 3 s (a few hundred bytes each way).
 package apihealth
 
 import (
@@ -32,6 +35,11 @@ const (
 	// outage lasts, the server is probed this often, so its end is noticed
 	// within about this time.
 	DefaultInterval = 2 * time.Second
+	// DefaultHeartbeat is the time between two probes while nothing
+	// suggests an outage: with DefaultProbeTimeout, a server that stops
+	// answering is noticed within 8 s, one that refuses connections or
+	// whose etcd is down (its /readyz fails at once) within 3 s.
+	DefaultHeartbeat = 3 * time.Second
 	// DefaultProbeTimeout bounds one probe.
 	DefaultProbeTimeout = 5 * time.Second
 )
@@ -64,6 +72,10 @@ type Options struct {
 	Client rest.Interface
 	// Interval is the least time between probes; DefaultInterval when 0.
 	Interval time.Duration
+	// Heartbeat is the time between probes while the server is up and
+	// no request failed; DefaultHeartbeat when 0, no heartbeat when
+	// negative (probes only after failing requests). At least Interval.
+	Heartbeat time.Duration
 	// OnChange is called, from Run's goroutine, at every transition;
 	// it must not block for long. May be nil.
 	OnChange func(Transition)
@@ -88,6 +100,12 @@ type Tracker struct {
 func New(opts Options) *Tracker {
 	if opts.Interval <= 0 {
 		opts.Interval = DefaultInterval
+	}
+	if opts.Heartbeat == 0 {
+		opts.Heartbeat = DefaultHeartbeat
+	}
+	if opts.Heartbeat > 0 && opts.Heartbeat < opts.Interval {
+		opts.Heartbeat = opts.Interval
 	}
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
@@ -154,14 +172,16 @@ func (t *Tracker) Problem() string {
 	return fmt.Sprintf("the Kubernetes API server is unreachable since %s: %v", since.UTC().Format(time.RFC3339), cause)
 }
 
-// Run probes the API server while an outage is suspected or under way,
-// until ctx ends. Between a request failure and the next, it does nothing.
+// Run probes the API server until ctx ends: every Heartbeat, at once
+// (though not twice within Interval) when a request fails as if the server
+// were down, and every Interval while an outage lasts.
 func (t *Tracker) Run(ctx context.Context) error {
+	// The first heartbeat comes one Heartbeat after the start: the
+	// operator's first requests probe the server already.
+	wait := t.opts.Heartbeat
 	for {
-		select {
-		case <-ctx.Done():
+		if !t.idle(ctx, wait) {
 			return nil
-		case <-t.suspect:
 		}
 		for {
 			err := t.probe(ctx)
@@ -188,7 +208,25 @@ func (t *Tracker) Run(ctx context.Context) error {
 		case <-t.suspect:
 		default:
 		}
+		// The probe and the Interval after it are part of the heartbeat.
+		wait = t.opts.Heartbeat - t.opts.Interval
 	}
+}
+
+// idle waits until a request fails as if the server were down, or wait
+// has passed when the heartbeat is on; false when ctx ended.
+func (t *Tracker) idle(ctx context.Context, wait time.Duration) bool {
+	var heartbeat <-chan time.Time
+	if t.opts.Heartbeat > 0 {
+		heartbeat = t.opts.Clock.After(wait)
+	}
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.suspect:
+	case <-heartbeat:
+	}
+	return true
 }
 
 func (t *Tracker) probe(ctx context.Context) error {

@@ -80,10 +80,12 @@ type trackerTest struct {
 	changes []Transition
 }
 
-func startTracker(t *testing.T) *trackerTest {
+// startTracker runs a Tracker with the given heartbeat (Options.Heartbeat).
+func startTracker(t *testing.T, heartbeat time.Duration) *trackerTest {
 	t.Helper()
 	tt := &trackerTest{srv: &fakeServer{}}
 	tt.tracker = New(Options{
+		Heartbeat: heartbeat,
 		// A failing probe is a failing request too, as with a real client.
 		Probe: func(ctx context.Context) error {
 			err := tt.srv.probe(ctx)
@@ -112,9 +114,9 @@ func startTracker(t *testing.T) *trackerTest {
 	return tt
 }
 
-func TestTrackerProbesOnlyWhenSuspicious(t *testing.T) {
+func TestTrackerWithoutHeartbeatProbesOnlyWhenSuspicious(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		tt := startTracker(t)
+		tt := startTracker(t, -1)
 		advance(time.Hour)
 		if n := tt.srv.probes.Load(); n != 0 {
 			t.Fatalf("idle tracker probed %d times, want 0", n)
@@ -151,7 +153,7 @@ func TestTrackerProbesOnlyWhenSuspicious(t *testing.T) {
 
 func TestTrackerOutage(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		tt := startTracker(t)
+		tt := startTracker(t, -1)
 		down := errors.New("dial tcp 127.0.0.1:1: connect: connection refused")
 		tt.srv.set(down)
 		tt.tracker.Increment(t.Context(), "503", "LIST", "h")
@@ -188,6 +190,61 @@ func TestTrackerOutage(t *testing.T) {
 		}
 		if diff := cmp.Diff([]bool{true, false, true}, tt.metrics.up); diff != "" || tt.metrics.outages != 1 {
 			t.Errorf("kube_api_up (-want +got):\n%s\noutages %d, want 1", diff, tt.metrics.outages)
+		}
+	})
+}
+
+// TestTrackerHeartbeatFindsIdleOutage: with no request failing, the
+// heartbeat alone notices an outage within DefaultHeartbeat, or within
+// DefaultHeartbeat and DefaultProbeTimeout when the server hangs.
+func TestTrackerHeartbeatFindsIdleOutage(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tt := startTracker(t, 0)
+		advance(time.Hour)
+		if n, want := tt.srv.probes.Load(), int32(time.Hour/DefaultHeartbeat); n < want-1 || n > want {
+			t.Errorf("probes in an idle hour = %d, want %d (one a heartbeat)", n, want)
+		}
+		if len(tt.changes) != 0 {
+			t.Fatalf("transitions %v while the server was up", tt.changes)
+		}
+		tt.srv.set(errors.New("connect: connection refused"))
+		start := time.Now()
+		for !tt.tracker.Down() {
+			advance(100 * time.Millisecond)
+		}
+		if took := time.Since(start); took > DefaultHeartbeat {
+			t.Errorf("outage noticed after %s, want within the heartbeat %s", took, DefaultHeartbeat)
+		}
+		tt.srv.set(nil)
+		advance(DefaultInterval)
+		if tt.tracker.Down() {
+			t.Fatal("still down one interval after the server came back")
+		}
+	})
+}
+
+func TestTrackerHeartbeatFindsHungServer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var hung atomic.Bool
+		tr := New(Options{Probe: func(ctx context.Context) error {
+			if hung.Load() {
+				<-ctx.Done()
+				return ctx.Err()
+			}
+			return nil
+		}})
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error)
+		go func() { done <- tr.Run(ctx) }()
+		defer func() { cancel(); <-done }()
+		advance(time.Minute)
+		hung.Store(true)
+		start := time.Now()
+		for !tr.Down() {
+			advance(100 * time.Millisecond)
+		}
+		if took, most := time.Since(start), DefaultHeartbeat+DefaultProbeTimeout; took > most {
+			t.Errorf("hung server noticed after %s, want within %s", took, most)
 		}
 	})
 }
