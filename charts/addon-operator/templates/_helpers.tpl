@@ -82,3 +82,15 @@ image is repository:tag, the tag defaulting to appVersion.
 {{- define "addon-operator.image" -}}
 {{- printf "%s:%s" .Values.image.repository (.Values.image.tag | default .Chart.AppVersion) }}
 {{- end }}
+
+{{/*
+webhookClientCA is "true" when the webhook server requires the API
+server's client certificate (webhooks.clientCA names a Secret or a
+ConfigMap with the CA bundle) and empty otherwise.
+*/}}
+{{- define "addon-operator.webhookClientCA" -}}
+{{- if and .Values.webhooks.clientCA.secretName .Values.webhooks.clientCA.configMapName }}
+{{- fail "webhooks.clientCA: set secretName or configMapName, not both" }}
+{{- end }}
+{{- if or .Values.webhooks.clientCA.secretName .Values.webhooks.clientCA.configMapName }}true{{ end }}
+{{- end }}
