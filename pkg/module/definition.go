@@ -49,7 +49,23 @@ type Definition struct {
 	// Remediation overrides the operator's --remediation and
 	// --remediation-retries for this module.
 	Remediation *DefinitionRemediation `json:"remediation,omitempty"`
+	// Disable, with Confirmation, makes the operator's admission check
+	// refuse a write that disables the module unless the written object
+	// carries the allow-disabling annotation; Message is shown in the
+	// refusal (Deckhouse's module.yaml disable section).
+	Disable *DefinitionDisable `json:"disable,omitempty"`
 }
+
+// DefinitionDisable is module.yaml's disable: whether disabling the module
+// needs a confirmation, and what the refusal tells the user.
+type DefinitionDisable struct {
+	Confirmation bool   `json:"confirmation,omitempty"`
+	Message      string `json:"message,omitempty"`
+}
+
+// maxDisableMessage bounds disable.message: it travels in admission
+// responses, whose messages the API server shows in full.
+const maxDisableMessage = 1024
 
 // DefinitionRemediation is module.yaml's remediation: what to do with a
 // release after Retries failed deployments in a row.
@@ -149,6 +165,9 @@ func (d *Definition) validate(name string) *DefinitionError {
 		if r.Retries < 0 {
 			return &DefinitionError{Field: "remediation.retries", Err: fmt.Errorf("%d is negative", r.Retries)}
 		}
+	}
+	if d.Disable != nil && len(d.Disable.Message) > maxDisableMessage {
+		return &DefinitionError{Field: "disable.message", Err: fmt.Errorf("%d bytes, at most %d", len(d.Disable.Message), maxDisableMessage)}
 	}
 	for _, req := range slices.Sorted(maps.Keys(d.Requires)) {
 		field := "requires." + req

@@ -1,6 +1,7 @@
 package module
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -10,7 +11,8 @@ import (
 func TestDiscoverDefinition(t *testing.T) {
 	_, set, _, err := discoverTree(t, map[string]node{
 		"m/010-cert-manager/module.yaml": file("name: cert-manager\nnamespace: cert-manager\nversion: 1.4.0\ndescription: certificates\n" +
-			"readinessTimeout: 90s\nremediation: {strategy: rollback, retries: 2}\n"),
+			"readinessTimeout: 90s\nremediation: {strategy: rollback, retries: 2}\n" +
+			"disable: {confirmation: true, message: \"issued certificates stop renewing\"}\n"),
 		"m/ingress/module.yaml": file("weight: 20\nnamespace: ingress\nrequires:\n  cert-manager: \">= 1.2\"\n"),
 		"m/030-legacy":          dir(),
 		"m/empty/module.yaml":   file("\n"),
@@ -44,8 +46,14 @@ func TestDiscoverDefinition(t *testing.T) {
 	if got, want := cm.Remediation(), (Remediation{Strategy: "rollback", Retries: 2}); got != want {
 		t.Errorf("cert-manager remediation = %+v, want %+v", got, want)
 	}
+	if need, msg := cm.DisableConfirmation(); !need || msg != "issued certificates stop renewing" {
+		t.Errorf("cert-manager disable confirmation = %v %q, want true with its message", need, msg)
+	}
 	legacy, _ := set.Module("legacy")
 	ingress, _ := set.Module("ingress")
+	if need, _ := ingress.DisableConfirmation(); need {
+		t.Error("ingress needs a confirmation to be disabled without a disable section")
+	}
 	if got := ingress.Remediation(); got != (Remediation{}) {
 		t.Errorf("ingress remediation = %+v, want the operator's defaults", got)
 	}
@@ -84,6 +92,12 @@ func TestDiscoverDefinitionErrors(t *testing.T) {
 			entries: map[string]node{"m/a/module.yaml": file("remediation: {strategy: rollforward}\n")},
 			dirs:    []string{"m"},
 			wantIn:  []string{`$ROOT/m/a/module.yaml: field remediation.strategy: "rollforward": want none, rollback or uninstall`},
+		},
+		{
+			name:    "disable message too long",
+			entries: map[string]node{"m/a/module.yaml": file("disable: {confirmation: true, message: " + strings.Repeat("x", 1025) + "}\n")},
+			dirs:    []string{"m"},
+			wantIn:  []string{`$ROOT/m/a/module.yaml: field disable.message: 1025 bytes, at most 1024`},
 		},
 		{
 			name:    "prefix and weight disagree",

@@ -112,7 +112,21 @@ func (m *Module) Definition() Definition {
 		w := *d.Weight
 		d.Weight = &w
 	}
+	if d.Disable != nil {
+		dis := *d.Disable
+		d.Disable = &dis
+	}
 	return d
+}
+
+// DisableConfirmation says whether disabling the module needs the
+// allow-disabling annotation (module.yaml disable.confirmation), and the
+// module's message for the refusal.
+func (m *Module) DisableConfirmation() (needed bool, message string) {
+	if m.def == nil || m.def.Disable == nil {
+		return false, ""
+	}
+	return m.def.Disable.Confirmation, m.def.Disable.Message
 }
 
 // Namespace is the namespace of the module's release from module.yaml, ""
