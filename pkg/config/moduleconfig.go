@@ -42,7 +42,12 @@ type ModuleConfigOptions struct {
 	// Validate checks a configuration against the config-values schemas:
 	// errors by module name, and the global section's error.
 	Validate func(c *Config) (moduleErrs map[string]error, globalErr error)
-	Logger   *slog.Logger
+	// LastApplied is the configuration saved before this start
+	// (LastApplied.Load), nil when none: an object rejected at the first
+	// check keeps its part of it in force, as an object rejected later
+	// keeps its last accepted spec.
+	LastApplied *Config
+	Logger      *slog.Logger
 }
 
 // ModuleConfigSource reads and watches ModuleConfig objects
@@ -94,7 +99,7 @@ func Available(ctx context.Context, dyn dynamic.Interface) (ok bool, reason, err
 // Run watches every ModuleConfig until ctx is done, as Source.Run watches
 // the ConfigMap: the first Event once the informer synced, then one per
 // change of any object's spec (its generation), creation or deletion.
-// Events are never Absent.
+// An Event is Absent when no ModuleConfig object exists.
 func (s *ModuleConfigSource) Run(ctx context.Context) error {
 	if s.opts.Events == nil {
 		return errors.New("moduleconfig source has no events channel")
@@ -160,7 +165,10 @@ func contentKey(objs []any) string {
 	parts := make([]string, 0, len(objs))
 	for _, o := range objs {
 		if u, ok := o.(*unstructured.Unstructured); ok {
-			parts = append(parts, u.GetName()+"/"+string(u.GetUID())+"/"+strconv.FormatInt(u.GetGeneration(), 10))
+			// The confirmation annotation counts: it changes what an
+			// empty content means.
+			parts = append(parts, u.GetName()+"/"+string(u.GetUID())+"/"+strconv.FormatInt(u.GetGeneration(), 10)+
+				"/"+u.GetAnnotations()[ConfirmEmptyAnnotation])
 		}
 	}
 	slices.Sort(parts)
@@ -174,6 +182,7 @@ func contentKey(objs []any) string {
 func (s *ModuleConfigSource) event(ctx context.Context, objs []any) Event {
 	c := &Config{Global: values.Values{}, Modules: map[string]values.Values{}, Enabled: map[string]bool{}}
 	seen := map[string]bool{}
+	confirmed := false
 	for _, o := range objs {
 		u, ok := o.(*unstructured.Unstructured)
 		if !ok {
@@ -181,9 +190,12 @@ func (s *ModuleConfigSource) event(ctx context.Context, objs []any) Event {
 		}
 		name := u.GetName()
 		seen[name] = true
+		confirmed = confirmed || u.GetAnnotations()[ConfirmEmptyAnnotation] == "true"
 		spec, err := s.check(u)
 		if err == nil {
 			s.lastGood[name] = spec
+		} else if _, ok := s.lastGood[name]; !ok {
+			s.seed(name)
 		}
 		s.writeStatus(ctx, u, err)
 		if good, ok := s.lastGood[name]; ok {
@@ -200,7 +212,41 @@ func (s *ModuleConfigSource) event(ctx context.Context, objs []any) Event {
 			delete(s.written, key)
 		}
 	}
-	return Event{Config: c}
+	// Only the objects of the first reading take from the saved
+	// configuration; later ones have this run's own history.
+	s.opts.LastApplied = nil
+	return Event{Config: c, Absent: len(seen) == 0, Confirmed: confirmed, ModuleConfigs: true}
+}
+
+// seed takes an object's last accepted spec from the configuration saved
+// before this start (ModuleConfigOptions.LastApplied): an object made
+// invalid while the operator was stopped keeps the settings it had.
+func (s *ModuleConfigSource) seed(name string) {
+	last := s.opts.LastApplied
+	if last == nil {
+		return
+	}
+	if name == v1.GlobalModuleConfigName {
+		if len(last.Global) > 0 {
+			s.lastGood[name] = mcSpec{settings: last.Global}
+		}
+		return
+	}
+	key := module.KeyFor(name)
+	var sp mcSpec
+	found := false
+	if v, ok := last.Modules[key]; ok {
+		sp.settings, found = v, true
+	}
+	if on, ok := last.Enabled[key]; ok {
+		sp.enabled, found = &on, true
+	}
+	if last.Maintenance[key] {
+		sp.maintenance, found = true, true
+	}
+	if found {
+		s.lastGood[name] = sp
+	}
 }
 
 func (sp mcSpec) addTo(c *Config, name string) {

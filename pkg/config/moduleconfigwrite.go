@@ -22,7 +22,8 @@ import (
 // Source.Write does to the ConfigMap: a section sets or removes an
 // object's spec.settings, an Enabled flag its spec.enabled; other fields
 // are left alone. An object that does not exist is created when there is
-// something to set. Writes come back through Run as ordinary events.
+// something to set, unless the edit says NoCreate: then Write returns
+// ErrAbsent for it. Writes come back through Run as ordinary events.
 func (s *ModuleConfigSource) Write(ctx context.Context, edit Edit) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -60,7 +61,7 @@ func (s *ModuleConfigSource) Write(ctx context.Context, edit Edit) error {
 	for _, name := range slices.Sorted(maps.Keys(changes)) {
 		c := changes[name]
 		err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
-			return s.edit(ctx, name, func(spec map[string]any) {
+			return s.edit(ctx, name, edit.NoCreate, func(spec map[string]any) {
 				if c.setSettings {
 					if c.settings == nil {
 						delete(spec, "settings")
@@ -85,10 +86,13 @@ func (s *ModuleConfigSource) Write(ctx context.Context, edit Edit) error {
 }
 
 // edit reads one object afresh, changes its spec with f and writes it
-// back when it changed; an absent object is created.
-func (s *ModuleConfigSource) edit(ctx context.Context, name string, f func(spec map[string]any)) error {
+// back when it changed; an absent object is created unless noCreate.
+func (s *ModuleConfigSource) edit(ctx context.Context, name string, noCreate bool, f func(spec map[string]any)) error {
 	u, err := s.res.Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
+		if noCreate {
+			return ErrAbsent
+		}
 		spec := map[string]any{}
 		f(spec)
 		if len(spec) == 0 {

@@ -34,8 +34,16 @@ type Event struct {
 	ResourceVersion string
 	// Absent is true when the ConfigMap does not exist (never created, or
 	// deleted). Config is then empty; whether that empty Config is applied
-	// is the receiver's decision.
+	// is the receiver's decision (see DecideHold). With ModuleConfig
+	// objects it means that none exists.
 	Absent bool
+	// Confirmed is true when the source carries ConfirmEmptyAnnotation
+	// "true": an empty Config is meant, even while a configuration is in
+	// force.
+	Confirmed bool
+	// ModuleConfigs is true when the event comes from ModuleConfig
+	// objects rather than the ConfigMap.
+	ModuleConfigs bool
 }
 
 // Source reads, watches and writes one ConfigMap. Its fields are set by
@@ -149,7 +157,8 @@ func (s *Source) event(cm *corev1.ConfigMap) Event {
 	if err != nil {
 		err = fmt.Errorf("configmap %s/%s: %w", s.namespace, s.name, err)
 	}
-	return Event{Config: c, Err: err, ResourceVersion: cm.ResourceVersion}
+	return Event{Config: c, Err: err, ResourceVersion: cm.ResourceVersion,
+		Confirmed: cm.Annotations[ConfirmEmptyAnnotation] == "true"}
 }
 
 // listWatch lists and watches only the one ConfigMap, by field selector.
