@@ -46,6 +46,9 @@ type configurer struct {
 	checksConfigMap func() bool
 	// checksModuleConfigs is true when ModuleConfig objects are checked.
 	checksModuleConfigs func() bool
+	// guardsWrites is true when writes to ModuleConfigs and the ConfigMap
+	// are guarded by writer and by what they disable.
+	guardsWrites func() bool
 
 	mu sync.Mutex
 	// converted are the CRDs whose conversion this replica set, to set
@@ -121,6 +124,9 @@ func (c *configurer) applyValidating(ctx context.Context, admissions []Admission
 	}
 	if c.checksModuleConfigs != nil && c.checksModuleConfigs() {
 		cfg.Webhooks = append(cfg.Webhooks, c.moduleConfigWebhook(bundle))
+	}
+	if c.guardsWrites != nil && c.guardsWrites() {
+		cfg.Webhooks = append(cfg.Webhooks, c.writeGuardWebhooks(bundle)...)
 	}
 	for i := range admissions {
 		if admissions[i].Mutating {

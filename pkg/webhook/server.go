@@ -44,6 +44,7 @@ type Server struct {
 
 	configMap    atomic.Pointer[ConfigMapCheck]
 	moduleConfig atomic.Pointer[ModuleConfigCheck]
+	writeGuard   atomic.Pointer[WriteGuard]
 	serving      chan struct{} // closed once the server answered its own probe
 	addr         atomic.Pointer[string]
 }
@@ -64,12 +65,14 @@ func New(opts Options, clients Clients, clk clock.Clock, log *slog.Logger) *Serv
 	s.anonymous = newLane(opts.MaxInflightBytes, opts.MaxConcurrentRuns)
 	s.certs = newCerts(opts, clients.Kube, clk, s.log)
 	s.conf = &configurer{opts: opts, kube: clients.Kube, crds: clients.CRDs, reg: s.reg, certs: s.certs, clock: clk, log: s.log, checksConfigMap: s.checksConfigMap,
-		checksModuleConfigs: s.checksModuleConfigs}
+		checksModuleConfigs: s.checksModuleConfigs, guardsWrites: s.guardsWrites}
 	s.mux.HandleFunc("POST /validate/{name}", s.serveAdmission(false))
 	s.mux.HandleFunc("POST /mutate/{name}", s.serveAdmission(true))
 	s.mux.HandleFunc("POST /convert/{crd}", s.serveConversion)
 	s.mux.HandleFunc("POST "+configMapPath, s.serveConfigMap)
 	s.mux.HandleFunc("POST "+moduleConfigPath, s.serveModuleConfig)
+	s.mux.HandleFunc("POST "+moduleConfigWriteGuardPath, s.serveWriteGuard(moduleConfigWriteGuard, func(g WriteGuard) ConfigWriteCheck { return g.ModuleConfig }))
+	s.mux.HandleFunc("POST "+configMapWriteGuardPath, s.serveWriteGuard(configMapWriteGuard, func(g WriteGuard) ConfigWriteCheck { return g.ConfigMap }))
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
 	return s
 }
