@@ -38,11 +38,18 @@ type Options struct {
 	Log io.Writer
 	// APIServerArgs are more kube-apiserver flags, after Start's own.
 	APIServerArgs []string
+	// Workloads, when set, also runs the controllers, the scheduler and
+	// simulated nodes, so that Deployments become available, Jobs complete
+	// and namespaces finish deleting. Binaries.Workloads must be built
+	// (BuildWorkloads). Without it nothing acts on stored workloads.
+	Workloads *Workloads
 }
 
-// ControlPlane is a running etcd and kube-apiserver on loopback. Either
-// may be stopped and started again during a test (StopAPIServer,
-// StartAPIServer, StopEtcd, StartEtcd): same ports, certificates and data.
+// ControlPlane is a running etcd and kube-apiserver on loopback, with the
+// controllers, the scheduler and kwok when Options.Workloads asks for them.
+// etcd and the API server may be stopped and started again during a test
+// (StopAPIServer, StartAPIServer, StopEtcd, StartEtcd): same ports,
+// certificates and data; the others retry until the API server is back.
 type ControlPlane struct {
 	// Config is an admin client config for the API server.
 	Config *rest.Config
@@ -54,7 +61,7 @@ type ControlPlane struct {
 	Dir string
 
 	opts    Options
-	servers []*server // etcd, then kube-apiserver
+	servers []*server // etcd, kube-apiserver, then the workloads' servers
 }
 
 // server is one process of the control plane and how to start it again.
@@ -69,7 +76,9 @@ type server struct {
 const readyTimeout = 60 * time.Second
 
 // Start runs etcd and kube-apiserver on free loopback ports and waits until
-// the API server reports ready. On error nothing is left running.
+// the API server reports ready; with Options.Workloads, also the
+// controllers, the scheduler and kwok, until the simulated nodes are ready.
+// On error nothing is left running.
 func Start(ctx context.Context, opts Options) (cp *ControlPlane, err error) {
 	cp = &ControlPlane{Dir: opts.Dir, Version: opts.Binaries.Version, opts: opts}
 	defer func() {
@@ -128,6 +137,11 @@ func Start(ctx context.Context, opts Options) (cp *ControlPlane, err error) {
 	}
 	if err := cp.writeKubeconfig(host, token); err != nil {
 		return nil, err
+	}
+	if opts.Workloads != nil {
+		if err := cp.startWorkloads(ctx, *opts.Workloads); err != nil {
+			return nil, err
+		}
 	}
 	return cp, nil
 }
@@ -209,7 +223,8 @@ func (cp *ControlPlane) start(opts Options, name, bin string, args ...string) (*
 
 func (cp *ControlPlane) logPath(name string) string { return filepath.Join(cp.Dir, name+".log") }
 
-// Pids returns the process ids of the running servers, API server last.
+// Pids returns the process ids of the running servers in start order:
+// etcd, the API server, then the workloads' servers.
 func (cp *ControlPlane) Pids() []int {
 	pids := make([]int, 0, len(cp.servers))
 	for _, s := range cp.servers {
@@ -220,7 +235,8 @@ func (cp *ControlPlane) Pids() []int {
 	return pids
 }
 
-// Stop terminates the servers, API server first, and waits for them to exit.
+// Stop terminates the servers in reverse start order, etcd last, and waits
+// for them to exit.
 func (cp *ControlPlane) Stop() error {
 	var errs []error
 	for i := len(cp.servers) - 1; i >= 0; i-- {

@@ -27,7 +27,24 @@ import (
 //
 // apiServerArgs are more kube-apiserver flags (Options.APIServerArgs).
 func TestMain(m *testing.M, cp **ControlPlane, apiServerArgs ...string) int {
-	started, err := startForTests(context.Background(), apiServerArgs)
+	return TestMainWith(m, cp, TestOptions{APIServerArgs: apiServerArgs})
+}
+
+// TestOptions configure the control plane of TestMainWith.
+type TestOptions struct {
+	// APIServerArgs are more kube-apiserver flags (Options.APIServerArgs).
+	APIServerArgs []string
+	// Workloads, when set, also builds and runs the controllers, the
+	// scheduler and simulated nodes (Options.Workloads). A package that
+	// needs Deployments to become available, Jobs to complete or
+	// namespaces to finish deleting asks for them; the others start faster
+	// without.
+	Workloads *Workloads
+}
+
+// TestMainWith is TestMain with the control plane configured by opts.
+func TestMainWith(m *testing.M, cp **ControlPlane, opts TestOptions) int {
+	started, err := startForTests(context.Background(), opts)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "local control plane: %v\n", err)
 		return 1
@@ -58,7 +75,7 @@ func TestMain(m *testing.M, cp **ControlPlane, apiServerArgs ...string) int {
 	return code
 }
 
-func startForTests(ctx context.Context, apiServerArgs []string) (*ControlPlane, error) {
+func startForTests(ctx context.Context, opts TestOptions) (*ControlPlane, error) {
 	cache, err := DefaultCacheDir()
 	if err != nil {
 		return nil, err
@@ -67,11 +84,19 @@ func startForTests(ctx context.Context, apiServerArgs []string) (*ControlPlane, 
 	if err != nil {
 		return nil, err
 	}
+	if opts.Workloads != nil {
+		if bins.Workloads, err = BuildWorkloads(ctx, cache, os.Stderr); err != nil {
+			return nil, err
+		}
+	}
 	dir, err := os.MkdirTemp("", "addon-operator-cp-")
 	if err != nil {
 		return nil, fmt.Errorf("create control-plane dir: %w", err)
 	}
-	cp, err := Start(ctx, Options{Binaries: bins, Dir: dir, Log: io.Discard, APIServerArgs: apiServerArgs})
+	cp, err := Start(ctx, Options{
+		Binaries: bins, Dir: dir, Log: io.Discard,
+		APIServerArgs: opts.APIServerArgs, Workloads: opts.Workloads,
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -81,8 +106,9 @@ func startForTests(ctx context.Context, apiServerArgs []string) (*ControlPlane, 
 var unsafeNameChars = regexp.MustCompile(`[^a-z0-9-]+`)
 
 // Namespace creates a namespace of its own for the test t, named after it.
-// Namespaces are not deleted: without a controller manager they would stay
-// Terminating, and the whole control plane is thrown away after the run.
+// Namespaces are not deleted: without the controllers (Options.Workloads)
+// they would stay Terminating, and the whole control plane is thrown away
+// after the run.
 func (cp *ControlPlane) Namespace(tb testing.TB) string {
 	tb.Helper()
 	name := unsafeNameChars.ReplaceAllString(strings.ToLower(tb.Name()), "-")

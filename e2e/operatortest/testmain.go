@@ -39,6 +39,13 @@ import (
 // one control plane stored in *cp, its API server given apiServerArgs. It
 // returns the exit code for os.Exit.
 func TestMain(m *testing.M, cp **cluster.ControlPlane, bin *string, apiServerArgs ...string) int {
+	return TestMainWith(m, cp, bin, cluster.TestOptions{APIServerArgs: apiServerArgs})
+}
+
+// TestMainWith is TestMain with the control plane configured by opts, as
+// cluster.TestMainWith configures it: with Workloads set, Deployments
+// become available and Jobs complete.
+func TestMainWith(m *testing.M, cp **cluster.ControlPlane, bin *string, opts cluster.TestOptions) int {
 	dir, err := os.MkdirTemp("", "addon-operator-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -52,5 +59,5 @@ func TestMain(m *testing.M, cp **cluster.ControlPlane, bin *string, apiServerArg
 		fmt.Fprintf(os.Stderr, "build addon-operator: %v\n", err)
 		return 1
 	}
-	return cluster.TestMain(m, cp, apiServerArgs...)
+	return cluster.TestMainWith(m, cp, opts)
 }

@@ -1,13 +1,16 @@
 // Command localcluster builds, starts and stops a local control plane for a
 // developer's shell and for make: `localcluster build` builds (or finds in
-// the cache) etcd and kube-apiserver, `localcluster up DIR` starts them and
-// prints the export line for their kubeconfig, `localcluster down DIR` stops
-// them and removes DIR.
+// the cache) etcd, kube-apiserver, kube-controller-manager, kube-scheduler
+// and kwok; `localcluster up DIR` starts them, registers simulated nodes and
+// prints the export line for their kubeconfig; `localcluster down DIR` stops
+// them and removes DIR. `up -workloads=false` starts etcd and the API server
+// only; `up -pod-start-delay 2s` sets how long Pods take to become ready.
 package main
 
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/signal"
@@ -15,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -29,16 +33,26 @@ func main() { os.Exit(run()) }
 func run() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	const usage = "usage: localcluster build | up [-workloads=false] [-pod-start-delay D] [-nodes N] DIR | down DIR"
 	var err error
 	switch {
 	case len(os.Args) == 2 && os.Args[1] == "build":
-		_, err = build(ctx)
-	case len(os.Args) == 3 && os.Args[1] == "up":
-		err = up(ctx, os.Args[2])
+		_, err = build(ctx, true)
+	case len(os.Args) >= 3 && os.Args[1] == "up":
+		var opts upOptions
+		fs := flag.NewFlagSet("up", flag.ContinueOnError)
+		fs.BoolVar(&opts.workloads, "workloads", true, "also run the controllers, the scheduler and simulated nodes (kwok)")
+		fs.DurationVar(&opts.w.PodStartDelay, "pod-start-delay", time.Second, "how long a scheduled Pod takes to become Running and Ready")
+		fs.IntVar(&opts.w.Nodes, "nodes", 1, "how many simulated nodes to register")
+		if fs.Parse(os.Args[2:]) != nil || fs.NArg() != 1 {
+			fmt.Fprintln(os.Stderr, usage)
+			return 2
+		}
+		err = up(ctx, fs.Arg(0), opts)
 	case len(os.Args) == 3 && os.Args[1] == "down":
 		err = down(os.Args[2])
 	default:
-		fmt.Fprintln(os.Stderr, "usage: localcluster build | up DIR | down DIR")
+		fmt.Fprintln(os.Stderr, usage)
 		return 2
 	}
 	if err != nil {
@@ -48,15 +62,28 @@ func run() int {
 	return 0
 }
 
-func build(ctx context.Context) (cluster.Binaries, error) {
+// build builds (or finds in the cache) the control plane, and the
+// workloads' binaries when asked.
+func build(ctx context.Context, workloads bool) (cluster.Binaries, error) {
 	cache, err := cluster.DefaultCacheDir()
 	if err != nil {
 		return cluster.Binaries{}, err
 	}
-	return cluster.Build(ctx, cache, os.Stderr)
+	bins, err := cluster.Build(ctx, cache, os.Stderr)
+	if err != nil || !workloads {
+		return bins, err
+	}
+	bins.Workloads, err = cluster.BuildWorkloads(ctx, cache, os.Stderr)
+	return bins, err
 }
 
-func up(ctx context.Context, dir string) error {
+// upOptions are the flags of up.
+type upOptions struct {
+	workloads bool
+	w         cluster.Workloads
+}
+
+func up(ctx context.Context, dir string, opts upOptions) error {
 	dir, err := filepath.Abs(dir)
 	if err != nil {
 		return err
@@ -73,11 +100,15 @@ func up(ctx context.Context, dir string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	bins, err := build(ctx)
+	bins, err := build(ctx, opts.workloads)
 	if err != nil {
 		return err
 	}
-	cp, err := cluster.Start(ctx, cluster.Options{Binaries: bins, Dir: dir, Detach: true, Log: os.Stderr})
+	start := cluster.Options{Binaries: bins, Dir: dir, Detach: true, Log: os.Stderr}
+	if opts.workloads {
+		start.Workloads = &opts.w
+	}
+	cp, err := cluster.Start(ctx, start)
 	if err != nil {
 		return err
 	}
@@ -90,6 +121,10 @@ func up(ctx context.Context, dir string) error {
 	}
 	if err := createNamespace(ctx, cp, defaultNamespace); err != nil {
 		return errors.Join(err, cp.Stop())
+	}
+	if opts.workloads {
+		fmt.Fprintf(os.Stderr, "controllers, scheduler and %d simulated node(s) ready; Pods become ready %s after they are scheduled\n",
+			max(opts.w.Nodes, 1), opts.w.PodStartDelay)
 	}
 	fmt.Fprintf(os.Stderr, "kube-apiserver %s ready with namespace %s; logs in %s\n", cp.Version, defaultNamespace, dir)
 	fmt.Printf("export KUBECONFIG=%s\n", cp.Kubeconfig)
