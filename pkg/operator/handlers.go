@@ -300,6 +300,7 @@ func (o *Operator) applyConfig(c *config.Config) {
 		}
 	}
 	change := config.Diff(old, c)
+	o.reportResets(old, c)
 	if change.GlobalChanged || len(change.EnabledChanged) > 0 {
 		keys := change.EnabledChanged // the ConfigMap keys whose change converges
 		if change.GlobalChanged {
