@@ -65,6 +65,7 @@ type startOptions struct {
 	server      server.Options
 	webhook     webhook.Options
 	api         apiOptions
+	moduleGuard moduleGuardOptions
 	kubeconfig  string
 	kubeContext string
 	kubeQPS     float32
@@ -109,6 +110,7 @@ its default.`,
 	o.server.BindFlags(fs)
 	o.webhook.BindFlags(fs)
 	o.api.bindFlags(fs)
+	o.moduleGuard.bindFlags(fs)
 	fs.StringVar(&o.kubeconfig, "kube-config", "", "kubeconfig file; in-cluster credentials when empty (env KUBE_CONFIG, KUBECONFIG)")
 	fs.StringVar(&o.kubeContext, "kube-context", "", "kubeconfig context to use (env KUBE_CONTEXT)")
 	fs.Float32Var(&o.kubeQPS, "kube-client-qps", defaultKubeQPS, "client-side limit of requests per second to the API server, all of the operator's clients together (leader election apart); 0 or less: none, the server's priority and fairness applies (env ADDON_OPERATOR_KUBE_CLIENT_QPS, KUBE_CLIENT_QPS)")
@@ -172,6 +174,7 @@ func envFallbacks() map[string][]string {
 		"config-source":            {"ADDON_OPERATOR_CONFIG_SOURCE"},
 	}
 	maps.Copy(m, webhookEnvFallbacks())
+	maps.Copy(m, moduleGuardEnvFallbacks())
 	return m
 }
 
@@ -284,6 +287,9 @@ func (o *startOptions) run(ctx context.Context) error {
 	}
 	op, events, err := o.wire(withRateLimit(restCfg, o.kubeQPS, o.kubeBurst), log, rec, hookMetrics, hooksSrv)
 	if err != nil {
+		return err
+	}
+	if err := o.moduleGuard.wire(ctx, hooksSrv, op, restCfg, log); err != nil {
 		return err
 	}
 	// After an outage, what failed on it is tried again at once.

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/spf13/pflag"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/addon-operator/addon-operator/pkg/config"
+	"github.com/addon-operator/addon-operator/pkg/logkey"
+	"github.com/addon-operator/addon-operator/pkg/operator"
+	"github.com/addon-operator/addon-operator/pkg/webhook"
+)
+
+// selfReviewTimeout bounds the one request that asks the API server who
+// the operator is.
+const selfReviewTimeout = 10 * time.Second
+
+// moduleGuardOptions are the flags of the guard of writes to modules'
+// settings.
+type moduleGuardOptions struct {
+	// writersFile maps modules to the groups and users that may write
+	// their settings; "" restricts nobody.
+	writersFile string
+}
+
+func (o *moduleGuardOptions) bindFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.writersFile, "module-writers", o.writersFile,
+		"YAML file mapping module names (\"global\" for the global settings, \"*\" for every other) to the groups and users "+
+			"that may write their settings, checked at admission for ModuleConfigs and the ConfigMap's keys; needs --webhook-server; "+
+			"empty: everyone RBAC lets write (env ADDON_OPERATOR_MODULE_WRITERS)")
+}
+
+// moduleGuardEnvFallbacks are the environment names of the guard's flags.
+func moduleGuardEnvFallbacks() map[string][]string {
+	return map[string][]string{"module-writers": {"ADDON_OPERATOR_MODULE_WRITERS"}}
+}
+
+// wire sets the guard of writes to the configuration on the webhook
+// server, when there is something to guard: a writers file, or a module
+// whose module.yaml asks for a confirmation before it is disabled. The
+// writers file must be valid; the operator does not start otherwise.
+func (o *moduleGuardOptions) wire(ctx context.Context, srv *webhook.Server, op *operator.Operator, restCfg *rest.Config, log *slog.Logger) error {
+	var writers config.Writers
+	if o.writersFile != "" {
+		if srv == nil {
+			return errors.New("--module-writers needs --webhook-server: writers are checked at admission")
+		}
+		var err error
+		if writers, err = config.ReadWriters(o.writersFile, op.HasModule); err != nil {
+			return fmt.Errorf("--module-writers: %w", err)
+		}
+	}
+	if srv == nil || (writers == nil && !op.AnyDisableConfirmation()) {
+		return nil
+	}
+	g := &config.Guard{Writers: writers, Confirmation: op.DisableConfirmation}
+	if writers != nil {
+		self, err := whoAmI(ctx, restCfg)
+		if err != nil {
+			log.Warn("the operator's own user not known: its writes of config values are checked against --module-writers too", logkey.Err(err))
+		} else {
+			g.Self = func(w config.Writer) bool { return w.Name == self }
+		}
+	}
+	check := func(f func(config.Write) error) webhook.ConfigWriteCheck {
+		return func(w webhook.ConfigWrite) error {
+			return f(config.Write{Operation: w.Operation, Writer: config.Writer{Name: w.User, Groups: w.Groups}, Old: w.Old, New: w.New})
+		}
+	}
+	srv.SetWriteGuard(webhook.WriteGuard{ModuleConfig: check(g.CheckModuleConfig), ConfigMap: check(g.CheckConfigMap)})
+	log.Info("writes to modules' settings guarded at admission", slog.String(logkey.Path, o.writersFile))
+	return nil
+}
+
+// whoAmI asks the API server which user the operator's credentials are.
+func whoAmI(ctx context.Context, restCfg *rest.Config) (string, error) {
+	client, err := kubernetes.NewForConfig(restCfg)
+	if err != nil {
+		return "", fmt.Errorf("self review client: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, selfReviewTimeout)
+	defer cancel()
+	r, err := client.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	if err != nil {
+		return "", fmt.Errorf("self subject review: %w", err)
+	}
+	return r.Status.UserInfo.Username, nil
+}
