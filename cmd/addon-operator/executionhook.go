@@ -34,7 +34,8 @@ func newExecutionHookCommand() *cobra.Command {
 		Use:   "execution-hook-controller",
 		Short: "Run the ExecutionHook controller of the execution-hooks module",
 		Long: "Run the ExecutionHook controller: PreAction commands in the selected containers when an\n" +
-			"ExecutionHook appears, PostAction commands when it is deleted or expires, through pods/exec.\n" +
+			"ExecutionHook appears, PostAction commands when it is deleted or expires, through pods/exec,\n" +
+			"only in pods where the hook's recorded requester may create pods/exec (SubjectAccessReview).\n" +
 			"The execution-hooks module deploys it; it needs no operator.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd.Context()) },
@@ -52,6 +53,9 @@ func (o *executionHookOptions) run(ctx context.Context) error {
 	log, err := newLogger(o.logLevel, o.logType)
 	if err != nil {
 		return err
+	}
+	if o.controller.OperatorNamespace == "" {
+		o.controller.OperatorNamespace = os.Getenv("ADDON_OPERATOR_NAMESPACE")
 	}
 	if err := o.controller.Validate(); err != nil {
 		return err
@@ -74,6 +78,7 @@ func (o *executionHookOptions) run(ctx context.Context) error {
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
 	ctrl := executionhook.New(o.controller, executionhook.Params{
 		Dynamic: dyn, Client: client, Exec: executionhook.NewPodExec(restCfg, client),
+		Access:  executionhook.NewSubjectAccessReviews(client),
 		Events:  broadcaster.NewRecorder(scheme.Scheme, executionhook.EventSource()),
 		Metrics: executionhook.NewMetrics(), Log: log, Clock: clock.RealClock{},
 	})

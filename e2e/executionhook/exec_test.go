@@ -78,16 +78,17 @@ func TestKubectlExec(t *testing.T) {
 
 	// The controller's executor reports the same through its own type.
 	pe := executionhook.NewPodExec(cp.Config, cp.Clientset(t))
-	err = pe.Exec(t.Context(), ns, "db", "db", []string{"sh", "-c", "echo broken; exit 4"})
+	var out bytes.Buffer
+	err = pe.Exec(t.Context(), ns, "db", "db", []string{"sh", "-c", "echo broken; exit 4"}, &out)
 	var ee *executionhook.ExitError
-	if !errors.As(err, &ee) || ee.Code != 4 || ee.Output != "broken" {
-		t.Errorf("PodExec.Exec = %v, want exit 4 with output broken", err)
+	if !errors.As(err, &ee) || ee.Code != 4 || out.String() != "broken\n" || strings.Contains(err.Error(), "broken") {
+		t.Errorf("PodExec.Exec = %v, output %q: want exit 4 without the output, output broken", err, out.String())
 	}
 	if _, _, err := kubectlExec(t.Context(), t, ns, "db", "nope", "", "true"); err == nil {
 		t.Errorf("exec into a container the pod does not have succeeded")
 	}
 	// A refused exec is known not to have started the command.
-	if err := pe.Exec(t.Context(), ns, "db", "nope", []string{"true"}); !errors.Is(err, executionhook.ErrNotStarted) {
+	if err := pe.Exec(t.Context(), ns, "db", "nope", []string{"true"}, nil); !errors.Is(err, executionhook.ErrNotStarted) {
 		t.Errorf("PodExec.Exec into a missing container = %v, want ErrNotStarted", err)
 	}
 }

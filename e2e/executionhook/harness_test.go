@@ -160,13 +160,14 @@ type controller struct {
 	exited chan struct{}
 }
 
-// startController runs the controller with the kubeconfig, acting in
-// namespaces; it is stopped with SIGTERM at cleanup unless killed before.
-func startController(t *testing.T, kubeconfigPath string, namespaces ...string) *controller {
+// startController runs the controller with the module's ServiceAccount,
+// acting in namespaces; it is stopped with SIGTERM at cleanup unless
+// killed before.
+func startController(t *testing.T, e *env, namespaces ...string) *controller {
 	t.Helper()
 	c := &controller{out: &syncBuffer{}, exited: make(chan struct{})}
-	c.cmd = exec.Command(bin, "execution-hook-controller", "--kube-config="+kubeconfigPath, //nolint:noctx // stopped by the test or its cleanup
-		"--log-type=json", "--log-level=debug", "--metrics-address=127.0.0.1:0",
+	c.cmd = exec.Command(bin, "execution-hook-controller", "--kube-config="+e.kubecfg, //nolint:noctx // stopped by the test or its cleanup
+		"--log-type=json", "--log-level=debug", "--metrics-address=127.0.0.1:0", "--operator-namespace="+e.h.Namespace,
 		"--namespaces="+strings.Join(namespaces, ","), "--default-action-timeout=20s")
 	c.cmd.Stdout, c.cmd.Stderr = c.out, c.out
 	c.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}

@@ -23,7 +23,7 @@ func TestExecutionHooks(t *testing.T) {
 	ns := cp.Namespace(t)
 	e := installModule(t, []string{ns})
 	n := startNode(t)
-	ctrl := startController(t, e.kubecfg, ns)
+	ctrl := startController(t, e, ns)
 	metrics := ctrl.metricsURL(t)
 
 	t.Run("group", func(t *testing.T) {

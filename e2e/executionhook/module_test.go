@@ -1,7 +1,9 @@
 package executionhook
 
 import (
+	"context"
 	"fmt"
+	"net"
 	"slices"
 	"strings"
 	"testing"
@@ -21,10 +23,19 @@ type env struct {
 }
 
 // installModule runs the operator with the module enabled for the given
-// namespaces and waits until its ServiceAccount exists.
+// namespaces and waits until its ServiceAccount exists. The operator
+// serves the module's admission webhooks (which record each hook's
+// requester) under configurations named after the test's namespace; they
+// are deleted at cleanup, so that no later write reaches a stopped server.
 func installModule(t *testing.T, namespaces []string) *env {
 	t.Helper()
 	h := operatortest.New(t, cp, bin)
+	_, port, _ := net.SplitHostPort(operatortest.FreeAddress(t))
+	t.Cleanup(func() {
+		adm, bg := h.Client.AdmissionregistrationV1(), context.WithoutCancel(t.Context())
+		_ = adm.ValidatingWebhookConfigurations().Delete(bg, h.Namespace, metav1.DeleteOptions{})
+		_ = adm.MutatingWebhookConfigurations().Delete(bg, h.Namespace, metav1.DeleteOptions{})
+	})
 	quoted := make([]string, len(namespaces))
 	for i, ns := range namespaces {
 		quoted[i] = fmt.Sprintf("%q", ns)
@@ -35,7 +46,11 @@ func installModule(t *testing.T, namespaces []string) *env {
 	})
 	modules, globalHooks := moduleDirs(t)
 	op := h.Start(operatortest.Options{ModulesDir: modules, GlobalHooksDir: globalHooks,
-		Args: []string{"--retry-delay=200ms", "--retry-max-delay=2s"}})
+		Args: []string{"--retry-delay=200ms", "--retry-max-delay=2s",
+			"--webhook-server", "--webhook-url=https://127.0.0.1:" + port,
+			"--validating-webhook-listen-address=127.0.0.1", "--validating-webhook-listen-port=" + port,
+			"--validating-webhook-configuration-name=" + h.Namespace, "--mutating-webhook-configuration-name=" + h.Namespace,
+		}})
 	// The test runs the controller itself; its Deployment stands for it.
 	h.MakeDeploymentAvailable(h.Namespace, "execution-hook-controller")
 	op.WaitModule("execution-hooks", "installed", func(m status.ModuleStatus) bool { return m.Revision > 0 && m.LastError == "" })
@@ -52,6 +67,9 @@ func TestModuleGrantsExecOnlyWhereAllowed(t *testing.T) {
 	e := installModule(t, allowed)
 	saNS := e.h.Namespace
 
+	if !can(t, saNS, "create", "authorization.k8s.io/subjectaccessreviews", "", "") {
+		t.Errorf("the ServiceAccount may not create SubjectAccessReviews")
+	}
 	type access struct{ Exec, ListPods, UpdateHooks bool }
 	check := func(ns string) access {
 		return access{

@@ -25,7 +25,7 @@ func TestRestartMidPreAction(t *testing.T) {
 	for _, p := range pods {
 		n.pod(t, ns, p, nil, "db")
 	}
-	first := startController(t, e.kubecfg, ns)
+	first := startController(t, e, ns)
 	create(t, hooksv1.ExecutionHooksGVR(), ns, `{"apiVersion": "hooks.addon-operator.io/v1alpha1", "kind": "ExecutionHook",
 		"metadata": {"name": "slow"}, "spec": {
 		"podContainerNamesList": [{"podName": "r-1"}, {"podName": "r-2"}, {"podName": "r-3"}],
@@ -37,7 +37,7 @@ func TestRestartMidPreAction(t *testing.T) {
 	})
 	first.kill()
 
-	startController(t, e.kubecfg, ns)
+	startController(t, e, ns)
 	hook := waitHook(t, ns, "slow", "PreAction done", preDone)
 	type result struct {
 		Pod     string

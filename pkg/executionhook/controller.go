@@ -3,13 +3,16 @@
 // PreAction in the selected containers when a hook appears and their
 // PostAction when it is deleted or expires, through the pods/exec
 // subresource, keeping the outcome in the hook's status, in Events and in
-// metrics. It depends on client-go and the module's API types only.
+// metrics. An action runs only in pods where the hook's recorded requester
+// may create pods/exec, never in the operator's namespace. It depends on
+// client-go and the module's API types only.
 package executionhook
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -33,6 +36,10 @@ import (
 type Options struct {
 	// Namespaces the controller acts in; empty means all.
 	Namespaces []string
+	// OperatorNamespace is where the operator and the controller run:
+	// hooks there never run, and its ServiceAccounts' rights are never
+	// lent to a hook.
+	OperatorNamespace string
 	// MetricsAddress is where /metrics and /healthz are served; empty
 	// serves nothing.
 	MetricsAddress string
@@ -48,6 +55,7 @@ type Options struct {
 // BindFlags adds the options' flags to fs.
 func (o *Options) BindFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&o.Namespaces, "namespaces", nil, "Namespaces whose ExecutionHooks the controller runs, comma-separated; empty means all")
+	fs.StringVar(&o.OperatorNamespace, "operator-namespace", "", "The operator's namespace (the module's): ExecutionHooks there never run and its ServiceAccounts never lend their rights to one (env ADDON_OPERATOR_NAMESPACE); required")
 	fs.StringVar(&o.MetricsAddress, "metrics-address", ":9680", "Address of the /metrics and /healthz listener; empty disables it")
 	fs.DurationVar(&o.DefaultActionTimeout, "default-action-timeout", 30*time.Second, "Timeout of an action without actionTimeoutSeconds")
 	fs.IntVar(&o.Workers, "workers", 4, "How many ExecutionHooks are reconciled at once")
@@ -57,6 +65,8 @@ func (o *Options) BindFlags(fs *pflag.FlagSet) {
 // Validate reports the first invalid option.
 func (o *Options) Validate() error {
 	switch {
+	case o.OperatorNamespace == "":
+		return errors.New("--operator-namespace is required")
 	case o.DefaultActionTimeout <= 0:
 		return fmt.Errorf("--default-action-timeout must be positive, got %s", o.DefaultActionTimeout)
 	case o.Workers < 1:
@@ -67,11 +77,12 @@ func (o *Options) Validate() error {
 	return nil
 }
 
-// Executor runs a command in a container and waits for it until ctx ends;
-// a non-zero exit is an *ExitError, a failure before the command could
-// start wraps ErrNotStarted.
+// Executor runs a command in a container and waits for it until ctx ends,
+// writing its stdout and stderr to output (nil: discarded); a non-zero
+// exit is an *ExitError, a failure before the command could start wraps
+// ErrNotStarted.
 type Executor interface {
-	Exec(ctx context.Context, namespace, pod, container string, command []string) error
+	Exec(ctx context.Context, namespace, pod, container string, command []string, output io.Writer) error
 }
 
 // Controller reconciles ExecutionHooks. Its queue guarantees that one hook
@@ -82,6 +93,7 @@ type Controller struct {
 	dyn     dynamic.Interface
 	client  kubernetes.Interface
 	exec    Executor
+	access  Authorizer
 	events  record.EventRecorder
 	metrics *Metrics
 	log     *slog.Logger
@@ -94,6 +106,7 @@ type Params struct {
 	Dynamic dynamic.Interface
 	Client  kubernetes.Interface
 	Exec    Executor
+	Access  Authorizer
 	Events  record.EventRecorder
 	Metrics *Metrics
 	Log     *slog.Logger
@@ -103,7 +116,7 @@ type Params struct {
 // New returns a Controller; Run starts it.
 func New(opts Options, p Params) *Controller {
 	return &Controller{
-		opts: opts, dyn: p.Dynamic, client: p.Client, exec: p.Exec, events: p.Events,
+		opts: opts, dyn: p.Dynamic, client: p.Client, exec: p.Exec, access: p.Access, events: p.Events,
 		metrics: p.Metrics, log: p.Log, clock: p.Clock,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.NewTypedItemExponentialFailureRateLimiter[string](500*time.Millisecond, time.Minute),
@@ -158,6 +171,9 @@ func (c *Controller) processNext(ctx context.Context) bool {
 	after, err := c.reconcile(ctx, key)
 	c.metrics.hooks.Dec()
 	switch {
+	case errors.Is(err, errWaiting):
+		c.log.DebugContext(ctx, "execution hook waits, will look again", slog.String(logkey.Name, key), logkey.Err(err))
+		c.queue.AddRateLimited(key)
 	case err != nil && ctx.Err() == nil:
 		c.log.ErrorContext(ctx, "reconcile execution hook, will retry", slog.String(logkey.Name, key), logkey.Err(err))
 		c.queue.AddRateLimited(key)

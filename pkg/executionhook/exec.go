@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"strings"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -17,9 +19,6 @@ import (
 	utilexec "k8s.io/client-go/util/exec"
 	"k8s.io/streaming/pkg/httpstream"
 )
-
-// maxOutput bounds how much of a command's output an error message keeps.
-const maxOutput = 1024
 
 // PodExec runs commands in containers through the pods/exec subresource,
 // as kubectl exec does: WebSocket first, SPDY when the upgrade to it fails
@@ -39,22 +38,23 @@ func NewPodExec(config *rest.Config, client kubernetes.Interface) *PodExec {
 // so trying again cannot run it twice.
 var ErrNotStarted = errors.New("command not started")
 
-// ExitError is a command's non-zero exit, with the end of its output.
+// ExitError is a command's non-zero exit. It carries no output: what a
+// command prints may be secret, and goes only where the hook asked.
 type ExitError struct {
-	Code   int
-	Output string
+	Code int
 }
 
 func (e *ExitError) Error() string {
-	if e.Output == "" {
-		return fmt.Sprintf("command exited with status %d", e.Code)
-	}
-	return fmt.Sprintf("command exited with status %d: %s", e.Code, e.Output)
+	return fmt.Sprintf("command exited with status %d", e.Code)
 }
 
-// Exec runs command in the container and waits for it until ctx ends. A
-// non-zero exit is an *ExitError.
-func (p *PodExec) Exec(ctx context.Context, namespace, pod, container string, command []string) error {
+// Exec runs command in the container and waits for it until ctx ends,
+// writing its stdout and stderr to output (nil: discarded). A non-zero
+// exit is an *ExitError.
+func (p *PodExec) Exec(ctx context.Context, namespace, pod, container string, command []string, output io.Writer) error {
+	if output == nil {
+		output = io.Discard
+	}
 	req := p.client.CoreV1().RESTClient().Post().Resource("pods").Namespace(namespace).Name(pod).
 		SubResource("exec").VersionedParams(&corev1.PodExecOptions{
 		Container: container, Command: command, Stdout: true, Stderr: true,
@@ -71,14 +71,13 @@ func (p *PodExec) Exec(ctx context.Context, namespace, pod, container string, co
 	if err != nil {
 		return fmt.Errorf("make executor: %w", err)
 	}
-	out := &tailBuffer{max: maxOutput}
-	err = exec.StreamWithContext(ctx, remotecommand.StreamOptions{Stdout: out, Stderr: out})
+	err = exec.StreamWithContext(ctx, remotecommand.StreamOptions{Stdout: output, Stderr: output})
 	if err == nil {
 		return nil
 	}
 	var exit utilexec.ExitError
 	if errors.As(err, &exit) && exit.Exited() {
-		return &ExitError{Code: exit.ExitStatus(), Output: out.String()}
+		return &ExitError{Code: exit.ExitStatus()}
 	}
 	if ctx.Err() != nil {
 		return fmt.Errorf("exec in %s/%s: %w", pod, container, context.Cause(ctx))
@@ -117,7 +116,8 @@ func shouldFallback(err error) bool {
 }
 
 // tailBuffer keeps the last max bytes written to it; the streams of one
-// command write to it from two goroutines.
+// command write to it from two goroutines. It is used only for actions
+// with captureOutput.
 type tailBuffer struct {
 	mu  sync.Mutex
 	buf bytes.Buffer
@@ -134,8 +134,16 @@ func (b *tailBuffer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// String returns the kept output, trimmed, without a rune cut at its
+// start.
 func (b *tailBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return string(bytes.TrimSpace(b.buf.Bytes()))
+	return strings.ToValidUTF8(string(bytes.TrimSpace(b.buf.Bytes())), "")
+}
+
+func (b *tailBuffer) reset() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.buf.Reset()
 }

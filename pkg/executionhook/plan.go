@@ -146,7 +146,8 @@ func postOf(e *hooksv1.ContainerExecutionHookStatus) *hooksv1.ExecutionHookActio
 // expiry returns when the hook's PostAction is due without a deletion: the
 // first PreAction start plus expirationSeconds; zero when it never is.
 func expiry(hook *hooksv1.ExecutionHook) time.Time {
-	if hook.Spec.ExpirationSeconds == nil {
+	seconds := effectiveSpec(hook).ExpirationSeconds
+	if seconds == nil {
 		return time.Time{}
 	}
 	var first time.Time
@@ -161,7 +162,7 @@ func expiry(hook *hooksv1.ExecutionHook) time.Time {
 	if first.IsZero() {
 		return time.Time{}
 	}
-	return first.Add(time.Duration(*hook.Spec.ExpirationSeconds) * time.Second)
+	return first.Add(time.Duration(*seconds) * time.Second)
 }
 
 // postDue reports whether the PostAction phase has begun: the hook is being
@@ -172,4 +173,38 @@ func postDue(hook *hooksv1.ExecutionHook, now time.Time) bool {
 	}
 	exp := expiry(hook)
 	return !exp.IsZero() && !now.Before(exp)
+}
+
+// effectiveSpec returns the spec the hook runs: its own, with the policy,
+// actions and expiration copied from its template (status.template) when
+// the spec has no preAction. The hook is not changed.
+func effectiveSpec(hook *hooksv1.ExecutionHook) *hooksv1.ExecutionHookSpec {
+	spec := hook.Spec
+	if spec.PreAction == nil && hook.Status.Template != nil {
+		spec.ExecutionHookTemplateSpec = *hook.Status.Template
+	}
+	return &spec
+}
+
+// prePending reports whether the entry's PreAction has not started.
+func prePending(e *hooksv1.ContainerExecutionHookStatus) bool {
+	return e.PreActionStatus == nil || e.PreActionStatus.ActionTimestamp == nil
+}
+
+// postPending reports whether the entry's PostAction is due and has no
+// result: its PreAction started.
+func postPending(e *hooksv1.ContainerExecutionHookStatus) bool {
+	return !prePending(e) && (e.PostActionStatus == nil || e.PostActionStatus.ActionSucceed == nil)
+}
+
+// pendingPods returns, once each and in order, the pods of the entries
+// for which pending holds.
+func pendingPods(entries []hooksv1.ContainerExecutionHookStatus, pending func(*hooksv1.ContainerExecutionHookStatus) bool) []string {
+	var out []string
+	for i := range entries {
+		if pending(&entries[i]) && !slices.Contains(out, entries[i].PodName) {
+			out = append(out, entries[i].PodName)
+		}
+	}
+	return out
 }

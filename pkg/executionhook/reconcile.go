@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"slices"
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -17,13 +19,14 @@ import (
 )
 
 // reconcile moves one hook forward, in this order, each step persisted
-// before the next: the finalizer; the spec copied from its template; the
-// selected containers in the status; the PreAction in each container that
-// has not started it; the PreAction summary; once the hook is deleted or
-// expired, the PostAction in each container where the PreAction started;
-// the PostAction summary; the finalizer removed from a deleted hook. It
-// returns after how long to look again (the expiration) when nothing else
-// will trigger it.
+// before the next: the finalizer; the template copied into the status;
+// the selected containers in the status; the requester's right to exec
+// into their pods; the PreAction in each container that has not started
+// it; the PreAction summary; once the hook is deleted or expired, the
+// requester's right again and the PostAction in each container where the
+// PreAction started; the PostAction summary; the finalizer removed from a
+// deleted hook. It returns after how long to look again (the expiration)
+// when nothing else will trigger it.
 func (c *Controller) reconcile(ctx context.Context, key string) (time.Duration, error) {
 	ns, name, _ := strings.Cut(key, "/")
 	hook, err := c.get(ctx, ns, name)
@@ -51,7 +54,7 @@ func (c *Controller) reconcile(ctx context.Context, key string) (time.Duration, 
 	now := c.clock.Now()
 	if postDue(hook, now) && hook.Status.PostActionSucceed == nil {
 		if !deleting {
-			c.event(hook, false, "Expired", "expired after %ds: running the PostAction", *hook.Spec.ExpirationSeconds)
+			c.event(hook, false, "Expired", "expired after %ds: running the PostAction", *effectiveSpec(hook).ExpirationSeconds)
 		}
 		if hook, err = c.runPost(ctx, hook); err != nil {
 			return 0, err
@@ -68,46 +71,96 @@ func (c *Controller) reconcile(ctx context.Context, key string) (time.Duration, 
 	return 0, nil
 }
 
-// prepare copies the template into the spec and selects the containers,
-// once. It returns nil (and records why) when the hook cannot run.
+// prepare copies the template into the status and selects the
+// containers, once. It returns nil (and records why) when the hook cannot
+// run; a missing template is an errWaiting, retried with backoff.
 func (c *Controller) prepare(ctx context.Context, hook *hooksv1.ExecutionHook) (*hooksv1.ExecutionHook, error) {
 	if hook.DeletionTimestamp != nil {
 		return hook, nil // nothing new starts; the PostAction undoes what did
 	}
-	if hook.Spec.PreAction == nil && hook.Spec.ExecutionHookTemplateName != "" && hook.Status.PreActionSucceed == nil {
+	if hook.Spec.PreAction == nil && hook.Spec.ExecutionHookTemplateName != "" && hook.Status.Template == nil && hook.Status.PreActionSucceed == nil {
 		tpl, err := c.template(ctx, hook.Namespace, hook.Spec.ExecutionHookTemplateName)
 		if err != nil {
 			return nil, err
 		}
 		if tpl == nil {
-			msg := fmt.Sprintf("ExecutionHookTemplate %q not found in namespace %s", hook.Spec.ExecutionHookTemplateName, hook.Namespace)
-			c.event(hook, true, "TemplateNotFound", "%s", msg)
-			return nil, errors.New(msg) // retried with backoff: the template may come
+			return nil, c.templateMissing(ctx, hook)
 		}
-		hook.Spec.ExecutionHookTemplateSpec = tpl.ExecutionHookTemplateSpec // decoded afresh: not shared
-		var err2 error
-		if hook, err2 = c.update(ctx, hook); err2 != nil {
-			return nil, err2
+		hook.Status.Template = &tpl.ExecutionHookTemplateSpec // decoded afresh: not shared
+		hook.Status.Message = ""
+		msg := fmt.Sprintf("policy, actions and expiration copied from ExecutionHookTemplate %q", tpl.Name)
+		c.setCondition(hook, hooksv1.ConditionTemplateFound, true, "TemplateCopied", msg)
+		if hook, err = c.writeStatus(ctx, hook); err != nil {
+			return nil, err
 		}
-		c.event(hook, false, "TemplateCopied", "policy, actions and expiration copied from ExecutionHookTemplate %q", tpl.Name)
+		c.event(hook, false, "TemplateCopied", "%s", msg)
 	}
 	if len(hook.Status.ContainerExecutionHookStatuses) > 0 || hook.Status.PreActionSucceed != nil {
 		return hook, nil
 	}
-	if hook.Spec.PreAction == nil {
+	spec := effectiveSpec(hook)
+	if spec.PreAction == nil {
 		return c.fail(ctx, hook, "the hook has no preAction and no executionHookTemplateName")
 	}
 	pods, err := c.client.CoreV1().Pods(hook.Namespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("list pods of %s: %w", hook.Namespace, err)
 	}
-	entries, err := targets(&hook.Spec, pods.Items)
+	entries, err := targets(spec, pods.Items)
 	if err != nil {
 		return c.fail(ctx, hook, err.Error())
 	}
 	hook.Status.ContainerExecutionHookStatuses = entries
 	hook.Status.Containers = len(entries)
 	return c.writeStatus(ctx, hook)
+}
+
+// errWaiting marks a reconcile that waits for something outside the hook
+// (its template): retried with backoff and not logged as an error, since
+// the hook's condition and an Event already say why.
+var errWaiting = errors.New("waiting")
+
+// templateMissing records, once per change, that the hook's template does
+// not exist: the TemplateFound condition, the message and an Event.
+func (c *Controller) templateMissing(ctx context.Context, hook *hooksv1.ExecutionHook) error {
+	msg := fmt.Sprintf("ExecutionHookTemplate %q not found in namespace %s", hook.Spec.ExecutionHookTemplateName, hook.Namespace)
+	if c.setCondition(hook, hooksv1.ConditionTemplateFound, false, "TemplateNotFound", msg) || hook.Status.Message != msg {
+		hook.Status.Message = msg
+		if _, err := c.writeStatus(ctx, hook); err != nil {
+			return err
+		}
+		c.event(hook, true, "TemplateNotFound", "%s; looking again with backoff", msg)
+	}
+	return fmt.Errorf("%w: %s", errWaiting, msg)
+}
+
+// setCondition sets a condition of the hook's status; it reports whether
+// anything changed.
+func (c *Controller) setCondition(hook *hooksv1.ExecutionHook, typ string, status bool, reason, msg string) bool {
+	st := metav1.ConditionFalse
+	if status {
+		st = metav1.ConditionTrue
+	}
+	return meta.SetStatusCondition(&hook.Status.Conditions, metav1.Condition{
+		Type: typ, Status: st, Reason: reason, Message: msg,
+		ObservedGeneration: hook.Generation, LastTransitionTime: metav1.NewTime(c.clock.Now()),
+	})
+}
+
+// permit checks that the requester may exec in the pods an action is
+// about to run in, and keeps the answer in the Authorized condition (the
+// next status write stores an allowance). A refusal is recorded at once,
+// with an Event naming the pod and the missing right.
+func (c *Controller) permit(ctx context.Context, hook *hooksv1.ExecutionHook, action string, pods []string) (bool, error) {
+	reason, msg, ok, err := c.authorize(ctx, hook, pods)
+	if err != nil {
+		return false, err
+	}
+	c.setCondition(hook, hooksv1.ConditionAuthorized, ok, reason, msg)
+	if !ok {
+		c.event(hook, true, "Forbidden", "%s not run: %s", actionName(action), msg)
+	}
+	return ok, nil
 }
 
 // fail ends a hook that cannot run: PreActionSucceed false with the reason.
@@ -126,6 +179,17 @@ func (c *Controller) runPre(ctx context.Context, hook *hooksv1.ExecutionHook) (*
 	entries := hook.Status.ContainerExecutionHookStatuses
 	if len(entries) == 0 {
 		return hook, nil // deleted before anything was selected
+	}
+	if pods := pendingPods(entries, prePending); hook.DeletionTimestamp == nil && len(pods) > 0 {
+		ok, err := c.permit(ctx, hook, actionPre, pods)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			hook.Status.PreActionSucceed = ptr.To(false)
+			hook.Status.Message = meta.FindStatusCondition(hook.Status.Conditions, hooksv1.ConditionAuthorized).Message
+			return c.writeStatus(ctx, hook)
+		}
 	}
 	for i := range entries {
 		st := entries[i].PreActionStatus
@@ -165,9 +229,18 @@ func (c *Controller) runPre(ctx context.Context, hook *hooksv1.ExecutionHook) (*
 // PostAction interrupted by a stop runs again: it is idempotent by
 // contract and must not be skipped, or the application stays frozen.
 func (c *Controller) runPost(ctx context.Context, hook *hooksv1.ExecutionHook) (*hooksv1.ExecutionHook, error) {
-	if hook.Spec.PostAction == nil {
+	if effectiveSpec(hook).PostAction == nil {
 		hook.Status.PostActionSucceed = ptr.To(true)
 		return c.writeStatus(ctx, hook)
+	}
+	if pods := pendingPods(hook.Status.ContainerExecutionHookStatuses, postPending); len(pods) > 0 {
+		ok, err := c.permit(ctx, hook, actionPost, pods)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return c.refusePost(ctx, hook)
+		}
 	}
 	for i := range hook.Status.ContainerExecutionHookStatuses {
 		e := &hook.Status.ContainerExecutionHookStatuses[i]
@@ -184,6 +257,21 @@ func (c *Controller) runPost(ctx context.Context, hook *hooksv1.ExecutionHook) (
 	}
 	hook.Status.PostActionSucceed = summary(hook.Status.ContainerExecutionHookStatuses, postOf)
 	c.summaryEvent(hook, actionPost, *hook.Status.PostActionSucceed)
+	return c.writeStatus(ctx, hook)
+}
+
+// refusePost marks the PostAction failed, unrun, in every container where
+// it is due, with the Authorized condition's message.
+func (c *Controller) refusePost(ctx context.Context, hook *hooksv1.ExecutionHook) (*hooksv1.ExecutionHook, error) {
+	msg := meta.FindStatusCondition(hook.Status.Conditions, hooksv1.ConditionAuthorized).Message
+	for i := range hook.Status.ContainerExecutionHookStatuses {
+		if e := &hook.Status.ContainerExecutionHookStatuses[i]; postPending(e) {
+			e.PostActionStatus = &hooksv1.ExecutionHookActionStatus{
+				ActionSucceed: ptr.To(false), Error: &hooksv1.HookError{Time: metav1.NewTime(c.clock.Now()), Message: msg},
+			}
+		}
+	}
+	hook.Status.PostActionSucceed = ptr.To(false)
 	return c.writeStatus(ctx, hook)
 }
 
@@ -207,9 +295,9 @@ func actionName(action string) string {
 // first, then the command runs (the PostAction retried until its timeout),
 // then the result is stored and reported.
 func (c *Controller) runAction(ctx context.Context, hook *hooksv1.ExecutionHook, i int, action string) (*hooksv1.ExecutionHook, error) {
-	spec := hook.Spec.PreAction
+	spec := effectiveSpec(hook).PreAction
 	if action == actionPost {
-		spec = hook.Spec.PostAction
+		spec = effectiveSpec(hook).PostAction
 	}
 	st := &hooksv1.ExecutionHookActionStatus{ActionTimestamp: ptr.To(metav1.NewTime(c.clock.Now()))}
 	setStatus(hook, i, action, st)
@@ -222,8 +310,12 @@ func (c *Controller) runAction(ctx context.Context, hook *hooksv1.ExecutionHook,
 	if spec.ActionTimeoutSeconds != nil {
 		timeout = time.Duration(*spec.ActionTimeoutSeconds) * time.Second
 	}
+	var out *tailBuffer // the output is read only when the hook asks for it
+	if spec.CaptureOutput {
+		out = &tailBuffer{max: hooksv1.MaxCapturedOutput}
+	}
 	start := c.clock.Now()
-	result, runErr := c.runCommand(ctx, hook.Namespace, e, spec.Exec.Command, timeout, action == actionPost)
+	result, runErr := c.runCommand(ctx, hook.Namespace, e, command{argv: spec.Exec.Command, out: out}, timeout, action == actionPost)
 	if ctx.Err() != nil {
 		return nil, ctx.Err() // stopping: the result is unknown and stays so
 	}
@@ -231,6 +323,9 @@ func (c *Controller) runAction(ctx context.Context, hook *hooksv1.ExecutionHook,
 	c.metrics.observe(action, result, took)
 	st = &hooksv1.ExecutionHookActionStatus{ActionTimestamp: st.ActionTimestamp}
 	st.ActionSucceed = ptr.To(runErr == nil)
+	if out != nil {
+		st.Output = out.String()
+	}
 	attrs := []slog.Attr{
 		slog.String(logkey.Namespace, hook.Namespace), slog.String(logkey.Name, hook.Name),
 		slog.String(logkey.Hook, actionName(action)), slog.String(logkey.Container, e.PodName+"/"+e.ContainerName),
@@ -247,18 +342,30 @@ func (c *Controller) runAction(ctx context.Context, hook *hooksv1.ExecutionHook,
 	return c.writeStatus(ctx, hook)
 }
 
+// command is an action's command line and, when its output is kept, where
+// the output goes.
+type command struct {
+	argv []string
+	out  *tailBuffer // nil: discarded
+}
+
 // runCommand runs command in the entry's container within timeout; with
 // retry, a failed run is repeated (after a pause that doubles up to 5s)
 // until the timeout. A run that could not start (ErrNotStarted: the API
 // server or kubelet refused the stream) is repeated also without retry,
 // since it cannot have run. It returns the result label and the last
 // error.
-func (c *Controller) runCommand(ctx context.Context, ns string, e hooksv1.ContainerExecutionHookStatus, command []string, timeout time.Duration, retry bool) (string, error) {
+func (c *Controller) runCommand(ctx context.Context, ns string, e hooksv1.ContainerExecutionHookStatus, cmd command, timeout time.Duration, retry bool) (string, error) {
 	ctx, cancel := context.WithTimeoutCause(ctx, timeout, fmt.Errorf("timed out after %s", timeout))
 	defer cancel()
 	pause := 500 * time.Millisecond
 	for {
-		err := c.exec.Exec(ctx, ns, e.PodName, e.ContainerName, command)
+		var out io.Writer // a nil *tailBuffer is not a nil Writer
+		if cmd.out != nil {
+			cmd.out.reset() // the output of the last try is kept
+			out = cmd.out
+		}
+		err := c.exec.Exec(ctx, ns, e.PodName, e.ContainerName, cmd.argv, out)
 		if err == nil {
 			return resultSuccess, nil
 		}

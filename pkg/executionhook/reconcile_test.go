@@ -3,6 +3,7 @@ package executionhook
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"strings"
 	"sync"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -36,7 +38,7 @@ type fakeExec struct {
 	notStarted map[string]int
 }
 
-func (f *fakeExec) Exec(ctx context.Context, ns, pod, container string, command []string) error {
+func (f *fakeExec) Exec(ctx context.Context, ns, pod, container string, command []string, output io.Writer) error {
 	hook, err := f.c.get(ctx, ns, "h")
 	if err != nil {
 		return err
@@ -59,14 +61,40 @@ func (f *fakeExec) Exec(ctx context.Context, ns, pod, container string, command 
 		f.notStarted[call]--
 		return fmt.Errorf("exec: %w: upgrade refused", ErrNotStarted)
 	}
+	if output != nil {
+		_, _ = fmt.Fprintf(output, "output of %s\n", call)
+	}
 	if f.fail[call] > 0 {
 		f.fail[call]--
-		return &ExitError{Code: 1, Output: "not yet"}
+		return &ExitError{Code: 1}
 	}
 	return nil
 }
 
+// fakeAccess allows exec on the pods it lists, for any user, and records
+// who was asked about.
+type fakeAccess struct {
+	mu      sync.Mutex
+	allowed map[string]bool // namespace/pod
+	asked   []string        // user@namespace/pod
+}
+
+func (f *fakeAccess) CanExec(_ context.Context, user authenticationv1.UserInfo, ns, pod string) (bool, string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.asked = append(f.asked, user.Username+"@"+ns+"/"+pod)
+	return f.allowed[ns+"/"+pod], "", nil
+}
+
 func newTestController(t *testing.T, hook *hooksv1.ExecutionHook, pods ...corev1.Pod) (*Controller, *fakeExec) {
+	t.Helper()
+	c, fx, _ := newTestControllerAccess(t, hook, pods...)
+	return c, fx
+}
+
+// newTestControllerAccess returns a controller in whose authorizer every
+// pod given may be exec'd into, and that authorizer.
+func newTestControllerAccess(t *testing.T, hook *hooksv1.ExecutionHook, pods ...corev1.Pod) (*Controller, *fakeExec, *fakeAccess) {
 	t.Helper()
 	u, err := toUnstructured(hook)
 	if err != nil {
@@ -83,13 +111,17 @@ func newTestController(t *testing.T, hook *hooksv1.ExecutionHook, pods ...corev1
 		objs = append(objs, &pods[i])
 	}
 	fx := &fakeExec{t: t, fail: map[string]int{}}
-	c := New(Options{DefaultActionTimeout: 10 * time.Second, Workers: 1, Resync: time.Minute}, Params{
-		Dynamic: dyn, Client: fake.NewClientset(objs...), Exec: fx, Events: record.NewFakeRecorder(100),
+	fa := &fakeAccess{allowed: map[string]bool{}}
+	for i := range pods {
+		fa.allowed[pods[i].Namespace+"/"+pods[i].Name] = true
+	}
+	c := New(Options{DefaultActionTimeout: 10 * time.Second, Workers: 1, Resync: time.Minute, OperatorNamespace: "operator"}, Params{
+		Dynamic: dyn, Client: fake.NewClientset(objs...), Exec: fx, Access: fa, Events: record.NewFakeRecorder(100),
 		Metrics: NewMetrics(), Log: slog.New(slog.DiscardHandler), Clock: clock.RealClock{},
 	})
 	fx.c = c
 	t.Cleanup(c.queue.ShutDown)
-	return c, fx
+	return c, fx, fa
 }
 
 func action(word string) *hooksv1.ExecutionHookAction {
@@ -98,6 +130,7 @@ func action(word string) *hooksv1.ExecutionHookAction {
 
 func baseHook() *hooksv1.ExecutionHook {
 	h := &hooksv1.ExecutionHook{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "h"}}
+	h.Spec.Requester = &authenticationv1.UserInfo{Username: "alice", Groups: []string{"team"}}
 	h.Spec.PodContainerNamesList = []hooksv1.PodContainerNames{{PodName: "p1"}, {PodName: "p2"}}
 	h.Spec.PreAction, h.Spec.PostAction = action("freeze"), action("thaw")
 	return h
@@ -234,7 +267,7 @@ func TestReconcilePostActionTimeout(t *testing.T) {
 			t.Errorf("PostAction results (-want +got):\n%s", diff)
 		}
 		msg := hook.Status.ContainerExecutionHookStatuses[0].PostActionStatus.Error.Message
-		if !strings.Contains(msg, "timed out after 5s") || !strings.Contains(msg, "not yet") {
+		if !strings.Contains(msg, "timed out after 5s") || !strings.Contains(msg, "exited with status 1") {
 			t.Errorf("error %q, want the timeout and the last failure", msg)
 		}
 		if *hook.Status.PostActionSucceed || hasFinalizer(hook) {

@@ -7,6 +7,7 @@
 package v1alpha1
 
 import (
+	authenticationv1 "k8s.io/api/authentication/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -25,6 +26,23 @@ const (
 
 // Finalizer holds an ExecutionHook's deletion until its PostAction ran.
 const Finalizer = Group + "/post-action"
+
+// Condition types of an ExecutionHook's status.
+const (
+	// ConditionTemplateFound is False while executionHookTemplateName
+	// names no template (reason TemplateNotFound) and True once the
+	// template was copied (reason TemplateCopied).
+	ConditionTemplateFound = "TemplateFound"
+	// ConditionAuthorized is True when the requester may create pods/exec
+	// on every pod an action is about to run in (reason ExecAllowed), and
+	// False, with the pod and the missing right, when not (reasons
+	// ExecForbidden, NoRequester, OperatorNamespace, OperatorRequester).
+	ConditionAuthorized = "Authorized"
+)
+
+// MaxCapturedOutput bounds the output an action with captureOutput keeps
+// in the status, in bytes.
+const MaxCapturedOutput = 4096
 
 // ExecutionHooksGVR is the resource of ExecutionHook.
 func ExecutionHooksGVR() schema.GroupVersionResource {
@@ -73,6 +91,12 @@ type ExecutionHookSpec struct {
 	ContainerSelector map[string]string `json:"containerSelector,omitempty"`
 	// ExecutionHookTemplateName names the template to copy from.
 	ExecutionHookTemplateName string `json:"executionHookTemplateName,omitempty"`
+	// Requester is the user who created the hook or last changed it,
+	// recorded by the module's admission webhook from the API server's
+	// request (whatever a client sends is overwritten, and a value other
+	// than the requester's is refused). Actions run only in pods where
+	// this user may create pods/exec; a hook without it runs nothing.
+	Requester *authenticationv1.UserInfo `json:"requester,omitempty"`
 
 	ExecutionHookTemplateSpec `json:",inline"`
 }
@@ -104,6 +128,11 @@ type ExecutionHookAction struct {
 	// ActionTimeoutSeconds bounds one run in one container; the
 	// controller's default applies when unset.
 	ActionTimeoutSeconds *int64 `json:"actionTimeoutSeconds,omitempty"`
+	// CaptureOutput keeps the end of the command's output (stdout and
+	// stderr, at most MaxCapturedOutput bytes) in the container's status,
+	// where whoever may read the hook reads it. Unset, the output is
+	// discarded: it is never in the status, Events or logs.
+	CaptureOutput bool `json:"captureOutput,omitempty"`
 }
 
 // ExecAction is a command line.
@@ -121,8 +150,15 @@ type ExecutionHookStatus struct {
 	// Containers counts the selected containers, for printer columns.
 	Containers int `json:"containers,omitempty"`
 	// Message says why the hook cannot run (no template, nothing
-	// selected), when that is the case.
+	// selected, not authorized), when that is the case.
 	Message string `json:"message,omitempty"`
+	// Template holds the policy, actions and expiration copied once from
+	// executionHookTemplateName; they run when spec.preAction is unset.
+	// Only the controller writes it (the status subresource), so copying
+	// the template changes neither the spec nor its recorded requester.
+	Template *ExecutionHookTemplateSpec `json:"template,omitempty"`
+	// Conditions are TemplateFound and Authorized.
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 
 // ContainerExecutionHookStatus is the state of the hook in one container.
@@ -140,6 +176,9 @@ type ExecutionHookActionStatus struct {
 	ActionTimestamp *metav1.Time `json:"actionTimestamp,omitempty"`
 	ActionSucceed   *bool        `json:"actionSucceed,omitempty"`
 	Error           *HookError   `json:"error,omitempty"`
+	// Output is the end of the command's output, only when the action
+	// has captureOutput.
+	Output string `json:"output,omitempty"`
 }
 
 // HookError is the last error of an action in a container.
