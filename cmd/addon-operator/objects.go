@@ -79,6 +79,9 @@ type configSource struct {
 	// op answers which modules exist and whether settings are valid; set
 	// before Run.
 	op *operator.Operator
+	// lastApplied is the configuration saved before this start: objects
+	// rejected at the first reading keep their part of it. Nil: none.
+	lastApplied *config.LastApplied
 
 	chosen atomic.Pointer[configWriter]
 	// moduleConfigs is set once Run chose the ModuleConfig objects.
@@ -108,8 +111,13 @@ func (s *configSource) Run(ctx context.Context) error {
 				s.chosen.Store(&w)
 				return s.configMap.Run(ctx)
 			}
+			last, ok := s.loadLastApplied(ctx)
+			if !ok {
+				return nil
+			}
 			src := config.NewModuleConfigSource(config.ModuleConfigOptions{
 				Dynamic: s.dyn, Events: s.events, Known: s.op.HasModule, Validate: s.op.ValidateConfig, Logger: s.log,
+				LastApplied: last,
 			})
 			var w configWriter = src
 			s.chosen.Store(&w)
@@ -120,6 +128,26 @@ func (s *configSource) Run(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-time.After(5 * time.Second):
+		}
+	}
+}
+
+// loadLastApplied reads the saved configuration, retrying while the API
+// does not answer; an unreadable one is none (the operator says so). It
+// returns false once ctx is done.
+func (s *configSource) loadLastApplied(ctx context.Context) (*config.Config, bool) {
+	if s.lastApplied == nil {
+		return nil, true
+	}
+	for {
+		c, err := s.lastApplied.Load(ctx)
+		if err == nil || errors.Is(err, config.ErrLastAppliedUnreadable) {
+			return c, true
+		}
+		select {
+		case <-ctx.Done():
+			return nil, false
 		case <-time.After(5 * time.Second):
 		}
 	}

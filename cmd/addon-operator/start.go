@@ -134,6 +134,7 @@ func envFallbacks() map[string][]string {
 		"namespace":                {"ADDON_OPERATOR_NAMESPACE"},
 		"config-map":               {"ADDON_OPERATOR_CONFIG_MAP"},
 		"config-map-deleted":       {"ADDON_OPERATOR_CONFIG_MAP_DELETED"},
+		"config-missing":           {"ADDON_OPERATOR_CONFIG_MISSING"},
 		"tmp-dir":                  {"ADDON_OPERATOR_TMP_DIR"},
 		"hook-timeout":             {"ADDON_OPERATOR_HOOK_TIMEOUT"},
 		"hook-log-max-bytes":       {"ADDON_OPERATOR_HOOK_LOG_MAX_BYTES"},
@@ -439,6 +440,7 @@ func (o *startOptions) wire(restCfg *rest.Config, log *slog.Logger, rec *metrics
 
 		// The same recorder: its Events regard the ConfigMap.
 		ConfigMapEvents: recorder,
+		LastApplied:     config.NewLastApplied(client, o.operator.Namespace, o.operator.ConfigMap+config.LastAppliedSuffix),
 	}
 	standbyOperator := o.wireWebhooks(&deps, hooksSrv, client, dyn, log)
 	op, err := o.newOperator(deps, cfgMap, dyn, events, rec, recorder, log)
@@ -461,7 +463,8 @@ func (o *startOptions) newOperator(deps operator.Deps, cfgMap *config.Source, dy
 ) (*operator.Operator, error) {
 	var mcs *configSource
 	if o.api.configSource == configSourceModuleConfig {
-		mcs = &configSource{configMap: cfgMap, dyn: dyn, events: events, log: log}
+		last, _ := deps.LastApplied.(*config.LastApplied) // the same Secret the operator saves to
+		mcs = &configSource{configMap: cfgMap, dyn: dyn, events: events, log: log, lastApplied: last}
 		deps.Config = mcs
 	}
 	if w := o.api.moduleObjectWriter(dyn, o.operator.Namespace, rec, log, mcs); w != nil {

@@ -24,6 +24,7 @@ type Events interface {
 	ConfigMapDeleted(kept bool)
 	ConfigMapRecreated()
 	ConfigRejected(keys []string, err error)
+	ConfigHeld(reason, note string)
 }
 
 // Options say which ConfigMap is tracked and where reports go.
@@ -67,6 +68,11 @@ type Tracker struct {
 	// skipped holds modules whose ConfigMap section failed its schema at
 	// startup; they are skipped until a valid section arrives.
 	skipped map[string]error
+	// held is why the last accepted configuration is held instead of
+	// the source's (a config.Hold* reason), "" while it is not; heldNote
+	// says what is held and what ends it.
+	held, heldNote string
+	heldSince      time.Time
 }
 
 // New returns a tracker of a ConfigMap not seen yet.
@@ -129,12 +135,13 @@ func (t *Tracker) FirstPatchKept() bool {
 	return first
 }
 
-// KeepsDeleted reports whether a write must not create the
-// ConfigMap: it was seen, and its deletion keeps the last configuration.
+// KeepsDeleted reports whether a write must not create the source: the
+// ConfigMap was seen and its deletion keeps the last configuration, or
+// the configuration is held because the source is missing.
 func (t *Tracker) KeepsDeleted() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.seen && t.keepDeleted
+	return (t.seen && t.keepDeleted) || t.held == config.HoldConfigMapMissing || t.held == config.HoldNoModuleConfigs
 }
 
 // Reject reports a rejected ConfigMap content: one WARN line, the
@@ -193,6 +200,10 @@ func (t *Tracker) Conditions() []status.Condition {
 		}
 		out = append(out, status.Condition{Type: status.ConditionConfigMapMissing, Message: msg, Since: t.missingSince})
 	}
+	if t.held != "" {
+		out = append(out, status.Condition{Type: status.ConditionConfigHeld, Reason: t.held,
+			Message: t.held + ": " + t.heldNote, Since: t.heldSince})
+	}
 	if t.invalid != nil {
 		then := "the last valid configuration stays in force until it is fixed"
 		if t.invalidSkipped {
@@ -205,6 +216,52 @@ func (t *Tracker) Conditions() []status.Condition {
 		})
 	}
 	return out
+}
+
+// Hold reports that the last accepted configuration is held instead of
+// what the source says, for reason (a config.Hold* reason); note says
+// what is held and what ends it. A new reason logs a WARN line and
+// records an Event; the condition and the addon_operator_config_held
+// metric say it until Release.
+func (t *Tracker) Hold(reason, note string) {
+	t.mu.Lock()
+	same := t.held == reason
+	if !same {
+		t.held, t.heldSince = reason, t.clock.Now()
+	}
+	t.heldNote = note
+	t.mu.Unlock()
+	if same {
+		return
+	}
+	if t.recorder != nil {
+		t.recorder.ConfigHeld(reason, config.HoldReasons())
+	}
+	t.log.Warn("configuration held", slog.String(logkey.Reason, reason+": "+note))
+	if t.events != nil {
+		t.events.ConfigHeld(reason, note)
+	}
+}
+
+// Release ends a hold: the source's content is in force again.
+func (t *Tracker) Release() {
+	t.mu.Lock()
+	was := t.held
+	t.held, t.heldNote = "", ""
+	t.mu.Unlock()
+	if t.recorder != nil {
+		t.recorder.ConfigHeld("", config.HoldReasons())
+	}
+	if was != "" {
+		t.log.Info("configuration no longer held", slog.String(logkey.Reason, was))
+	}
+}
+
+// Held returns why the configuration is held, "" while it is not.
+func (t *Tracker) Held() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.held
 }
 
 // Recreated reports a deleted ConfigMap that exists again.

@@ -56,6 +56,7 @@ type Recorder struct {
 	converges            *prometheus.CounterVec
 	configErrors         prometheus.Counter
 	configMapPresent     prometheus.Gauge
+	configHeld           *prometheus.GaugeVec
 	healedObjects        *prometheus.CounterVec
 	driftedObjects       *prometheus.GaugeVec
 	moduleReady          *prometheus.GaugeVec
@@ -100,6 +101,10 @@ func NewRecorder() *Recorder {
 			Name: "addon_operator_config_map_present",
 			Help: "1 while the users' ConfigMap exists, 0 while it does not (not created yet, or deleted).",
 		}),
+		configHeld: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "addon_operator_config_held",
+			Help: "1 for the reason the last accepted configuration is held instead of what its source says (ConfigMapMissing, NoModuleConfigs, EmptyUnconfirmed, ConfigInvalid), 0 for the others.",
+		}, []string{"reason"}),
 		healedObjects: counter("healed_objects_total", "Managed objects restored after they were deleted or changed.", "module"),
 		driftedObjects: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "addon_operator_drifted_objects", Help: "Release objects that drifted from their release at the module's last check.",
@@ -125,7 +130,7 @@ func NewRecorder() *Recorder {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		r.hookRunSeconds, r.hookRuns, r.hookAllowedErrors, r.moduleRunSeconds, r.moduleRuns,
 		r.helmOperationSeconds, r.queueLength, r.queueWaitSeconds, r.convergeSeconds, r.converges,
-		r.configErrors, r.configMapPresent, r.healedObjects, r.driftedObjects,
+		r.configErrors, r.configMapPresent, r.configHeld, r.healedObjects, r.driftedObjects,
 		r.moduleReady, r.moduleWaitingFor,
 		r.moduleMaintenance, r.remediations,
 		r.moduleObjectWrites,

@@ -43,6 +43,11 @@ type Definition struct {
 	// Requires maps the names of modules this one needs to be ready
 	// before it runs to a version constraint ("" or "*": any version).
 	Requires map[string]string `json:"requires,omitempty"`
+	// RBAC declares what the module's hooks write through object patches
+	// (KUBERNETES_PATCH_PATH), which cannot be read from the hooks:
+	// `addon-operator rbac` adds these rules to what the chart deploys and
+	// the hooks watch.
+	RBAC []DefinitionRule `json:"rbac,omitempty"`
 	// ReadinessTimeout bounds how long a run waits for the release's
 	// objects to be ready; zero means the operator's default.
 	ReadinessTimeout Duration `json:"readinessTimeout,omitempty"`
@@ -183,5 +188,5 @@ func (d *Definition) validate(name string) *DefinitionError {
 			}
 		}
 	}
-	return nil
+	return validateRules(d.RBAC)
 }

@@ -3,7 +3,9 @@ package operator
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/addon-operator/addon-operator/pkg/config"
 	"github.com/addon-operator/addon-operator/pkg/confighealth"
@@ -14,8 +16,12 @@ import (
 )
 
 // watchConfig turns ConfigMap events into tasks. The first event, valid or
-// not, starts the startup sequence.
+// not, starts the startup sequence. The configuration saved before this
+// start is read first: what the first event means depends on it.
 func (o *Operator) watchConfig(ctx context.Context) error {
+	if !o.loadLastApplied(ctx) {
+		return nil
+	}
 	first := true
 	for {
 		select {
@@ -31,33 +37,132 @@ func (o *Operator) watchConfig(ctx context.Context) error {
 	}
 }
 
-// observeConfig reacts to one ConfigMap event. An absent ConfigMap is an
-// empty configuration until the ConfigMap was seen; after that it is a
-// deletion, which keeps the last valid configuration in force (or, with
-// --config-map-deleted=empty, applies an empty one), loudly.
+// lastAppliedRetry is how long a failed read of the saved configuration
+// waits before the next.
+const lastAppliedRetry = 5 * time.Second
+
+// loadLastApplied reads the configuration saved before this start into
+// o.saved, retrying while the API does not answer. A Secret that cannot
+// be used is remembered in o.savedErr: a missing source then holds
+// nothing but drops nothing either. It returns false once ctx is done.
+func (o *Operator) loadLastApplied(ctx context.Context) bool {
+	if o.lastApplied == nil {
+		return true
+	}
+	for {
+		c, err := o.lastApplied.Load(ctx)
+		switch {
+		case err == nil:
+			o.saved = c
+			return true
+		case errors.Is(err, config.ErrLastAppliedUnreadable):
+			o.savedErr = err
+			o.log.Warn("last applied configuration unreadable: a missing configuration source drops nothing", logkey.Err(err))
+			return true
+		}
+		o.log.Warn("last applied configuration not read, will retry", logkey.Err(err))
+		t := o.clock.NewTimer(lastAppliedRetry)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return false
+		case <-t.C():
+		}
+	}
+}
+
+// observeConfig reacts to one configuration event. A missing source (no
+// ConfigMap, no ModuleConfig) or one that configures nothing without
+// confirmation holds the last accepted configuration (of this run, or
+// saved before it) instead of applying an empty one, loudly; with
+// --config-missing=empty, or with nothing to lose, it is an empty
+// configuration. An invalid content is rejected; at startup the saved
+// configuration is put in force in its place. See config.DecideHold.
 func (o *Operator) observeConfig(ev config.Event) {
-	if o.recorder != nil {
+	if o.recorder != nil && !ev.ModuleConfigs {
 		o.recorder.ConfigMapPresent(!ev.Absent)
 	}
 	seen, missing := o.cfgHealth.Observe(!ev.Absent, ev.Err == nil)
 	switch {
-	case ev.Absent && !seen:
-		o.queueApply(ev.Config) // no ConfigMap yet: empty, as documented
-		return
-	case ev.Absent:
+	case ev.Absent && seen && !ev.ModuleConfigs:
 		o.cfgHealth.Deleted()
-		if o.opts.ConfigMapDeleted == ConfigMapDeletedEmpty {
-			o.queueApply(ev.Config)
-		}
-		return
-	case missing:
+	case !ev.Absent && missing:
 		o.cfgHealth.Recreated()
 	}
+	reason := config.DecideHold(config.HoldInput{
+		Absent: ev.Absent, Invalid: ev.Err != nil, Empty: ev.Err == nil && ev.Config.IsEmpty(),
+		Confirmed: ev.Confirmed, ModuleConfigs: ev.ModuleConfigs, Last: o.lastKind(),
+		EmptyWhenMissing: o.opts.emptyWhenMissing(),
+	})
 	if ev.Err != nil {
 		o.cfgHealth.Reject(ev.Err, false)
+		// At startup the saved configuration takes the place of the
+		// rejected one; later the one in force simply stays.
+		if o.accepted == nil && o.saved != nil {
+			o.hold(reason)
+		} else if o.cfgHealth.Held() != "" {
+			o.hold(reason)
+		}
 		return
 	}
+	if reason != "" {
+		o.hold(reason)
+		return
+	}
+	if ev.Config.IsEmpty() && o.lastKind() == config.LastKept {
+		o.log.Warn("applying an empty configuration", slog.Bool("confirmed", ev.Confirmed))
+	}
+	o.cfgHealth.Release()
+	o.accepted = ev.Config
 	o.queueApply(ev.Config)
+}
+
+// lastKind says what configuration a missing source would drop: the one
+// accepted in this run, else the one saved before it.
+func (o *Operator) lastKind() config.Last {
+	switch {
+	case o.accepted != nil:
+		return config.LastOf(o.accepted)
+	case o.savedErr != nil:
+		return config.LastUnreadable
+	default:
+		return config.LastOf(o.saved)
+	}
+}
+
+// hold keeps the last accepted configuration in force for reason: at
+// startup, nothing accepted yet, that is the saved one, queued now.
+func (o *Operator) hold(reason string) {
+	held := "the configuration accepted last in this run"
+	if o.accepted == nil {
+		switch {
+		case o.saved != nil:
+			o.accepted = o.saved
+			o.queueApply(o.saved)
+			held = fmt.Sprintf("the configuration saved before this start (Secret %s/%s, checksum %s)",
+				o.opts.Namespace, o.lastApplied.Name(), o.saved.Sum())
+		case o.savedErr != nil:
+			held = "nothing: the saved configuration is unreadable, so modules are not started, changed or removed"
+		}
+	}
+	o.cfgHealth.Hold(reason, holdNote(reason, held, o.opts.ConfigMap))
+}
+
+// holdNote says what is held, why and what ends it.
+func holdNote(reason, held, configMap string) string {
+	const confirm = "; create it with the annotation " + config.ConfirmEmptyAnnotation + "=true and no data to apply an empty configuration"
+	switch reason {
+	case config.HoldConfigMapMissing:
+		return "ConfigMap " + configMap + " does not exist; holding " + held + " until it is created" + confirm
+	case config.HoldNoModuleConfigs:
+		return "no ModuleConfig object exists; holding " + held + " until one is created; create ModuleConfig global with the annotation " +
+			config.ConfirmEmptyAnnotation + "=true and no spec to apply an empty configuration"
+	case config.HoldEmptyUnconfirmed:
+		return "the configuration source configures nothing and lacks the annotation " + config.ConfirmEmptyAnnotation +
+			"=true; holding " + held + " until it configures something or carries the annotation"
+	default:
+		return "the configuration source is invalid; holding " + held + " until it is fixed"
+	}
 }
 
 // queueApply puts a ConfigMap content at the head of the main queue, in
@@ -84,7 +189,7 @@ func (o *Operator) Conditions() []status.Condition {
 // newConfigHealth tracks the ConfigMap's health for the options in force.
 func (o *Operator) newConfigHealth(events confighealth.Events) *confighealth.Tracker {
 	return confighealth.New(confighealth.Options{
-		Namespace: o.opts.Namespace, Name: o.opts.ConfigMap, KeepDeleted: o.opts.ConfigMapDeleted == ConfigMapDeletedKeep,
+		Namespace: o.opts.Namespace, Name: o.opts.ConfigMap, KeepDeleted: !o.opts.emptyWhenMissing(),
 		Clock: o.clock, Logger: o.log, Events: events, Recorder: o.recorder,
 	})
 }
@@ -117,7 +222,14 @@ func (o *Operator) writeConfigPatch(ctx context.Context, m *module.Module, p val
 		return err
 	}
 	edit.NoCreate = o.cfgHealth.KeepsDeleted()
-	err = o.config.Write(ctx, edit)
+	msg := "config patch kept in memory only: the ConfigMap was deleted"
+	if o.cfgHealth.Held() == config.HoldEmptyUnconfirmed {
+		// Writing would give the empty source a part of the
+		// configuration, which would then replace all of it.
+		err, msg = config.ErrAbsent, "config patch kept in memory only: the configuration is held"
+	} else {
+		err = o.config.Write(ctx, edit)
+	}
 	switch {
 	case err == nil:
 		return nil
@@ -127,9 +239,9 @@ func (o *Operator) writeConfigPatch(ctx context.Context, m *module.Module, p val
 			log = log.With(slog.String(logkey.Module, m.Name()))
 		}
 		if o.cfgHealth.FirstPatchKept() {
-			log.Warn("config patch kept in memory only: the ConfigMap was deleted", slog.String(logkey.Name, o.opts.ConfigMap))
+			log.Warn(msg, slog.String(logkey.Name, o.opts.ConfigMap))
 		} else {
-			log.Debug("config patch kept in memory only: the ConfigMap was deleted", slog.String(logkey.Name, o.opts.ConfigMap))
+			log.Debug(msg, slog.String(logkey.Name, o.opts.ConfigMap))
 		}
 		return nil
 	default:

@@ -35,6 +35,7 @@ func (f *fakeConfigMapEvents) ConfigMapDeleted(kept bool) {
 	f.add(fmt.Sprintf("deleted kept=%v", kept))
 }
 func (f *fakeConfigMapEvents) ConfigMapRecreated() { f.add("recreated") }
+func (f *fakeConfigMapEvents) ConfigHeld(reason, _ string) { f.add("held " + reason) }
 func (f *fakeConfigMapEvents) ConfigRejected(keys []string, _ error) {
 	f.add(fmt.Sprintf("rejected %v", keys))
 }
@@ -61,6 +62,10 @@ type observeCase struct {
 	logs    []string // level and message of the operator's config log lines
 	errors  float64
 	present float64
+	// saved is the configuration saved before the start; savedErr makes
+	// it unreadable.
+	saved    map[string]string
+	savedErr bool
 }
 
 func observeCases() []observeCase {
@@ -74,13 +79,13 @@ func observeCases() []observeCase {
 		},
 		{
 			name: "deleted while running keeps the last valid config, loudly once", events: []config.Event{present(good), absent(), absent()},
-			wantCfg: map[string]bool{"a": true}, conds: []string{status.ConditionConfigMapMissing},
-			emitted: []string{"deleted kept=true"},
+			wantCfg: map[string]bool{"a": true}, conds: []string{status.ConditionConfigMapMissing, status.ConditionConfigHeld},
+			emitted: []string{"deleted kept=true", "held ConfigMapMissing"},
 			logs:    []string{"WARN ConfigMap deleted, keeping the last valid configuration until it is recreated"},
 		},
 		{
 			name: "recreated applies its content", events: []config.Event{present(good), absent(), present(other)},
-			wantCfg: map[string]bool{"a": false}, emitted: []string{"deleted kept=true", "recreated"},
+			wantCfg: map[string]bool{"a": false}, emitted: []string{"deleted kept=true", "held ConfigMapMissing", "recreated"},
 			logs: []string{
 				"WARN ConfigMap deleted, keeping the last valid configuration until it is recreated",
 				"INFO ConfigMap recreated, applying its content",
@@ -107,8 +112,8 @@ func observeCases() []observeCase {
 		},
 		{
 			name: "deleting a rejected ConfigMap leaves only its absence", events: []config.Event{present(good), present(bad), absent()},
-			wantCfg: map[string]bool{"a": true}, conds: []string{status.ConditionConfigMapMissing},
-			emitted: []string{"rejected [aEnabled]", "deleted kept=true"},
+			wantCfg: map[string]bool{"a": true}, conds: []string{status.ConditionConfigMapMissing, status.ConditionConfigHeld},
+			emitted: []string{"rejected [aEnabled]", "deleted kept=true", "held ConfigMapMissing"},
 			logs: []string{
 				"WARN ConfigMap is invalid, keeping the last valid one",
 				"WARN ConfigMap deleted, keeping the last valid configuration until it is recreated",
@@ -125,7 +130,58 @@ func observeCases() []observeCase {
 			conds: []string{status.ConditionConfigMapInvalid}, emitted: []string{"rejected [aEnabled]"},
 			logs: []string{"WARN ConfigMap is invalid, keeping the last valid one"}, errors: 1, present: 1,
 		},
+		{
+			name: "absent at a restart holds the saved config", saved: good, events: []config.Event{absent()},
+			wantCfg: map[string]bool{"a": true}, conds: []string{status.ConditionConfigHeld}, emitted: []string{"held ConfigMapMissing"},
+		},
+		{
+			name: "absent at a restart with the empty policy is empty", saved: good, mode: ConfigMapDeletedEmpty,
+			events: []config.Event{absent()}, wantCfg: map[string]bool{},
+		},
+		{
+			name: "absent at a restart over an empty saved config is empty", saved: map[string]string{}, events: []config.Event{absent()},
+			wantCfg: map[string]bool{},
+		},
+		{
+			name: "absent at a restart over an unreadable saved config holds nothing", savedErr: true, events: []config.Event{absent()},
+			conds: []string{status.ConditionConfigHeld}, emitted: []string{"held ConfigMapMissing"},
+		},
+		{
+			name: "rejected at a restart holds the saved config", saved: good, events: []config.Event{present(bad)},
+			wantCfg: map[string]bool{"a": true}, conds: []string{status.ConditionConfigHeld, status.ConditionConfigMapInvalid},
+			emitted: []string{"rejected [aEnabled]", "held ConfigInvalid"},
+			logs:    []string{"WARN ConfigMap is invalid, keeping the last valid one"}, errors: 1, present: 1,
+		},
+		{
+			name: "recreated empty without confirmation holds", saved: good, events: []config.Event{absent(), present(map[string]string{})},
+			wantCfg: map[string]bool{"a": true}, conds: []string{status.ConditionConfigHeld},
+			emitted: []string{"held ConfigMapMissing", "held EmptyUnconfirmed"}, present: 1,
+		},
+		{
+			name: "recreated empty with confirmation applies it", saved: good, events: []config.Event{absent(), confirmedEmpty()},
+			wantCfg: map[string]bool{}, emitted: []string{"held ConfigMapMissing"}, present: 1,
+		},
+		{
+			name: "a content at a restart applies over the saved config", saved: good, events: []config.Event{present(other)},
+			wantCfg: map[string]bool{"a": false}, present: 1,
+		},
+		{
+			name: "no ModuleConfigs at a restart hold the saved config", saved: good, events: []config.Event{noModuleConfigs()},
+			wantCfg: map[string]bool{"a": true}, conds: []string{status.ConditionConfigHeld}, emitted: []string{"held NoModuleConfigs"},
+		},
 	}
+}
+
+func confirmedEmpty() config.Event {
+	ev := present(map[string]string{})
+	ev.Confirmed = true
+	return ev
+}
+
+func noModuleConfigs() config.Event {
+	ev := absent()
+	ev.ModuleConfigs = true
+	return ev
 }
 
 func TestObserveConfig(t *testing.T) {
@@ -141,6 +197,13 @@ func TestObserveConfig(t *testing.T) {
 			ev := &fakeConfigMapEvents{}
 			o.recorder = metrics.NewRecorder()
 			o.cfgHealth = o.newConfigHealth(ev)
+			if tt.saved != nil {
+				o.saved, _ = config.Parse(tt.saved)
+				o.lastApplied = config.NewLastApplied(nil, "ns", "s")
+			}
+			if tt.savedErr {
+				o.savedErr = config.ErrLastAppliedUnreadable
+			}
 			for _, e := range tt.events {
 				o.observeConfig(e)
 				applyQueued(t, o)

@@ -175,7 +175,9 @@ func (o *Operator) dispatch(ctx context.Context, t task) ([]task, error) {
 		o.releases.Purge(ctx, t.release)
 		return nil, nil
 	case applyConfigTask:
-		o.applyConfig(t.config)
+		if o.applyConfig(t.config) {
+			o.saveLastApplied(ctx, t.config)
+		}
 		return nil, nil
 	case globalBindingsTask:
 		ids, err := o.startBindings(ctx, binding.GlobalOwner, o.global)

@@ -269,8 +269,9 @@ func (o *Operator) moduleDelete(ctx context.Context, name string) error {
 
 // applyConfig takes a new valid ConfigMap content into use and queues what
 // it changes: a converge for global or enabled changes, module runs for
-// changed module sections.
-func (o *Operator) applyConfig(c *config.Config) {
+// changed module sections. It reports whether all of c is in force, so
+// that it may be saved as the last applied configuration.
+func (o *Operator) applyConfig(c *config.Config) bool {
 	old := o.store.Config()
 	moduleErrs, globalErr := o.store.ValidateConfig(c)
 	if !configAcceptable(old != nil, len(moduleErrs) > 0, globalErr) {
@@ -279,20 +280,22 @@ func (o *Operator) applyConfig(c *config.Config) {
 			errs = append([]error{&config.KeyError{Key: config.GlobalKey, Err: globalErr}}, errs...)
 		}
 		o.cfgHealth.Reject(errors.Join(errs...), false)
-		return
+		return false
 	}
 	// At startup there is no last valid ConfigMap: modules whose section is
 	// invalid are skipped, the others converge.
 	o.cfgHealth.SkipSections(moduleErrs)
 	o.store.SetConfig(c)
 	leftMaintenance := o.applyMaintenance(c)
-	if len(moduleErrs) > 0 {
+	switch {
+	case len(moduleErrs) > 0:
 		o.cfgHealth.Reject(errors.Join(o.sectionErrs(moduleErrs)...), true)
-	} else {
+	case o.cfgHealth.Held() == "":
 		o.cfgHealth.Accept()
+	default: // a held configuration: what the source says is still rejected
 	}
 	if !o.converge.started || old == nil {
-		return
+		return len(moduleErrs) == 0
 	}
 	for _, name := range leftMaintenance {
 		if o.state.get(name).Enabled {
@@ -318,6 +321,20 @@ func (o *Operator) applyConfig(c *config.Config) {
 		if o.state.get(m).Enabled {
 			o.queueModuleRun(m)
 		}
+	}
+	return true
+}
+
+// saveLastApplied saves c, just put in force, for a restart to hold
+// when the source is then missing. A failure is a WARN line: the
+// configuration is in force all the same, and the next one applied is
+// saved again.
+func (o *Operator) saveLastApplied(ctx context.Context, c *config.Config) {
+	if o.lastApplied == nil {
+		return
+	}
+	if err := o.lastApplied.Save(ctx, c); err != nil {
+		o.log.Warn("last applied configuration not saved", logkey.Err(err))
 	}
 }
 

@@ -95,6 +95,19 @@ type Deps struct {
 	// nil: a standby's webhook runs see no configured values.
 	StandbyConfig       configWatch
 	StandbyConfigEvents <-chan config.Event
+
+	// LastApplied keeps the last accepted configuration across restarts
+	// (*config.LastApplied); nil keeps none: a missing source at start is
+	// then an empty configuration.
+	LastApplied lastAppliedStore
+}
+
+// lastAppliedStore saves the last accepted configuration and reads it
+// back after a restart; *config.LastApplied is the real one.
+type lastAppliedStore interface {
+	Load(ctx context.Context) (*config.Config, error)
+	Save(ctx context.Context, c *config.Config) error
+	Name() string
 }
 
 // Operator runs modules. Create it with New and start it with Run.
@@ -144,6 +157,13 @@ type Operator struct {
 	ready     atomic.Bool
 
 	cfgHealth *confighealth.Tracker
+	// lastApplied saves what the main queue applies. saved (or savedErr)
+	// is what it held at start; accepted is the configuration the watch
+	// put in force last. The config watch goroutine owns the three.
+	lastApplied lastAppliedStore
+	saved       *config.Config
+	savedErr    error
+	accepted    *config.Config
 	// objects and chartVersions serve the Module objects; objects is nil
 	// without them.
 	objects       moduleObjects
@@ -181,6 +201,7 @@ func New(opts Options, deps Deps) (*Operator, error) {
 		patcher: deps.Patcher, hookMetrics: deps.HookMetrics, recorder: deps.Recorder, moduleEvents: deps.Events, bindings: binding.New(),
 		healEvents: deps.HealEvents, driftChanges: deps.DriftChanges, webhooks: deps.Webhooks,
 		standby: newStandby(), standbyConfig: deps.StandbyConfig, standbyEvents: deps.StandbyConfigEvents,
+		lastApplied: deps.LastApplied,
 	}
 	for _, m := range mods.Modules() {
 		if len(m.Requires()) > 0 {

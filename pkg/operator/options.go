@@ -56,8 +56,14 @@ type Options struct {
 	// values in a row before the module run fails.
 	MaxValuesReruns int
 	// ConfigMapDeleted says what a ConfigMap deleted while the operator
-	// runs means: ConfigMapDeletedKeep or ConfigMapDeletedEmpty.
+	// runs means: ConfigMapDeletedKeep or ConfigMapDeletedEmpty. It is the
+	// older, narrower form of ConfigMissing; "empty" in either applies.
 	ConfigMapDeleted string
+	// ConfigMissing says what a missing configuration source (no
+	// ConfigMap, no ModuleConfig object, or one that configures nothing
+	// without confirmation) means while a configuration is in force or
+	// was saved before a restart: ConfigMissingHold or ConfigMissingEmpty.
+	ConfigMissing string
 	// ReadinessTimeout bounds how long a module run waits for its release's
 	// objects to be ready, unless the module's module.yaml says otherwise.
 	ReadinessTimeout time.Duration
@@ -72,6 +78,22 @@ const (
 	// ConfigMap had never existed: modules it enabled are uninstalled.
 	ConfigMapDeletedEmpty = "empty"
 )
+
+// The values of Options.ConfigMissing.
+const (
+	// ConfigMissingHold keeps the last accepted configuration in force,
+	// and says so, until the source is back or confirms an empty one.
+	ConfigMissingHold = "hold"
+	// ConfigMissingEmpty applies an empty configuration: modules the
+	// source enabled are uninstalled, their settings reset.
+	ConfigMissingEmpty = "empty"
+)
+
+// emptyWhenMissing reports whether a missing source is an empty
+// configuration, by --config-missing or the older --config-map-deleted.
+func (o *Options) emptyWhenMissing() bool {
+	return o.ConfigMissing == ConfigMissingEmpty || o.ConfigMapDeleted == ConfigMapDeletedEmpty
+}
 
 // DefaultOptions returns the defaults documented in --help.
 func DefaultOptions() Options {
@@ -92,6 +114,7 @@ func DefaultOptions() Options {
 		RemediationRetries:     3,
 		DriftResync:            10 * time.Minute,
 		ConfigMapDeleted:       ConfigMapDeletedKeep,
+		ConfigMissing:          ConfigMissingHold,
 		ReadinessTimeout:       5 * time.Minute,
 	}
 }
@@ -121,7 +144,12 @@ func (o *Options) BindFlags(fs *pflag.FlagSet) {
 		"name of the ConfigMap with global and module settings (env ADDON_OPERATOR_CONFIG_MAP)")
 	fs.StringVar(&o.ConfigMapDeleted, "config-map-deleted", o.ConfigMapDeleted,
 		"what a ConfigMap deleted while the operator runs means: \"keep\" the last valid configuration until it is recreated, "+
-			"or \"empty\" (modules it enabled are uninstalled); absent at start is always empty (env ADDON_OPERATOR_CONFIG_MAP_DELETED)")
+			"or \"empty\" (modules it enabled are uninstalled); the older form of --config-missing (env ADDON_OPERATOR_CONFIG_MAP_DELETED)")
+	fs.StringVar(&o.ConfigMissing, "config-missing", o.ConfigMissing,
+		"what a missing configuration source means (no ConfigMap; no ModuleConfig object; or one that configures nothing and lacks "+
+			"the annotation addon-operator.io/confirm-empty-config=true) while a configuration is in force or was saved before a restart: "+
+			"\"hold\" the last accepted one and say so, or \"empty\" (modules it enabled are uninstalled, settings reset); "+
+			"a first install with nothing saved starts empty either way (env ADDON_OPERATOR_CONFIG_MISSING)")
 	fs.StringVar(&o.TempDir, "tmp-dir", o.TempDir,
 		"directory for hooks' per-run files; empty: addon-operator in the system's temporary directory when that is memory (tmpfs), else /dev/shm/addon-operator when /dev/shm is, else /tmp/addon-operator (env ADDON_OPERATOR_TMP_DIR)")
 	fs.DurationVar(&o.HookTimeout, "hook-timeout", o.HookTimeout,
@@ -187,6 +215,9 @@ func (o *Options) Validate() error {
 	}
 	if o.ConfigMapDeleted != ConfigMapDeletedKeep && o.ConfigMapDeleted != ConfigMapDeletedEmpty {
 		errs = append(errs, fmt.Errorf("--config-map-deleted must be %q or %q, got %q", ConfigMapDeletedKeep, ConfigMapDeletedEmpty, o.ConfigMapDeleted))
+	}
+	if o.ConfigMissing != ConfigMissingHold && o.ConfigMissing != ConfigMissingEmpty {
+		errs = append(errs, fmt.Errorf("--config-missing must be %q or %q, got %q", ConfigMissingHold, ConfigMissingEmpty, o.ConfigMissing))
 	}
 	if o.ModuleWorkers < 1 {
 		errs = append(errs, fmt.Errorf("--module-workers must be at least 1, got %d", o.ModuleWorkers))

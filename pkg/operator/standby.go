@@ -352,7 +352,7 @@ func (o *Operator) watchStandbyConfig(ctx context.Context, configured chan<- str
 // a ConfigMap has been seen.
 func (o *Operator) takeStandbyConfig(ev config.Event, seen bool) bool {
 	switch {
-	case ev.Absent && seen && o.opts.ConfigMapDeleted != ConfigMapDeletedEmpty:
+	case ev.Absent && seen && !o.opts.emptyWhenMissing():
 		return true
 	case ev.Err != nil:
 		o.log.Warn("configuration not taken on this standby: the last valid one stays in force", logkey.Err(ev.Err))

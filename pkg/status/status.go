@@ -85,6 +85,9 @@ type TaskStatus struct {
 type Condition struct {
 	// Type is a stable CamelCase name, such as ConfigMapMissing.
 	Type string `json:"type"`
+	// Reason is a stable CamelCase cause within the type, if it has any,
+	// such as ConfigMapMissing for ConfigHeld.
+	Reason string `json:"reason,omitempty"`
 	// Message says what happened, what the operator does about it and
 	// what ends it.
 	Message string `json:"message"`
@@ -103,6 +106,10 @@ const (
 	ConditionConfigMapMissing = "ConfigMapMissing"
 	// ConditionConfigMapInvalid: the ConfigMap's content was rejected.
 	ConditionConfigMapInvalid = "ConfigMapInvalid"
+	// ConditionConfigHeld: the last accepted configuration stays in force
+	// instead of what its source says (missing, empty without
+	// confirmation, invalid); Reason says which.
+	ConditionConfigHeld = "ConfigHeld"
 	// ConditionForeignReleases: releases in the namespace that the operator
 	// did not create and that are named like no module are left in place.
 	ConditionForeignReleases = "ForeignReleases"

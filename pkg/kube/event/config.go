@@ -13,6 +13,7 @@ const (
 	ReasonConfigMapDeleted   = "ConfigMapDeleted"
 	ReasonConfigMapRecreated = "ConfigMapRecreated"
 	ReasonConfigRejected     = "ConfigRejected"
+	ReasonConfigHeld         = "ConfigHeld"
 )
 
 // ConfigMapDeleted records a Warning that the ConfigMap was deleted while
@@ -36,4 +37,12 @@ func (r *Recorder) ConfigMapRecreated() {
 func (r *Recorder) ConfigRejected(keys []string, err error) {
 	r.recorder.Eventf(r.regarding, nil, corev1.EventTypeWarning, ReasonConfigRejected, "Parse",
 		"keys %s rejected: %s", truncate(strings.Join(keys, ", "), 200), truncate(err.Error(), 700))
+}
+
+// ConfigHeld records a Warning that the last accepted configuration is
+// held instead of what its source says; reason is one of the config
+// package's Hold reasons, note says what ends it.
+func (r *Recorder) ConfigHeld(reason, note string) {
+	r.recorder.Eventf(r.regarding, nil, corev1.EventTypeWarning, ReasonConfigHeld, "Hold",
+		"%s: %s", reason, truncate(note, 700))
 }
