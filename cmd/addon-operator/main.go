@@ -41,6 +41,7 @@ func newRootCommand() *cobra.Command {
 		root.AddCommand(c)
 	}
 	root.AddCommand(newConfigCommand())
+	root.AddCommand(newRBACCommand())
 	requireSubcommand(root)
 	return root
 }
