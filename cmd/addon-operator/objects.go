@@ -30,6 +30,8 @@ const (
 type apiOptions struct {
 	moduleObjects bool
 	configSource  string
+	// redact removes secrets from Module objects' errors and messages.
+	redact func(string) string
 }
 
 func newAPIOptions() apiOptions {
@@ -59,7 +61,7 @@ func (o *apiOptions) moduleObjectWriter(dyn dynamic.Interface, namespace string,
 	if !o.moduleObjects {
 		return nil
 	}
-	opts := moduleobject.Options{Dynamic: dyn, Namespace: namespace, Clock: clock.RealClock{}, Logger: log, Metrics: rec}
+	opts := moduleobject.Options{Dynamic: dyn, Namespace: namespace, Clock: clock.RealClock{}, Logger: log, Metrics: rec, Redact: o.redact}
 	if src != nil {
 		opts.ConfigSource = src.name
 	}

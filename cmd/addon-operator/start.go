@@ -38,6 +38,7 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/logkey"
 	"github.com/addon-operator/addon-operator/pkg/metrics"
 	"github.com/addon-operator/addon-operator/pkg/operator"
+	"github.com/addon-operator/addon-operator/pkg/redact"
 	"github.com/addon-operator/addon-operator/pkg/schedule"
 	"github.com/addon-operator/addon-operator/pkg/server"
 	"github.com/addon-operator/addon-operator/pkg/webhook"
@@ -79,11 +80,14 @@ type startOptions struct {
 	// establishedMetrics also serves the established operator's metric
 	// names on /metrics.
 	establishedMetrics bool
+	// redactor removes secret values from what leaves the process:
+	// Module objects, Events, the status page, webhook answers.
+	redactor *redact.Redactor
 }
 
 func newStartCommand() *cobra.Command {
 	o := &startOptions{operator: operator.DefaultOptions(), leader: newLeaderOptions(), server: server.DefaultOptions(), webhook: webhook.DefaultOptions(),
-		api: newAPIOptions(), logLevel: "info", logType: "text"}
+		api: newAPIOptions(), logLevel: "info", logType: "text", redactor: redact.New()}
 	cmd := &cobra.Command{
 		Use:   "start",
 		Short: "Run the operator: converge modules and react to ConfigMap changes",
@@ -162,6 +166,7 @@ func envFallbacks() map[string][]string {
 		"debug-socket":             {"ADDON_OPERATOR_DEBUG_SOCKET", "DEBUG_UNIX_SOCKET"},
 		"debug-http":               {"ADDON_OPERATOR_DEBUG_HTTP"},
 		"metrics-auth":             {"ADDON_OPERATOR_METRICS_AUTH"},
+		"status-page":              {"ADDON_OPERATOR_STATUS_PAGE"},
 		"listen-tls":               {"ADDON_OPERATOR_LISTEN_TLS"},
 		"module-workers":           {"ADDON_OPERATOR_MODULE_WORKERS"},
 		"readiness-timeout":        {"ADDON_OPERATOR_READINESS_TIMEOUT"},
@@ -300,6 +305,7 @@ func (o *startOptions) run(ctx context.Context) error {
 	if o.establishedMetrics {
 		so.Metrics = rec.CompatHandler(time.Now)
 	}
+	so.Redact = o.redactor.String
 	so.Problems = append(so.Problems, apiHealth)
 	if hooksSrv != nil {
 		so.Problems = append(so.Problems, hooksSrv)
@@ -413,7 +419,7 @@ func (o *startOptions) wire(restCfg *rest.Config, log *slog.Logger, rec *metrics
 	}
 	ticks := make(chan schedule.Tick)
 	events := make(chan config.Event)
-	recorder := event.NewRecorder(client, o.operator.Namespace, o.operator.ConfigMap).WithMetrics(rec)
+	recorder := event.NewRecorder(client, o.operator.Namespace, o.operator.ConfigMap).WithMetrics(rec).WithRedactor(o.redactor.String)
 	cfgMap := config.NewSource(client, o.operator.Namespace, o.operator.ConfigMap, events, log)
 	deps := operator.Deps{
 		Hooks:         &hook.Executor{Logger: log, Timeout: o.operator.HookTimeout, TempDir: o.operator.TempDir, MaxLogBytes: o.operator.HookLogMaxBytes},
@@ -435,6 +441,7 @@ func (o *startOptions) wire(restCfg *rest.Config, log *slog.Logger, rec *metrics
 		Namespaces:    kube.NewNamespaces(client),
 		HookMetrics:   hookMetrics,
 		Recorder:      rec,
+		Redactor:      o.redactor,
 		Clock:         clock.RealClock{},
 		Logger:        log,
 
@@ -467,6 +474,7 @@ func (o *startOptions) newOperator(deps operator.Deps, cfgMap *config.Source, dy
 		mcs = &configSource{configMap: cfgMap, dyn: dyn, events: events, log: log, lastApplied: last}
 		deps.Config = mcs
 	}
+	o.api.redact = o.redactor.String
 	if w := o.api.moduleObjectWriter(dyn, o.operator.Namespace, rec, log, mcs); w != nil {
 		deps.ModuleObjects = w
 		recorder.WithModuleRefs(w.Ref)

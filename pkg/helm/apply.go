@@ -73,6 +73,10 @@ type Outcome struct {
 	// install's objects, and chart hooks' objects of any operation (an
 	// upgrade creates its new release objects one by one, not listed).
 	Created []CreatedObject
+	// Rendered is the chart as Apply rendered it, set once rendering
+	// succeeded, also when Apply fails after: the API server's errors may
+	// quote the values of its Secrets.
+	Rendered *Rendered
 }
 
 // Apply installs or upgrades release r so that the cluster matches its
@@ -139,9 +143,9 @@ func (c *Client) Apply(ctx context.Context, r Release) (Outcome, error) {
 		return firstMissing(ctx, cfg, rendered.Manifest, c.watched)
 	})
 	if err != nil {
-		return Outcome{}, fmt.Errorf("apply release %q: %w", r.Name, err)
+		return Outcome{Rendered: rendered}, fmt.Errorf("apply release %q: %w", r.Name, err)
 	}
-	out := Outcome{Checksum: rendered.Checksum, Reason: reason, Missing: missing}
+	out := Outcome{Checksum: rendered.Checksum, Reason: reason, Missing: missing, Rendered: rendered}
 	if reason == "" {
 		out.Skipped, out.Revision, out.Manifest = true, last.Version, last.Manifest
 		c.log.DebugContext(ctx, "release up to date", slog.String(logkey.Release, r.Name), slog.Duration(logkey.Duration, time.Since(start)))

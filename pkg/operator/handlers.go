@@ -36,6 +36,8 @@ func (o *Operator) handle(ctx context.Context, t task) ([]task, error) {
 	}
 	log := o.log.With(slog.String(logkey.Task, t.String()), slog.Duration(logkey.Duration, o.clock.Since(start)))
 	if err != nil {
+		mod, _ := o.modules.Module(failedModule(t))
+		o.learnValues(mod)
 		if m := failedModule(t); m != "" {
 			o.state.update(m, func(s *moduleState) { s.LastError = err.Error() })
 		}

@@ -42,6 +42,11 @@ func (o *Operator) attempt(ctx context.Context, name string) (bool, error) {
 	o.state.update(name, func(s *moduleState) { s.Phase = status.PhaseRunning })
 	failuresBefore, failingSince := o.pool.Failures(name), o.pool.FailingSince(name)
 	again, err := o.runModule(ctx, name)
+	if err != nil {
+		// Before the error is shown anywhere: it may quote them.
+		m, _ := o.modules.Module(name)
+		o.learnValues(m)
+	}
 	if errors.Is(err, release.ErrSuperseded) {
 		// Its inputs changed while it waited for its objects: the run
 		// asked for by the change starts at once and waits for what it

@@ -23,6 +23,7 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/metrics"
 	"github.com/addon-operator/addon-operator/pkg/module"
 	"github.com/addon-operator/addon-operator/pkg/queue"
+	"github.com/addon-operator/addon-operator/pkg/redact"
 	"github.com/addon-operator/addon-operator/pkg/release"
 	"github.com/addon-operator/addon-operator/pkg/runner"
 	"github.com/addon-operator/addon-operator/pkg/schedule"
@@ -100,6 +101,10 @@ type Deps struct {
 	// (*config.LastApplied); nil keeps none: a missing source at start is
 	// then an empty configuration.
 	LastApplied lastAppliedStore
+	// Redactor, when not nil, learns the values that texts leaving the
+	// process must not show: those the schemas mark sensitive (before each
+	// module run) and those of the Secrets each release renders.
+	Redactor *redact.Redactor
 }
 
 // lastAppliedStore saves the last accepted configuration and reads it
@@ -174,6 +179,8 @@ type Operator struct {
 	// foreign is the ForeignReleases condition, set once by startup on the
 	// main queue worker; nil when there is none.
 	foreign atomic.Pointer[status.Condition]
+	// redactor learns secret values; nil learns none.
+	redactor *redact.Redactor
 }
 
 // New discovers modules and global hooks and prepares the operator.
@@ -201,7 +208,7 @@ func New(opts Options, deps Deps) (*Operator, error) {
 		patcher: deps.Patcher, hookMetrics: deps.HookMetrics, recorder: deps.Recorder, moduleEvents: deps.Events, bindings: binding.New(),
 		healEvents: deps.HealEvents, driftChanges: deps.DriftChanges, webhooks: deps.Webhooks,
 		standby: newStandby(), standbyConfig: deps.StandbyConfig, standbyEvents: deps.StandbyConfigEvents,
-		lastApplied: deps.LastApplied,
+		lastApplied: deps.LastApplied, redactor: deps.Redactor,
 	}
 	for _, m := range mods.Modules() {
 		if len(m.Requires()) > 0 {
@@ -215,7 +222,7 @@ func New(opts Options, deps Deps) (*Operator, error) {
 		Recorder: deps.Recorder, HealDrift: opts.HealDrift, Clock: deps.Clock, Logger: deps.Logger,
 		Readiness: deps.Readiness, ReadinessTimeout: opts.ReadinessTimeout, Progress: o.readinessProgress, Namespace: opts.Namespace,
 		Namespaces: deps.Namespaces, Superseded: func(module string) <-chan struct{} { return o.pool.Superseded(module) },
-		DriftDebounce: opts.DriftDebounce, DriftResync: opts.DriftResync,
+		DriftDebounce: opts.DriftDebounce, DriftResync: opts.DriftResync, Rendered: o.learnRendered,
 	})
 	o.queues = queue.NewSet(mainQueue, deps.Clock, backoff, mergeTasks)
 	o.pool = runner.New(opts.ModuleWorkers, o.attempt, backoff, deps.Clock)

@@ -109,6 +109,11 @@ type Options struct {
 	DriftDebounce, DriftResync time.Duration
 	Clock                      clock.WithDelayedExecution
 	Logger                     *slog.Logger
+	// Rendered, when not nil, hears each module's chart as Deploy
+	// rendered it, before Deploy returns, also when the deploy failed:
+	// what the API server's errors may quote (Secrets) is redacted from
+	// the texts the operator shows.
+	Rendered func(module string, r *helm.Rendered)
 }
 
 // Manager deploys and removes modules' releases. Its seams are safe for
@@ -220,6 +225,9 @@ func (r *Manager) Deploy(ctx context.Context, m *module.Module, values map[strin
 	defer d.busy.Unlock()
 	start := r.opts.Clock.Now()
 	out, err := r.opts.Releases.Apply(ctx, helm.Release{Name: name, ChartDir: m.Path(), Values: values, Namespace: m.Namespace()})
+	if out.Rendered != nil && r.opts.Rendered != nil {
+		r.opts.Rendered(name, out.Rendered)
+	}
 	if r.opts.Recorder != nil {
 		op := "upgrade"
 		if err == nil && out.Skipped {

@@ -14,7 +14,7 @@ import (
 
 // errNoAuth is Serve's error when a protected route is switched on without
 // an Auth to check requests with.
-var errNoAuth = errors.New("--debug-http and --metrics-auth need an authenticator (Options.Auth)")
+var errNoAuth = errors.New("--debug-http, --metrics-auth and --status-page=auth need an authenticator (Options.Auth)")
 
 // User is who a bearer token belongs to, as a TokenReview tells.
 type User struct {

@@ -126,7 +126,8 @@ func TestProtectedRoutes(t *testing.T) {
 		{name: "protected hook metrics for a scraper", metricsAuth: true, path: "/metrics/hooks", token: scraperToken, wantCode: 200, wantBody: "hook_metric"},
 		{name: "healthz stays open", metricsAuth: true, path: "/healthz", wantCode: 200},
 		{name: "readyz stays open", metricsAuth: true, path: "/readyz", wantCode: 200},
-		{name: "the status page stays open", metricsAuth: true, path: "/", wantCode: 200, wantBody: "ingress"},
+		{name: "the status page from the network", metricsAuth: true, path: "/", wantCode: 403, wantBody: "loopback clients only"},
+		{name: "the status page from the network with a token", path: "/", token: readerToken, wantCode: 403, wantBody: "loopback clients only"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

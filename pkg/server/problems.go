@@ -15,7 +15,7 @@ func (s *Server) problems() []string {
 	var out []string
 	for _, p := range s.opts.Problems {
 		if msg := p.Problem(); msg != "" {
-			out = append(out, msg)
+			out = append(out, s.redact(msg))
 		}
 	}
 	return out
@@ -28,7 +28,7 @@ func (s *Server) problems() []string {
 // that "everything disabled, queues idle" is never all it shows.
 func (s *Server) warnings() []string {
 	out := append([]string{}, s.problems()...)
-	for _, c := range s.src.Conditions() {
+	for _, c := range s.conditions() {
 		line := c.Type + ": " + c.Message
 		if len(c.Releases) > 0 {
 			line += " (releases: " + strings.Join(c.Releases, ", ") + ")"

@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/pprof"
+	"net/netip"
 	"slices"
 
 	"github.com/addon-operator/addon-operator/pkg/logkey"
@@ -44,9 +46,10 @@ func debugRoutes() []string {
 
 // Handler serves the TCP listener: /metrics, /metrics/hooks, /healthz,
 // /readyz and the status page at /, which shows states and errors but no
-// values. The debug API is served under /debug/ only with DebugHTTP, to
-// requests Auth lets through; MetricsAuth puts the metrics behind Auth too.
-// Probes and the status page stay open: kubelets call them without tokens.
+// values, to whom StatusPage says. The debug API is served under /debug/
+// only with DebugHTTP, to requests Auth lets through; MetricsAuth puts the
+// metrics behind Auth too. Probes stay open: kubelets call them without
+// tokens.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	if s.opts.DebugHTTP {
@@ -64,7 +67,7 @@ func (s *Server) Handler() http.Handler {
 		writeText(w, http.StatusOK, "ok")
 	})
 	mux.HandleFunc("GET /readyz", s.readyz)
-	mux.HandleFunc("GET /{$}", s.statusPage)
+	mux.Handle("GET /{$}", s.protectStatus(http.HandlerFunc(s.statusPage)))
 	return mux
 }
 
@@ -79,6 +82,38 @@ func (s *Server) protectMetrics(h http.Handler) http.Handler {
 		return h
 	}
 	return s.protect(h)
+}
+
+// protectStatus serves h as Options.StatusPage says: to loopback clients
+// (the default), behind Auth, or to anyone.
+func (s *Server) protectStatus(h http.Handler) http.Handler {
+	switch s.opts.StatusPage {
+	case StatusPageOpen:
+		return h
+	case StatusPageAuth:
+		return s.protect(h)
+	default:
+		return loopbackOnly(h)
+	}
+}
+
+// loopbackOnly passes on requests whose peer is a loopback address and
+// answers others 403: kubectl port-forward connects from the pod's
+// loopback, a client on the network does not. Forwarding headers are not
+// believed.
+func loopbackOnly(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host, _, err := net.SplitHostPort(r.RemoteAddr)
+		if err != nil {
+			host = r.RemoteAddr
+		}
+		if addr, err := netip.ParseAddr(host); err != nil || !addr.Unmap().IsLoopback() {
+			writeText(w, http.StatusForbidden, "Forbidden: the status page is served to loopback clients only (kubectl port-forward); "+
+				"--status-page=auth serves it to authorized Kubernetes users")
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // DebugHandler serves the debug API and Go's profiles under
@@ -100,10 +135,10 @@ func (s *Server) routeDebug(mux *http.ServeMux) {
 		writeJSON(w, http.StatusOK, debugRoutes())
 	})
 	mux.HandleFunc("GET /debug/queues", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusOK, s.src.QueueStatuses())
+		writeJSON(w, http.StatusOK, s.queues())
 	})
 	mux.HandleFunc("GET /debug/modules", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusOK, s.src.Modules())
+		writeJSON(w, http.StatusOK, s.modules())
 	})
 	mux.HandleFunc("GET /debug/global/values", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, s.src.GlobalValues())
@@ -142,7 +177,7 @@ func (s *Server) moduleRoute(get func(ctx context.Context, name string) (any, er
 		v, err := get(r.Context(), name)
 		if err != nil {
 			s.log.Warn("debug request failed", slog.String(logkey.Module, name), logkey.Err(err))
-			writeJSON(w, http.StatusInternalServerError, apiError{Error: err.Error()})
+			writeJSON(w, http.StatusInternalServerError, apiError{Error: s.redact(err.Error())})
 			return
 		}
 		writeJSON(w, http.StatusOK, v)

@@ -24,10 +24,14 @@ func newTestServer(src Source) *Server {
 	return New(opts, src, discard())
 }
 
+// get asks from the pod's loopback, as kubectl port-forward does: the
+// status page is served there by default.
 func get(t *testing.T, h http.Handler, method, path string) *httptest.ResponseRecorder {
 	t.Helper()
 	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequestWithContext(t.Context(), method, path, http.NoBody))
+	req := httptest.NewRequestWithContext(t.Context(), method, path, http.NoBody)
+	req.RemoteAddr = "127.0.0.1:40000"
+	h.ServeHTTP(rec, req)
 	return rec
 }
 

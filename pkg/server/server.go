@@ -34,6 +34,18 @@ const (
 	DefaultDebugSocket   = "/var/run/addon-operator/debug.socket"
 )
 
+// Who the status page is served to (Options.StatusPage).
+const (
+	// StatusPageLoopback serves it to clients on the pod's loopback
+	// address only: kubectl port-forward, kubectl exec.
+	StatusPageLoopback = "loopback"
+	// StatusPageAuth serves it to requests Auth lets through, as the
+	// debug API.
+	StatusPageAuth = "auth"
+	// StatusPageOpen serves it to anyone who reaches the port.
+	StatusPageOpen = "open"
+)
+
 // ShutdownTimeout bounds a graceful shutdown: requests still running then
 // are cut off.
 const ShutdownTimeout = 5 * time.Second
@@ -75,11 +87,19 @@ type Options struct {
 	// Problems make /readyz answer 503 with their messages while any holds,
 	// and are shown on the status page.
 	Problems []Problem
+	// StatusPage says who gets the status page: StatusPageLoopback (the
+	// default), StatusPageAuth or StatusPageOpen. Its last errors may quote
+	// what the API server refused, so it is not open by default.
+	StatusPage string
+	// Redact, when set, removes secrets from every text the server shows
+	// of the source (last errors, messages, conditions, problems, debug
+	// API errors) (*redact.Redactor.String).
+	Redact func(string) string
 }
 
 // DefaultOptions returns the defaults documented in --help.
 func DefaultOptions() Options {
-	return Options{ListenAddress: DefaultListenAddress, DebugSocket: DefaultDebugSocket}
+	return Options{ListenAddress: DefaultListenAddress, DebugSocket: DefaultDebugSocket, StatusPage: StatusPageLoopback}
 }
 
 // BindFlags registers the listen address and the debug socket; the metrics
@@ -95,18 +115,29 @@ func (o *Options) BindFlags(flags *pflag.FlagSet) {
 			"(TokenReview, SubjectAccessReview; RBAC nonResourceURLs /debug/*) (env ADDON_OPERATOR_DEBUG_HTTP)")
 	flags.BoolVar(&o.ListenTLS, "listen-tls", o.ListenTLS,
 		"serve HTTPS on --listen-address with a self-signed certificate made at start; clients skip its verification (env ADDON_OPERATOR_LISTEN_TLS)")
+	flags.StringVar(&o.StatusPage, "status-page", o.StatusPage,
+		"who gets the status page at / on --listen-address: \""+StatusPageLoopback+"\" (clients on the pod's loopback address: kubectl port-forward), "+
+			"\""+StatusPageAuth+"\" (bearer tokens whose Kubernetes user may get the path /, checked as for --debug-http) or \""+StatusPageOpen+"\" (anyone who reaches the port); "+
+			"its errors may quote what the API server refused (env ADDON_OPERATOR_STATUS_PAGE)")
 	flags.BoolVar(&o.MetricsAuth, "metrics-auth", o.MetricsAuth,
 		"serve /metrics and /metrics/hooks only to bearer tokens whose Kubernetes user may get the path, checked as for --debug-http (env ADDON_OPERATOR_METRICS_AUTH)")
 }
 
 // Protected reports whether some route needs Auth.
-func (o *Options) Protected() bool { return o.DebugHTTP || o.MetricsAuth }
+func (o *Options) Protected() bool {
+	return o.DebugHTTP || o.MetricsAuth || o.StatusPage == StatusPageAuth
+}
 
 // Validate reports options that cannot work.
 func (o *Options) Validate() error {
 	_, port, err := net.SplitHostPort(o.listenAddress())
 	if n, perr := strconv.Atoi(port); err != nil || perr != nil || n < 0 || n > 65535 {
 		return fmt.Errorf("--listen-address %q: want host:port, e.g. %s", o.ListenAddress, DefaultListenAddress)
+	}
+	switch o.StatusPage {
+	case "", StatusPageLoopback, StatusPageAuth, StatusPageOpen:
+	default:
+		return fmt.Errorf("--status-page %q: want %q, %q or %q", o.StatusPage, StatusPageLoopback, StatusPageAuth, StatusPageOpen)
 	}
 	return nil
 }

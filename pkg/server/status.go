@@ -40,9 +40,9 @@ func (s *Server) statusPage(w http.ResponseWriter, _ *http.Request) {
 		Ready:          s.src.Ready(),
 		Problems:       s.problems(),
 		RefreshSeconds: refreshSeconds,
-		Conditions:     s.src.Conditions(),
-		Modules:        s.src.Modules(),
-		Queues:         s.src.QueueStatuses(),
+		Conditions:     s.conditions(),
+		Modules:        s.modules(),
+		Queues:         s.queues(),
 	}
 	var buf bytes.Buffer
 	if err := s.page.Execute(&buf, data); err != nil {
@@ -72,7 +72,7 @@ func (s *Server) readyz(w http.ResponseWriter, _ *http.Request) {
 	}
 	var b strings.Builder
 	b.WriteString("ok")
-	for _, c := range s.src.Conditions() {
+	for _, c := range s.conditions() {
 		fmt.Fprintf(&b, "\nwarning: %s: %s", c.Type, c.Message)
 		if len(c.Releases) > 0 {
 			fmt.Fprintf(&b, " (releases: %s)", strings.Join(c.Releases, ", "))

@@ -44,6 +44,8 @@ type Recorder struct {
 	// moduleRef, when set, names a module's Module object: each Event
 	// about a module is recorded regarding it too.
 	moduleRef func(module string) (*corev1.ObjectReference, bool)
+	// redact, when set, removes secrets from notes (WithRedactor).
+	redact func(string) string
 }
 
 // NewRecorder returns a recorder whose events regard the ConfigMap
@@ -126,7 +128,7 @@ func (r *Recorder) Run(ctx context.Context) error {
 
 // ModuleFailed records a Warning that a module's run failed.
 func (r *Recorder) ModuleFailed(module string, err error) {
-	r.moduleEvent(module, corev1.EventTypeWarning, ReasonModuleFailed, "Run", failureNote(module, err))
+	r.moduleEvent(module, corev1.EventTypeWarning, ReasonModuleFailed, "Run", failureNote(module, r.redactErr(err)))
 }
 
 // failureNote names the module once: errors of a module run often start

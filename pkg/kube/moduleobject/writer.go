@@ -67,6 +67,11 @@ type Options struct {
 	// ConfigSource, when set, names the configuration source that a
 	// module's status.SourceConfigMap stands for ("moduleconfig").
 	ConfigSource func() string
+	// Redact, when set, removes secrets from a state's last error and
+	// message before they are written: whoever may read Module objects
+	// must not read what the API server quoted of a rejected Secret
+	// (*redact.Redactor.String).
+	Redact func(string) string
 }
 
 // writeMetrics counts writes by operation: create, status, delete;
@@ -144,6 +149,9 @@ func (w *Writer) Update(s State) {
 	if w.closing {
 		w.mu.Unlock()
 		return
+	}
+	if w.opts.Redact != nil {
+		s.LastError, s.Message = w.opts.Redact(s.LastError), w.opts.Redact(s.Message)
 	}
 	w.want[s.Name] = s
 	_, pending := w.since[s.Name]
