@@ -2,6 +2,7 @@ package chart
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -59,6 +60,25 @@ func moduleObjectAccess() []access {
 	}
 }
 
+// catalogueAccess is what the image's catalogue needs with its default
+// switches (rbac.generated's defaults), and the operator's own webhook
+// configurations, which it creates by server-side apply under their name.
+func catalogueAccess() []access {
+	return []access{
+		{verb: "watch", resource: "nodes", namespace: "-", allowed: true},
+		{verb: "list", resource: "namespaces", namespace: "-", allowed: true},
+		{verb: "create", resource: "resourcequotas", namespace: "other", allowed: true},
+		{verb: "update", resource: "limitranges", name: "namespace-defaults", namespace: "other", allowed: true},
+		{verb: "update", resource: "limitranges", name: "other", namespace: "other"},
+		{verb: "patch", resource: "nodes", name: "n", namespace: "-"},
+		{verb: "create", group: "apps", resource: "daemonsets", allowed: true},
+		{verb: "watch", resource: "services", allowed: true},
+		{verb: "create", group: "apps", resource: "daemonsets", namespace: "other"},
+		{verb: "create", group: "admissionregistration.k8s.io", resource: "mutatingwebhookconfigurations", name: "$ns-addon-operator", namespace: "-", allowed: true},
+		{verb: "patch", group: "admissionregistration.k8s.io", resource: "validatingwebhookconfigurations", name: "$ns-addon-operator", namespace: "-", allowed: true},
+	}
+}
+
 // moduleConfigAccess is what ModuleConfigs need, with Module objects off.
 func moduleConfigAccess() []access {
 	return []access{
@@ -95,16 +115,19 @@ func TestServiceAccountRights(t *testing.T) {
 		},
 		{
 			name: "defaults",
-			want: append(append(operatorAccess(), moduleObjectAccess()...),
-				access{verb: "create", group: "apps", resource: "deployments", allowed: true},
-				access{verb: "watch", resource: "services", allowed: true},
-				access{verb: "delete", resource: "configmaps", name: "other", allowed: true},
+			want: append(append(append(operatorAccess(), moduleObjectAccess()...), catalogueAccess()...),
+				access{verb: "create", group: "apps", resource: "deployments"},
+				access{verb: "delete", resource: "configmaps", name: "other"},
 				access{verb: "create", group: "apps", resource: "deployments", namespace: "default"},
 				access{verb: "create", group: "rbac.authorization.k8s.io", resource: "roles"},
 				access{verb: "create", resource: "pods"},
-				access{verb: "list", resource: "namespaces", namespace: "-"},
 				access{verb: "create", group: "rbac.authorization.k8s.io", resource: "clusterroles", namespace: "-"},
 				access{verb: "create", group: "apiextensions.k8s.io", resource: "customresourcedefinitions", namespace: "-"},
+				access{verb: "patch", group: "apiextensions.k8s.io", resource: "customresourcedefinitions", name: "any.example.com", namespace: "-"},
+				access{verb: "create", group: "admissionregistration.k8s.io", resource: "mutatingwebhookconfigurations", namespace: "-"},
+				access{verb: "create", group: "admissionregistration.k8s.io", resource: "mutatingwebhookconfigurations", name: "other", namespace: "-"},
+				access{verb: "patch", group: "admissionregistration.k8s.io", resource: "validatingwebhookconfigurations", name: "other", namespace: "-"},
+				access{verb: "create", group: "rbac.authorization.k8s.io", resource: "clusterrolebindings", namespace: "-"},
 			),
 		},
 		{
@@ -160,7 +183,8 @@ func TestServiceAccountRights(t *testing.T) {
 // in ns may make the request a.
 func allowed(t *testing.T, ns string, a access) bool {
 	t.Helper()
-	attrs := &authorizationv1.ResourceAttributes{Verb: a.verb, Group: a.group, Resource: a.resource, Subresource: a.subresource, Name: a.name}
+	name := strings.ReplaceAll(a.name, "$ns", ns)
+	attrs := &authorizationv1.ResourceAttributes{Verb: a.verb, Group: a.group, Resource: a.resource, Subresource: a.subresource, Name: name}
 	switch a.namespace {
 	case "":
 		attrs.Namespace = ns
@@ -199,12 +223,13 @@ func leaseRules(name string) []rbacv1.PolicyRule {
 	}
 }
 
-// defaultModuleRules are rbac.moduleRules' defaults.
+// defaultModuleRules are rbac.generated.rules' defaults: what the image's
+// catalogue deploys in the release namespace.
 func defaultModuleRules() []rbacv1.PolicyRule {
 	all := []string{"get", "list", "watch", "create", "update", "patch", "delete"}
 	return []rbacv1.PolicyRule{
-		{APIGroups: []string{""}, Resources: []string{"configmaps", "secrets", "services", "serviceaccounts", "persistentvolumeclaims"}, Verbs: all},
-		{APIGroups: []string{"apps"}, Resources: []string{"deployments", "statefulsets", "daemonsets"}, Verbs: all},
+		{APIGroups: []string{""}, Resources: []string{"services"}, Verbs: all},
+		{APIGroups: []string{"apps"}, Resources: []string{"daemonsets"}, Verbs: all},
 	}
 }
 
@@ -255,9 +280,14 @@ func checkClusterRBAC(t *testing.T, ns string, want bool) {
 func TestNarrowClusterRights(t *testing.T) {
 	t.Parallel()
 	ns, extra, other := cp.Namespace(t), cp.Namespace(t), cp.Namespace(t)
+	all := []any{"get", "list", "watch", "create", "update", "patch", "delete"}
 	install(t, ns, map[string]any{"rbac": map[string]any{
 		"clusterRead": map[string]any{"enabled": true},
 		"namespaces":  []any{extra},
+		"moduleRules": []any{
+			map[string]any{"apiGroups": []any{""}, "resources": []any{"secrets"}, "verbs": all},
+			map[string]any{"apiGroups": []any{"apps"}, "resources": []any{"deployments"}, "verbs": all},
+		},
 	}})
 	for _, a := range []access{
 		{verb: "watch", resource: "pods", namespace: other, allowed: true},
