@@ -88,11 +88,9 @@ func (w *Writer) remove(ctx context.Context, name string) error {
 
 // write brings one module's object up to state s: it creates the object
 // when it is not known and applies the status when it differs from the
-// last one written.
-func (w *Writer) write(ctx context.Context, name string, s State) error {
-	if s.By == status.SourceConfigMap && w.opts.ConfigSource != nil {
-		s.By = status.Source(w.opts.ConfigSource())
-	}
+// last one written, or when force says the object's status is not that.
+func (w *Writer) write(ctx context.Context, name string, s State, force bool) error {
+	s = w.resolveSource(s)
 	for attempt := 0; ; attempt++ {
 		w.mu.Lock()
 		ref, known := w.objs[name]
@@ -105,10 +103,19 @@ func (w *Writer) write(ctx context.Context, name string, s State) error {
 			}
 		}
 		st := Compute(s, ref.gen, prev.Conditions, w.opts.Clock.Now())
-		if apiequality.Semantic.DeepEqual(st, prev) {
+		if apiequality.Semantic.DeepEqual(st, prev) && !force {
 			return nil
 		}
+		w.mu.Lock()
+		w.inflight[name] = &st
+		w.mu.Unlock()
 		err := w.applyStatus(ctx, name, st)
+		w.mu.Lock()
+		delete(w.inflight, name)
+		if err == nil {
+			w.written[name] = st
+		}
+		w.mu.Unlock()
 		if apierrors.IsNotFound(err) && attempt == 0 {
 			// Deleted by someone: create it again.
 			w.mu.Lock()
@@ -117,13 +124,7 @@ func (w *Writer) write(ctx context.Context, name string, s State) error {
 			w.mu.Unlock()
 			continue
 		}
-		if err != nil {
-			return err
-		}
-		w.mu.Lock()
-		w.written[name] = st
-		w.mu.Unlock()
-		return nil
+		return err
 	}
 }
 
@@ -159,4 +160,13 @@ func (w *Writer) applyStatus(ctx context.Context, name string, st v1.ModuleStatu
 	}
 	w.wrote("status")
 	return nil
+}
+
+// resolveSource names the configuration source in force in a state that
+// says "the ConfigMap".
+func (w *Writer) resolveSource(s State) State {
+	if s.By == status.SourceConfigMap && w.opts.ConfigSource != nil {
+		s.By = status.Source(w.opts.ConfigSource())
+	}
+	return s
 }

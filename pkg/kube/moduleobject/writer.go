@@ -108,6 +108,17 @@ type Writer struct {
 	keep    map[string]bool      // modules whose objects stay; nil until Prune
 	objs    map[string]objRef
 	written map[string]v1.ModuleStatus
+	// inflight is the status being applied, whose watch event may come
+	// before the write returns.
+	inflight map[string]*v1.ModuleStatus
+	// check holds the modules whose object someone else may have
+	// changed or deleted (observe); handle verifies it.
+	check          map[string]bool
+	lastRestore    map[string]time.Time
+	restoreLimiter workqueue.TypedRateLimiter[string]
+	// watchSynced reports whether the watch has seen every object; nil
+	// before Run starts it.
+	watchSynced func() bool
 
 	writes  atomic.Int64
 	handled atomic.Int64 // queue keys handled, for tests
@@ -136,6 +147,8 @@ func New(opts Options) *Writer {
 	return &Writer{
 		opts: opts, res: opts.Dynamic.Resource(v1.ModulesResource()), offCh: make(chan struct{}),
 		want: map[string]State{}, since: map[string]time.Time{}, objs: map[string]objRef{}, written: map[string]v1.ModuleStatus{},
+		inflight: map[string]*v1.ModuleStatus{}, check: map[string]bool{}, lastRestore: map[string]time.Time{},
+		restoreLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[string](restoreBaseDelay, restoreMaxDelay),
 	}
 }
 
@@ -251,7 +264,9 @@ func (w *Writer) Ref(module string) (*corev1.ObjectReference, bool) {
 }
 
 // Run reads the existing objects, then writes what Update and Prune ask
-// for until ctx ends. Then it writes, within FlushTimeout, every state
+// for until ctx ends. It watches the objects meanwhile: one deleted or
+// with a status edited by someone else is written again within
+// restoreBaseDelay. Then it writes, within FlushTimeout, every state
 // recorded before ctx ended and not yet written, held or not, so the
 // objects do not keep showing a run that ended; changes recorded after
 // that (the cancelled runs of a shutdown) are not written. Without the CRD
@@ -274,6 +289,9 @@ func (w *Writer) Run(ctx context.Context) error {
 	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
 	var wg sync.WaitGroup
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	w.watch(watchCtx, &wg)
 	for range w.opts.Workers {
 		wg.Go(func() {
 			for w.processNext(wctx, q) {
@@ -283,6 +301,7 @@ func (w *Writer) Run(ctx context.Context) error {
 	select {
 	case <-w.offCh:
 		cancel()
+		stopWatch()
 		q.ShutDown()
 		wg.Wait()
 	case <-ctx.Done():
@@ -350,28 +369,50 @@ func (w *Writer) handle(ctx context.Context, q workqueue.TypedRateLimitingInterf
 		}
 		return w.remove(ctx, name)
 	}
+	checking := w.check[name]
+	delete(w.check, name)
 	since, pending := w.since[name]
-	if !pending {
+	if !pending && !checking {
 		w.mu.Unlock()
 		return nil // written already
 	}
-	if w.held && !w.closing {
+	if w.held && !w.closing && !checking {
 		if left := since.Add(w.opts.HoldMax).Sub(w.opts.Clock.Now()); left > 0 {
 			w.mu.Unlock()
 			q.AddAfter(name, left)
 			return nil
 		}
 	}
-	s := w.want[name]
+	s, known := w.want[name]
 	delete(w.since, name)
 	w.mu.Unlock()
-	if err := w.write(ctx, name, s); err != nil {
-		w.mu.Lock()
-		w.since[name] = since // the oldest unwritten change stays the reference
-		w.mu.Unlock()
-		return err
+	if !known {
+		return nil
 	}
-	return nil
+	err := w.restoreOrWrite(ctx, name, s, checking, pending)
+	if err != nil {
+		w.mu.Lock()
+		if pending {
+			w.since[name] = since // the oldest unwritten change stays the reference
+		}
+		if checking {
+			w.check[name] = true
+		}
+		w.mu.Unlock()
+	}
+	return err
+}
+
+// restoreOrWrite writes a module's state when it changed (pending), or
+// checks its object, changed by someone else or deleted, and restores it.
+func (w *Writer) restoreOrWrite(ctx context.Context, name string, s State, checking, pending bool) error {
+	if checking {
+		return w.restore(ctx, name, s)
+	}
+	if !pending {
+		return nil
+	}
+	return w.write(ctx, name, s, false)
 }
 
 // flushRest writes, after the workers stopped, every state not yet

@@ -88,8 +88,20 @@ const rigTimeout = 30 * time.Second
 
 func startRig(t *testing.T, opts Options, objs ...runtime.Object) *rig {
 	t.Helper()
+	return startRigWith(t, opts, nil, objs...)
+}
+
+// startRigWith is startRig with reactors that react gives the fake API
+// before the Writer starts: the fake's reactor list may not change while
+// the Writer's watch uses it.
+func startRigWith(t *testing.T, opts Options, react func(*rig, *fake.FakeDynamicClient), objs ...runtime.Object) *rig {
+	t.Helper()
 	r := &rig{t: t, clk: clocktesting.NewFakeClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)), log: &apiLog{}, done: make(chan error, 1)}
-	opts.Dynamic, opts.Namespace, opts.Clock = fakeAPI(t, r.log, objs...), "ns", r.clk
+	dyn := fakeAPI(t, r.log, objs...)
+	if react != nil {
+		react(r, dyn)
+	}
+	opts.Dynamic, opts.Namespace, opts.Clock = dyn, "ns", r.clk
 	if opts.Interval == 0 {
 		opts.Interval = time.Second
 	}
@@ -290,15 +302,16 @@ func TestWriterFlushesAtShutdown(t *testing.T) {
 // the rate limiter's delay, and writes the state then wanted.
 func TestWriterRetriesWithBackoff(t *testing.T) {
 	log := &apiLog{}
-	r := startRig(t, Options{})
 	fail := true
-	r.w.opts.Dynamic.(*fake.FakeDynamicClient).PrependReactor("patch", "modules", func(a k8stesting.Action) (bool, runtime.Object, error) {
-		if a.GetSubresource() == "status" && fail {
-			fail = false
-			log.add("failed")
-			return true, nil, apierrors.NewInternalError(errors.New("etcd timeout"))
-		}
-		return false, nil, nil
+	r := startRigWith(t, Options{}, func(_ *rig, dyn *fake.FakeDynamicClient) {
+		dyn.PrependReactor("patch", "modules", func(a k8stesting.Action) (bool, runtime.Object, error) {
+			if a.GetSubresource() == "status" && fail {
+				fail = false
+				log.add("failed")
+				return true, nil, apierrors.NewInternalError(errors.New("etcd timeout"))
+			}
+			return false, nil, nil
+		})
 	})
 	r.w.Prune([]string{"a"})
 	r.w.Update(state(status.PhaseRunning))
@@ -333,9 +346,10 @@ func TestWriterOffWithoutCRD(t *testing.T) {
 // TestWriterOffWhenAWriteIsForbidden: a 403 on a write turns the writer
 // off and Run returns.
 func TestWriterOffWhenAWriteIsForbidden(t *testing.T) {
-	r := startRig(t, Options{})
-	r.w.opts.Dynamic.(*fake.FakeDynamicClient).PrependReactor("patch", "modules", func(k8stesting.Action) (bool, runtime.Object, error) {
-		return true, nil, apierrors.NewForbidden(v1.ModulesResource().GroupResource(), "a", errors.New("no rights"))
+	r := startRigWith(t, Options{}, func(_ *rig, dyn *fake.FakeDynamicClient) {
+		dyn.PrependReactor("patch", "modules", func(k8stesting.Action) (bool, runtime.Object, error) {
+			return true, nil, apierrors.NewForbidden(v1.ModulesResource().GroupResource(), "a", errors.New("no rights"))
+		})
 	})
 	r.w.Prune([]string{"a"})
 	r.w.Update(state(status.PhaseReady))
