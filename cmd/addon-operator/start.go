@@ -268,6 +268,8 @@ func (o *startOptions) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// Errors may quote what the API server refused of a Secret.
+	log = slog.New(o.redactor.Handler(log.Handler()))
 	if err := o.validate(); err != nil {
 		return err
 	}
