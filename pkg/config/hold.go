@@ -1,7 +1,7 @@
 package config
 
-// ConfirmEmptyAnnotation, set to "true" on the ConfigMap (or on any
-// ModuleConfig), confirms that an empty configuration is meant: without it
+// ConfirmEmptyAnnotation is the annotation that, set to "true" on the
+// ConfigMap (or on any ModuleConfig), confirms that an empty configuration is meant: without it
 // a source that says nothing while a configuration is in force, or was
 // saved before a restart, does not uninstall or reset anything.
 const ConfirmEmptyAnnotation = "addon-operator.io/confirm-empty-config"

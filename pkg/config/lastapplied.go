@@ -22,15 +22,16 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/values"
 )
 
+// LastAppliedType is the type of the Secret that keeps the last applied
+// configuration: only a Secret of this type is read.
+const LastAppliedType corev1.SecretType = "addon-operator.io/last-applied-config"
+
 // The Secret that keeps the last applied configuration.
 const (
 	// LastAppliedSuffix follows the ConfigMap's name in the Secret's.
 	LastAppliedSuffix = "-last-applied"
-	// LastAppliedType is the Secret's type: only a Secret of this type is
-	// read.
-	LastAppliedType corev1.SecretType = "addon-operator.io/last-applied-config"
-	lastAppliedData                   = "config.json.gz"
-	lastAppliedSum                    = "sha256"
+	lastAppliedData   = "config.json.gz"
+	lastAppliedSum    = "sha256"
 	// lastAppliedMaxBytes bounds the decompressed content read back:
 	// a Secret holds at most 1 MiB, and its gzip could unpack to far more.
 	lastAppliedMaxBytes = 8 << 20

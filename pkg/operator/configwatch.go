@@ -110,11 +110,19 @@ func (o *Operator) observeConfig(ev config.Event) {
 		return
 	}
 	if ev.Config.IsEmpty() && o.lastKind() == config.LastKept {
-		o.log.Warn("applying an empty configuration", slog.Bool("confirmed", ev.Confirmed))
+		o.log.Warn("applying an empty configuration", slog.String(logkey.Reason, emptyReason(ev.Confirmed)))
 	}
 	o.cfgHealth.Release()
 	o.accepted = ev.Config
 	o.queueApply(ev.Config)
+}
+
+// emptyReason says why an empty configuration replaces one in force.
+func emptyReason(confirmed bool) string {
+	if confirmed {
+		return "the source carries " + config.ConfirmEmptyAnnotation
+	}
+	return "--config-missing=empty"
 }
 
 // lastKind says what configuration a missing source would drop: the one
@@ -222,11 +230,11 @@ func (o *Operator) writeConfigPatch(ctx context.Context, m *module.Module, p val
 		return err
 	}
 	edit.NoCreate = o.cfgHealth.KeepsDeleted()
-	msg := "config patch kept in memory only: the ConfigMap was deleted"
-	if o.cfgHealth.Held() == config.HoldEmptyUnconfirmed {
+	held := o.cfgHealth.Held() == config.HoldEmptyUnconfirmed
+	if held {
 		// Writing would give the empty source a part of the
 		// configuration, which would then replace all of it.
-		err, msg = config.ErrAbsent, "config patch kept in memory only: the configuration is held"
+		err = config.ErrAbsent
 	} else {
 		err = o.config.Write(ctx, edit)
 	}
@@ -238,10 +246,14 @@ func (o *Operator) writeConfigPatch(ctx context.Context, m *module.Module, p val
 		if m != nil {
 			log = log.With(slog.String(logkey.Module, m.Name()))
 		}
+		level := slog.LevelDebug
 		if o.cfgHealth.FirstPatchKept() {
-			log.Warn(msg, slog.String(logkey.Name, o.opts.ConfigMap))
+			level = slog.LevelWarn
+		}
+		if held {
+			log.Log(ctx, level, "config patch kept in memory only: the configuration is held", slog.String(logkey.Name, o.opts.ConfigMap))
 		} else {
-			log.Debug(msg, slog.String(logkey.Name, o.opts.ConfigMap))
+			log.Log(ctx, level, "config patch kept in memory only: the ConfigMap was deleted", slog.String(logkey.Name, o.opts.ConfigMap))
 		}
 		return nil
 	default:

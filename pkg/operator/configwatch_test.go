@@ -34,7 +34,7 @@ func (f *fakeConfigMapEvents) add(e string) {
 func (f *fakeConfigMapEvents) ConfigMapDeleted(kept bool) {
 	f.add(fmt.Sprintf("deleted kept=%v", kept))
 }
-func (f *fakeConfigMapEvents) ConfigMapRecreated() { f.add("recreated") }
+func (f *fakeConfigMapEvents) ConfigMapRecreated()         { f.add("recreated") }
 func (f *fakeConfigMapEvents) ConfigHeld(reason, _ string) { f.add("held " + reason) }
 func (f *fakeConfigMapEvents) ConfigRejected(keys []string, _ error) {
 	f.add(fmt.Sprintf("rejected %v", keys))
@@ -130,6 +130,15 @@ func observeCases() []observeCase {
 			conds: []string{status.ConditionConfigMapInvalid}, emitted: []string{"rejected [aEnabled]"},
 			logs: []string{"WARN ConfigMap is invalid, keeping the last valid one"}, errors: 1, present: 1,
 		},
+	}
+}
+
+// restartCases are observeCases of a start with a saved configuration.
+func restartCases() []observeCase {
+	good := map[string]string{"aEnabled": "true", "global": "x: 1"}
+	other := map[string]string{"aEnabled": "false"}
+	bad := map[string]string{"aEnabled": "yes", "global": "x: 1"}
+	return []observeCase{
 		{
 			name: "absent at a restart holds the saved config", saved: good, events: []config.Event{absent()},
 			wantCfg: map[string]bool{"a": true}, conds: []string{status.ConditionConfigHeld}, emitted: []string{"held ConfigMapMissing"},
@@ -185,7 +194,7 @@ func noModuleConfigs() config.Event {
 }
 
 func TestObserveConfig(t *testing.T) {
-	for _, tt := range observeCases() {
+	for _, tt := range append(observeCases(), restartCases()...) {
 		t.Run(tt.name, func(t *testing.T) {
 			o, _ := newTestOperator(t, &fakeRunner{}, func(opts *Options) {
 				if tt.mode != "" {
