@@ -7,7 +7,7 @@
 //
 // One control plane serves the package. Its API server trusts the fake
 // kubelets' certificate, so pods/exec reaches a real streaming server on
-// loopback.
+// loopback, and presents a client certificate to admission webhooks.
 package attack
 
 import (
@@ -41,5 +41,10 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	return operatortest.TestMain(m, &cp, &bin, cert.APIServerArgs()...)
+	webhookPortArgs, err := webhookPortAPIServerArgs(dir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return operatortest.TestMain(m, &cp, &bin, append(cert.APIServerArgs(), webhookPortArgs...)...)
 }
