@@ -12,6 +12,8 @@ LINT        := $(GO) tool -modfile=tools/go.mod golangci-lint
 UNIT_PKGS    = $(shell $(GO) list ./... | grep -v /e2e/)
 E2E_PKGS     = $(shell $(GO) list ./e2e/... | grep -v -e /e2e/cluster)
 E2E_TIMEOUT ?= 30m
+# How long the local control plane's simulated nodes take to start a Pod.
+POD_START_DELAY ?= 1s
 VERSION     ?= dev
 COMMIT      ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 IMAGE_DIR   := $(CURDIR)/.image
@@ -27,7 +29,7 @@ packages-run packages-test: ## install missing Debian packages (jq; gcc and Chro
 .PHONY: run
 run: packages-run build ## run the operator with ./modules and ./global-hooks against KUBECONFIG, else a local control plane
 	@if [ -z "$${KUBECONFIG:-}" ]; then \
-		eval "$$($(GO) run ./e2e/cluster/cmd/localcluster up $(CLUSTER_DIR))"; \
+		eval "$$($(GO) run ./e2e/cluster/cmd/localcluster up -pod-start-delay $(POD_START_DELAY) $(CLUSTER_DIR))"; \
 		echo "using the local control plane (make cluster-down stops it): KUBECONFIG=$$KUBECONFIG" >&2; \
 	fi; \
 	export KUBECONFIG; \
@@ -54,7 +56,7 @@ test-unit: ## unit tests with the race detector
 	$(GO) test -race -count=1 $(UNIT_PKGS)
 
 .PHONY: control-plane
-control-plane: ## build (or reuse from cache) etcd and kube-apiserver
+control-plane: ## build (or reuse from cache) etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok
 	$(GO) run ./e2e/cluster/cmd/localcluster build
 
 .PHONY: test-e2e
@@ -74,6 +76,8 @@ tidy: ## tidy every Go module in the repository
 	$(GO) mod tidy
 	cd tools && $(GO) mod tidy
 	cd e2e/cluster/tools && $(GO) mod tidy
+	cd e2e/cluster/tools/controllers && $(GO) mod tidy
+	cd e2e/cluster/tools/kwok && $(GO) mod tidy
 
 .PHONY: bench
 bench: ## measure hook runs; start-to-converged, reactions, healing, idle CPU and RSS for 10, 100 and 1000 modules; the reference v1.5.0 at 100; Module objects' cost; webhook round trips
@@ -90,8 +94,8 @@ check-deploy: ## fail when deploy/ is out of sync with charts/addon-operator
 	$(GO) run ./hack/gendeploy -check
 
 .PHONY: cluster-up
-cluster-up: ## start a local control plane and print the export KUBECONFIG=... line
-	@$(GO) run ./e2e/cluster/cmd/localcluster up $(CLUSTER_DIR)
+cluster-up: ## start a local control plane with controllers and a simulated node (kwok) and print the export KUBECONFIG=... line
+	@$(GO) run ./e2e/cluster/cmd/localcluster up -pod-start-delay $(POD_START_DELAY) $(CLUSTER_DIR)
 
 .PHONY: cluster-down
 cluster-down: ## stop the local control plane started by cluster-up
@@ -109,6 +113,6 @@ image: ## build the image: docker build when a Docker daemon answers, else an OC
 .PHONY: image-check
 image-check: ## run the .image/oci image as its user (65532) against a local control plane until it is ready
 	@hack/packages/ensure.sh image
-	@eval "$$($(GO) run ./e2e/cluster/cmd/localcluster up $(IMAGE_DIR)/cluster)"; \
+	@eval "$$($(GO) run ./e2e/cluster/cmd/localcluster up -workloads=false $(IMAGE_DIR)/cluster)"; \
 	trap '$(GO) run ./e2e/cluster/cmd/localcluster down $(IMAGE_DIR)/cluster' EXIT; \
 	hack/image/check.sh $(IMAGE_DIR)/oci addon-operator:$(VERSION) addon-operator
