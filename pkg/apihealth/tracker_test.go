@@ -236,7 +236,7 @@ func TestTrackerHeartbeatFindsHungServer(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		done := make(chan error)
 		go func() { done <- tr.Run(ctx) }()
-		defer func() { cancel(); <-done }()
+		defer func() { cancel(); _ = <-done }()
 		advance(time.Minute)
 		hung.Store(true)
 		start := time.Now()

@@ -38,17 +38,13 @@ func (e *TooLargeError) Error() string {
 // Errors of opening and reading are os.ReadFile's (*fs.PathError, which
 // names the file).
 func ReadFile(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path) //nolint:gosec // reading the named input file is the point
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer func() { _ = f.Close() }()
-	size := int64(-1)
-	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
-		size = st.Size()
-		if size > limit {
-			return nil, &TooLargeError{Path: path, Size: size, Limit: limit}
-		}
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() > limit {
+		return nil, &TooLargeError{Path: path, Size: st.Size(), Limit: limit}
 	}
 	// The size may grow between Stat and the read: the limit holds anyway.
 	data, err := io.ReadAll(io.LimitReader(f, limit+1))

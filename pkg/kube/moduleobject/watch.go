@@ -1,6 +1,7 @@
 package moduleobject
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -169,5 +170,5 @@ func (w *Writer) restore(ctx context.Context, name string, s State) error {
 func sameStatus(a, b v1.ModuleStatus) bool {
 	ja, errA := json.Marshal(a)
 	jb, errB := json.Marshal(b)
-	return errA == nil && errB == nil && string(ja) == string(jb)
+	return errA == nil && errB == nil && bytes.Equal(ja, jb)
 }

@@ -97,7 +97,7 @@ func TestWriterIgnoresItsOwnStatus(t *testing.T) {
 func TestRestoreDelay(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 	w := New(Options{Dynamic: fake.NewSimpleDynamicClient(runtime.NewScheme()), Clock: clk})
-	var got []time.Duration
+	got := make([]time.Duration, 0, 12)
 	for range 11 {
 		w.mu.Lock()
 		got = append(got, w.restoreDelay("a"))
