@@ -138,7 +138,7 @@ func TestReconcileCapturesOutputOnlyWhenAsked(t *testing.T) {
 			t.Fatal(err)
 		}
 		hook, _ := c.get(t.Context(), "ns", "h")
-		var got []string
+		got := make([]string, 0, len(hook.Status.ContainerExecutionHookStatuses))
 		for _, e := range hook.Status.ContainerExecutionHookStatuses {
 			got = append(got, e.PreActionStatus.Output)
 		}
