@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensions "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -26,7 +26,7 @@ import (
 const configHoldObjects = 20
 
 // configHoldToken is the module's setting that ends up in its Secret.
-const configHoldToken = "t0k-of-the-db"
+const configHoldToken = "t0k-of-the-db" //nolint:gosec // G101: a test fixture, not a credential
 
 // configHoldEnv runs the operator over one module with a chart.
 type configHoldEnv struct {
@@ -132,8 +132,8 @@ func (e *configHoldEnv) assertHeld(op *operatortest.Operator, reason string) {
 		if err != nil {
 			return false
 		}
-		for _, ev := range list.Items {
-			if ev.Type == corev1.EventTypeWarning && strings.Contains(ev.Message, reason) {
+		for i := range list.Items {
+			if ev := &list.Items[i]; ev.Type == corev1.EventTypeWarning && strings.Contains(ev.Message, reason) {
 				return true
 			}
 		}
