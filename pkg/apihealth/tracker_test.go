@@ -236,7 +236,12 @@ func TestTrackerHeartbeatFindsHungServer(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		done := make(chan error)
 		go func() { done <- tr.Run(ctx) }()
-		defer func() { cancel(); _ = <-done }()
+		defer func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("Run = %v", err)
+			}
+		}()
 		advance(time.Minute)
 		hung.Store(true)
 		start := time.Now()
