@@ -1,0 +1,295 @@
+package attack
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensions "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+	"sigs.k8s.io/yaml"
+
+	"github.com/addon-operator/addon-operator/e2e/cluster"
+	"github.com/addon-operator/addon-operator/e2e/operatortest"
+	v1 "github.com/addon-operator/addon-operator/pkg/apis/v1alpha1"
+)
+
+// hardeningRestoreWithin bounds how long a hand-edited or deleted Module
+// object may stay wrong: the operator writes it back within a fraction of
+// a second; the rest is a loaded machine's margin. Before, it stayed
+// wrong until the module's next change (here: never).
+const hardeningRestoreWithin = 15 * time.Second
+
+// hardeningModule is the module of the Module object tests; Module objects
+// are cluster-scoped, so its name is this file's own.
+const hardeningModule = "hardening-restore"
+
+// TestAttackerEditsAndDeletesModuleObject: someone with write rights on
+// Module objects (not the operator) edits one's status to show a healthy
+// module as failed, then deletes the object. Each time the operator writes
+// back what it knows, without waiting for the module's next change.
+func TestAttackerEditsAndDeletesModuleObject(t *testing.T) {
+	hardeningInstallCRDs(t)
+	dyn, err := dynamic.NewForConfig(cp.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := dyn.Resource(v1.ModulesResource())
+	h := operatortest.New(t, cp, bin)
+	modules := filepath.Join(t.TempDir(), "modules")
+	hardeningWrite(t, filepath.Join(modules, "010-"+hardeningModule, "values.yaml"), "hardeningRestore: {}\n")
+	hardeningWrite(t, filepath.Join(modules, "values.yaml"), "hardeningRestoreEnabled: true\n")
+	op := h.Start(operatortest.Options{ModulesDir: modules, Args: []string{"--retry-delay=200ms", "--retry-max-delay=1s"}})
+	op.WaitReady()
+	t.Cleanup(func() { _ = res.Delete(context.WithoutCancel(t.Context()), hardeningModule, metav1.DeleteOptions{}) })
+
+	get := func() (v1.Module, bool) {
+		u, err := res.Get(t.Context(), hardeningModule, metav1.GetOptions{})
+		if err != nil {
+			return v1.Module{}, false
+		}
+		var m v1.Module
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &m); err != nil {
+			t.Fatal(err)
+		}
+		return m, true
+	}
+	var orig v1.Module
+	h.Poll("the Module object Ready", func() bool {
+		m, ok := get()
+		orig = m
+		return ok && m.Status.Phase == v1.PhaseReady
+	})
+
+	// The attacker's edit, as kubectl edit --subresource=status would send it.
+	patch := []byte(`{"status":{"phase":"Failed","lastError":"edited by hand: reinstall from https://attacker.example"}}`)
+	edited := time.Now()
+	if _, err := res.Patch(t.Context(), hardeningModule, types.MergePatchType, patch, metav1.PatchOptions{}, "status"); err != nil {
+		t.Fatalf("edit the status: %v", err)
+	}
+	hardeningPollWithin(t, hardeningRestoreWithin, "the edited status written back", func() bool {
+		m, ok := get()
+		return ok && m.Status.Phase == v1.PhaseReady && m.Status.LastError == ""
+	})
+	t.Logf("edited status written back after %s", time.Since(edited).Round(time.Millisecond))
+
+	deleted := time.Now()
+	if err := res.Delete(t.Context(), hardeningModule, metav1.DeleteOptions{}); err != nil {
+		t.Fatalf("delete the Module object: %v", err)
+	}
+	hardeningPollWithin(t, hardeningRestoreWithin, "the deleted Module object created again with its status", func() bool {
+		m, ok := get()
+		return ok && m.UID != orig.UID && m.Status.Phase == v1.PhaseReady
+	})
+	t.Logf("deleted object created again after %s", time.Since(deleted).Round(time.Millisecond))
+
+	// No write loop: once restored, the object stays as it is; a watch
+	// from the restored version sees no change for a few seconds.
+	m, _ := get()
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
+	defer cancel()
+	w, err := res.Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + hardeningModule, ResourceVersion: m.ResourceVersion})
+	if err != nil {
+		t.Fatalf("watch the Module object: %v", err)
+	}
+	defer w.Stop()
+	for ev := range w.ResultChan() {
+		if u, ok := ev.Object.(*unstructured.Unstructured); ok && u.GetResourceVersion() != m.ResourceVersion {
+			t.Fatalf("the Module object changed after the restore (%s, resourceVersion %s then %s)", ev.Type, m.ResourceVersion, u.GetResourceVersion())
+		}
+	}
+}
+
+// hardeningOutageWithin is how soon /readyz must show an outage of an idle
+// operator's API server (before: 38-50 s, when some request failed).
+const hardeningOutageWithin = 10 * time.Second
+
+// TestAttackerTakesDownIdleControlPlaneUnnoticed stops etcd, then the API
+// server, under an idle operator: nothing it sends fails, its watches stay
+// open through the etcd outage, yet /readyz turns unready within 10 s and
+// ready again once the server is back. It has a control plane of its own:
+// the package's serves the other tests meanwhile.
+func TestAttackerTakesDownIdleControlPlaneUnnoticed(t *testing.T) {
+	own := hardeningControlPlane(t)
+	h := operatortest.New(t, own, bin)
+	modules := filepath.Join(t.TempDir(), "modules")
+	hardeningWrite(t, filepath.Join(modules, "010-idle", "values.yaml"), "idle: {}\n")
+	hardeningWrite(t, filepath.Join(modules, "values.yaml"), "idleEnabled: true\n")
+	op := h.Start(operatortest.Options{ModulesDir: modules, Args: []string{"--module-objects=false"}})
+	op.WaitReady()
+	readyz := func() int {
+		code, _, _ := operatortest.HTTPGet(t, op.URL()+"/readyz")
+		return code
+	}
+	for _, fault := range []struct {
+		name  string
+		stop  func() error
+		start func(context.Context) error
+	}{
+		{name: "etcd", stop: own.StopEtcd, start: own.StartEtcd},
+		{name: "kube-apiserver", stop: own.StopAPIServer, start: own.StartAPIServer},
+	} {
+		// Idle: the converge is over and nothing runs.
+		h.Poll("/readyz 200 before stopping "+fault.name, func() bool { return readyz() == 200 })
+		stopped := time.Now()
+		if err := fault.stop(); err != nil {
+			t.Fatalf("stop %s: %v", fault.name, err)
+		}
+		t.Cleanup(func() { _ = fault.start(context.WithoutCancel(t.Context())) }) // an error says it runs already
+		hardeningPollWithin(t, hardeningOutageWithin, "/readyz 503 with "+fault.name+" stopped", func() bool { return readyz() == 503 })
+		t.Logf("%s stopped: /readyz unready after %s", fault.name, time.Since(stopped).Round(time.Millisecond))
+		if err := fault.start(t.Context()); err != nil {
+			t.Fatalf("start %s again: %v", fault.name, err)
+		}
+		back := time.Now()
+		hardeningPollWithin(t, hardeningOutageWithin, "/readyz 200 with "+fault.name+" back", func() bool { return readyz() == 200 })
+		t.Logf("%s back: /readyz ready after %s", fault.name, time.Since(back).Round(time.Millisecond))
+	}
+}
+
+// hardeningOversize is the size of the oversized files: what the review
+// shipped (50 MB), which took 437-466 MB of memory to load.
+const hardeningOversize = 50 << 20
+
+// hardeningMaxRSS bounds the operator's peak memory when it refuses such a
+// file: its usual start-up footprint, far below the file's size.
+const hardeningMaxRSS = 150 << 20
+
+// TestAttackerShipsOversizedModuleFiles: a module whose module.yaml or
+// values.yaml is 50 MB. The operator refuses it, naming the file, its
+// size and the limit, without reading it into memory.
+func TestAttackerShipsOversizedModuleFiles(t *testing.T) {
+	for _, file := range []string{"module.yaml", "values.yaml"} {
+		t.Run(file, func(t *testing.T) {
+			modules := filepath.Join(t.TempDir(), "modules")
+			big := filepath.Join(modules, "010-bloated", file)
+			hardeningWrite(t, filepath.Join(modules, "010-bloated", "Chart.yaml"), "apiVersion: v2\nname: bloated\nversion: 1.0.0\n")
+			hardeningWriteBig(t, big, hardeningOversize)
+
+			out, rss, err := hardeningRunOnce(t, modules)
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) {
+				t.Fatalf("the operator did not fail on a %d-byte %s: %v\n%s", hardeningOversize, file, err, out)
+			}
+			want := big + ": " + strconv.Itoa(hardeningOversize) + " bytes, over the limit of " + strconv.Itoa(4<<20)
+			if !strings.Contains(out, want) {
+				t.Errorf("the operator's output does not say %q:\n%s", want, out)
+			}
+			t.Logf("peak RSS %d MiB refusing a %d MiB %s", rss>>20, hardeningOversize>>20, file)
+			if rss > hardeningMaxRSS {
+				t.Errorf("peak RSS %d MiB refusing the file, want at most %d MiB", rss>>20, hardeningMaxRSS>>20)
+			}
+		})
+	}
+}
+
+// hardeningRunOnce runs the operator over modules until it exits (it
+// should, refusing them) and returns its output and its peak RSS in bytes
+// (the kernel's ru_maxrss, VmHWM at exit).
+func hardeningRunOnce(t *testing.T, modules string) (out string, rss int64, err error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), operatortest.Timeout)
+	defer cancel()
+	ns := cp.Namespace(t)
+	cmd := exec.CommandContext(ctx, bin, "start", "--log-type=json", "--kube-config="+cp.Kubeconfig,
+		"--namespace="+ns, "--modules-dir="+modules, "--global-hooks-dir=", "--tmp-dir="+t.TempDir(),
+		"--listen-address=127.0.0.1:0", "--debug-socket="+operatortest.SocketPath(t))
+	cmd.Env = append(os.Environ(), "ADDON_OPERATOR_NAMESPACE="+ns)
+	var buf strings.Builder
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	err = cmd.Run()
+	if cmd.ProcessState != nil {
+		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+			rss = ru.Maxrss << 10 // kilobytes on Linux
+		}
+	}
+	return buf.String(), rss, err
+}
+
+// hardeningControlPlane starts a control plane of the test's own, stopped
+// at cleanup.
+func hardeningControlPlane(t *testing.T) *cluster.ControlPlane {
+	t.Helper()
+	cache, err := cluster.DefaultCacheDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bins, err := cluster.Build(t.Context(), cache, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	own, err := cluster.Start(t.Context(), cluster.Options{Binaries: bins, Dir: t.TempDir(), Log: io.Discard})
+	if err != nil {
+		t.Fatalf("start a control plane: %v", err)
+	}
+	t.Cleanup(func() { _ = own.Stop() })
+	return own
+}
+
+// hardeningPollWithin calls cond every 50 ms until it holds, failing the
+// test after within.
+func hardeningPollWithin(t *testing.T, within time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("not within %s: %s", within, what)
+		}
+		<-tick.C
+	}
+}
+
+// hardeningInstallCRDs creates the addon-operator.io CRDs unless they
+// exist, and waits until they are served.
+func hardeningInstallCRDs(t *testing.T) {
+	t.Helper()
+	c := apiextensions.NewForConfigOrDie(cp.Config)
+	for _, doc := range v1.CRDs() {
+		var crd apiextensionsv1.CustomResourceDefinition
+		if err := yaml.Unmarshal(doc, &crd); err != nil {
+			t.Fatal(err)
+		}
+		_, err := c.ApiextensionsV1().CustomResourceDefinitions().Create(t.Context(), &crd, metav1.CreateOptions{})
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatalf("create CRD %s: %v", crd.Name, err)
+		}
+	}
+	operatortest.Poll(t, "addon-operator.io served", func() bool {
+		_, err := c.Discovery().ServerResourcesForGroupVersion(v1.APIVersion)
+		return err == nil
+	})
+}
+
+func hardeningWrite(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// hardeningWriteBig writes a valid YAML map of size bytes: one long string.
+func hardeningWriteBig(t *testing.T, path string, size int) {
+	t.Helper()
+	head := "bloated:\n  blob: "
+	hardeningWrite(t, path, head+strings.Repeat("x", size-len(head)-1)+"\n")
+}
