@@ -23,11 +23,11 @@ func TestRecorderRedacts(t *testing.T) {
 		done := make(chan error)
 		go func() { done <- r.Run(ctx) }()
 		synctest.Wait()
-		// The secret straddles the note's 900-byte cut.
-		long := strings.Repeat("x", 890) + secret
+		// The secret straddles the note's 900-byte cut. One Event per
+		// reason: client-go folds Events of one reason into a series.
+		long := strings.Repeat("x", 874) + `Invalid value: "` + secret + `"`
 		for _, record := range []func(){
-			func() { r.ModuleFailed("ant", errors.New(`Secret "creds" is invalid: "`+secret+`"`)) },
-			func() { r.ModuleFailed("bee", errors.New(long)) },
+			func() { r.ModuleFailed("ant", errors.New(long)) },
 			func() { r.ReleaseRemediated("cat", "rolled back: "+secret) },
 		} {
 			record()
@@ -36,8 +36,8 @@ func TestRecorderRedacts(t *testing.T) {
 		}
 		synctest.Wait()
 		got := notes(t, client)
-		if len(got) != 3 {
-			t.Fatalf("notes = %q, want 3", got)
+		if len(got) != 2 {
+			t.Errorf("notes = %q, want 2", got)
 		}
 		for _, n := range got {
 			if strings.Contains(n, secret) || strings.Contains(n, secret[:8]) {
