@@ -139,7 +139,11 @@ func execHookAttackOperator(t *testing.T, e *execHookEnv) {
 func execHookAttackOutput(t *testing.T, e *execHookEnv) {
 	t.Helper()
 	e.pod(t, e.a, "out-db")
-	if err := os.WriteFile(filepath.Join(e.node.ContainerDir(e.a, "out-db", "db"), "secret"), []byte(execHookSecret+"\n"), 0o600); err != nil {
+	dir := e.node.ContainerDir(e.a, "out-db", "db") // made at the first exec; made here first
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "secret"), []byte(execHookSecret+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	leak := `{"exec": {"command": ["sh", "-c", "cat secret; exit 1"]}, "actionTimeoutSeconds": 20}`
