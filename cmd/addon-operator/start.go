@@ -455,6 +455,7 @@ func (o *startOptions) wire(restCfg *rest.Config, log *slog.Logger, rec *metrics
 	op, err := o.newOperator(deps, cfgMap, dyn, events, rec, recorder, log)
 	if err == nil && hooksSrv != nil {
 		standbyOperator(op)
+		hooksSrv.SetRedactor(o.redactor.String)
 		hooksSrv.SetConfigMapCheck(op.CheckConfigMap)
 		if o.api.configSource == configSourceModuleConfig {
 			hooksSrv.SetModuleConfigCheck(func(object []byte) error {

@@ -67,6 +67,7 @@ func (s *Server) serveAdmission(mutating bool) http.HandlerFunc {
 			return
 		}
 		resp.UID = review.Request.UID
+		s.redactAdmission(resp)
 		writeJSON(w, log, admissionv1.AdmissionReview{TypeMeta: review.TypeMeta, Response: resp})
 	}
 }

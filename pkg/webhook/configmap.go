@@ -47,5 +47,6 @@ func (s *Server) serveConfigMap(w http.ResponseWriter, r *http.Request) {
 		resp.Result.Reason = metav1.StatusReasonInvalid
 		resp.Result.Code = http.StatusUnprocessableEntity
 	}
+	s.redactAdmission(resp)
 	writeJSON(w, log, admissionv1.AdmissionReview{TypeMeta: review.TypeMeta, Response: resp})
 }

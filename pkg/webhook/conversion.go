@@ -101,7 +101,7 @@ func (s *Server) serveConversion(w http.ResponseWriter, r *http.Request) {
 	objs, err := s.convert(ctx, crd, review.Request, log)
 	if err != nil {
 		log.Error("conversion failed", logkey.Err(err))
-		resp.Result = metav1.Status{Status: metav1.StatusFailure, Message: short(err)}
+		resp.Result = metav1.Status{Status: metav1.StatusFailure, Message: s.redactText(short(err))}
 	} else {
 		resp.ConvertedObjects, resp.Result = objs, metav1.Status{Status: metav1.StatusSuccess}
 	}

@@ -55,6 +55,7 @@ func (s *Server) serveModuleConfig(w http.ResponseWriter, r *http.Request) {
 		resp.Result.Reason = metav1.StatusReasonInvalid
 		resp.Result.Code = http.StatusUnprocessableEntity
 	}
+	s.redactAdmission(resp)
 	writeJSON(w, log, admissionv1.AdmissionReview{TypeMeta: review.TypeMeta, Response: resp})
 }
 

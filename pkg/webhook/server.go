@@ -46,6 +46,7 @@ type Server struct {
 	moduleConfig atomic.Pointer[ModuleConfigCheck]
 	writeGuard   atomic.Pointer[WriteGuard]
 	serving      chan struct{} // closed once the server answered its own probe
+	redactor     atomic.Pointer[func(string) string]
 	addr         atomic.Pointer[string]
 }
 
