@@ -19,7 +19,8 @@ type DefinitionRule struct {
 
 // validateRules checks each rule names verbs and what they apply to.
 func validateRules(rules []DefinitionRule) *DefinitionError {
-	for i, r := range rules {
+	for i := range rules {
+		r := &rules[i]
 		field := fmt.Sprintf("rbac[%d]", i)
 		switch {
 		case len(r.Verbs) == 0:

@@ -77,8 +77,9 @@ func (x *Offline) covered(all bool) ([]*module.Module, error) {
 
 func (x *Offline) moduleAccess(ctx context.Context, configs binding.ConfigReader, m *module.Module, caps helm.Capabilities) (rbac.Input, error) {
 	in := rbac.Input{Owner: m.Name(), Namespace: m.Namespace()}
-	for _, r := range m.Definition().RBAC {
-		in.Declared = append(in.Declared, rbac.Rule{PolicyRule: r.PolicyRule, Namespaces: r.Namespaces})
+	rules := m.Definition().RBAC
+	for i := range rules {
+		in.Declared = append(in.Declared, rbac.Rule{PolicyRule: rules[i].PolicyRule, Namespaces: rules[i].Namespaces})
 	}
 	hooks, err := binding.Load(ctx, configs, m.Path(), m.Hooks(), hook.Module)
 	if err != nil {

@@ -30,14 +30,15 @@ var (
 // declared for namespace "", go to Rules.
 func Compute(releaseNS string, inputs []Input) (Rules, []string) {
 	var all []map[string]any
-	for _, in := range inputs {
-		all = append(all, in.Objects...)
-		all = append(all, in.CRDs...)
+	for i := range inputs {
+		all = append(all, inputs[i].Objects...)
+		all = append(all, inputs[i].CRDs...)
 	}
 	k := newKinds(all)
 	g := newGrants()
 	c := &computation{kinds: k, grants: g, releaseNS: releaseNS, roles: roleNames(releaseNS, inputs)}
-	for _, in := range inputs {
+	for i := range inputs {
+		in := &inputs[i]
 		c.owner, c.ns = in.Owner, releaseNS
 		if in.Namespace != "" {
 			c.ns = in.Namespace
@@ -54,7 +55,8 @@ func Compute(releaseNS string, inputs []Input) (Rules, []string) {
 		for _, crd := range in.Conversions {
 			g.add("", resourceKey{"apiextensions.k8s.io", "customresourcedefinitions"}, crd, "get", "patch")
 		}
-		for _, r := range in.Declared {
+		for j := range in.Declared {
+			r := &in.Declared[j]
 			if len(r.Namespaces) == 0 {
 				g.addRule("", r.PolicyRule)
 				continue
@@ -165,7 +167,8 @@ func (c *computation) roleRules(o map[string]any, key resourceKey, ns string) {
 // roleNames names the Roles and ClusterRoles the inputs render.
 func roleNames(releaseNS string, inputs []Input) map[string]bool {
 	names := map[string]bool{}
-	for _, in := range inputs {
+	for i := range inputs {
+		in := &inputs[i]
 		for _, o := range in.Objects {
 			if !strings.HasPrefix(str(o, "apiVersion"), rbacv1.GroupName+"/") {
 				continue
