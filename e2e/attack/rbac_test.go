@@ -17,6 +17,7 @@ import (
 	"helm.sh/helm/v3/pkg/chart/loader"
 	admissionregv1 "k8s.io/api/admissionregistration/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensions "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
@@ -237,6 +238,15 @@ func rbacGenerate(t *testing.T, modules string, args ...string) map[string]any {
 func TestAttackerHookBindsClusterAdmin(t *testing.T) {
 	ns := cp.Namespace(t)
 	generated := rbacGenerate(t, filepath.Join(rbacRepo(t), "modules"), "--all")
+	// The chart makes a Role in each namespace of a module's module.yaml,
+	// which must exist (the operator would create it before the module).
+	namespaces, _ := generated["namespaces"].(map[string]any)
+	for name := range namespaces {
+		_, err := cp.Clientset(t).CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+	}
 	rbacInstall(t, ns, map[string]any{"rbac": map[string]any{"generated": generated}})
 	client := kubernetes.NewForConfigOrDie(rbacOperatorConfig(t, ns))
 	rbacClient := client.RbacV1()
