@@ -293,11 +293,8 @@ func (o *startOptions) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	op, events, err := o.wire(withRateLimit(restCfg, o.kubeQPS, o.kubeBurst), log, rec, hookMetrics, hooksSrv)
+	op, events, err := o.wireGuarded(ctx, restCfg, log, rec, hookMetrics, hooksSrv)
 	if err != nil {
-		return err
-	}
-	if err := o.moduleGuard.wire(ctx, hooksSrv, op, restCfg, log); err != nil {
 		return err
 	}
 	// After an outage, what failed on it is tried again at once.
