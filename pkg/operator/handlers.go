@@ -320,7 +320,10 @@ func (o *Operator) applyConfig(c *config.Config) bool {
 			o.log.Warn("ConfigMap has a section for an unknown module", slog.String(logkey.Module, key))
 			continue
 		}
-		if o.state.get(m).Enabled {
+		// A module whose Enabled flag changed too is the converge's: a
+		// run of its own would deploy the module while the converge
+		// uninstalls it, and leave objects behind.
+		if o.state.get(m).Enabled && !slices.Contains(change.EnabledChanged, key) {
 			o.queueModuleRun(m)
 		}
 	}
