@@ -14,7 +14,9 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/addon-operator/addon-operator/pkg/config"
+	"github.com/addon-operator/addon-operator/pkg/kube/event"
 	"github.com/addon-operator/addon-operator/pkg/logkey"
+	"github.com/addon-operator/addon-operator/pkg/metrics"
 	"github.com/addon-operator/addon-operator/pkg/operator"
 	"github.com/addon-operator/addon-operator/pkg/webhook"
 )
@@ -93,4 +95,20 @@ func whoAmI(ctx context.Context, restCfg *rest.Config) (string, error) {
 		return "", fmt.Errorf("self subject review: %w", err)
 	}
 	return r.Status.UserInfo.Username, nil
+}
+
+// wireGuarded wires the operator (wire, with the client's rate limit) and
+// then the guard of writes to modules' settings on the webhook server,
+// before the server runs.
+func (o *startOptions) wireGuarded(ctx context.Context, restCfg *rest.Config, log *slog.Logger, rec *metrics.Recorder, hookMetrics *metrics.HookMetrics,
+	hooksSrv *webhook.Server,
+) (*operator.Operator, *event.Recorder, error) {
+	op, events, err := o.wire(withRateLimit(restCfg, o.kubeQPS, o.kubeBurst), log, rec, hookMetrics, hooksSrv)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := o.moduleGuard.wire(ctx, hooksSrv, op, restCfg, log); err != nil {
+		return nil, nil, err
+	}
+	return op, events, nil
 }

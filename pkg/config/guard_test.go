@@ -24,8 +24,23 @@ func guardTestGuard() *Guard {
 	}
 }
 
-func mcJSON(t *testing.T, name string, enabled *bool, annotations map[string]string) []byte {
+// guardMC is a ModuleConfig of a test case.
+type guardMC struct {
+	name        string
+	enabled     *bool
+	annotations map[string]string
+}
+
+func mc(name string, enabled *bool, annotations map[string]string) *guardMC {
+	return &guardMC{name: name, enabled: enabled, annotations: annotations}
+}
+
+func (m *guardMC) json(t *testing.T) []byte {
 	t.Helper()
+	if m == nil {
+		return nil
+	}
+	name, enabled, annotations := m.name, m.enabled, m.annotations
 	spec := map[string]any{}
 	if enabled != nil {
 		spec["enabled"] = *enabled
@@ -39,7 +54,7 @@ func mcJSON(t *testing.T, name string, enabled *bool, annotations map[string]str
 	return data
 }
 
-func cmJSON(t *testing.T, data map[string]string, annotations map[string]string) []byte {
+func cmJSON(t *testing.T, data, annotations map[string]string) []byte {
 	t.Helper()
 	out, err := json.Marshal(map[string]any{"metadata": map[string]any{"name": "addon-operator", "annotations": annotations}, "data": data})
 	if err != nil {
@@ -59,61 +74,55 @@ func TestGuardModuleConfig(t *testing.T) {
 		name     string
 		op       string
 		writer   Writer
-		old, new func(t *testing.T) []byte
+		old, new *guardMC
 		wantErr  []string // parts of the error; none: allowed
 	}{
 		{name: "writer enables", op: OpCreate, writer: teamA,
-			new: func(t *testing.T) []byte { return mcJSON(t, "stateful", yes, nil) }},
+			new: mc("stateful", yes, nil)},
 		{name: "writer disables without the annotation", op: OpUpdate, writer: teamA,
-			old:     func(t *testing.T) []byte { return mcJSON(t, "stateful", yes, nil) },
-			new:     func(t *testing.T) []byte { return mcJSON(t, "stateful", no, nil) },
+			old:     mc("stateful", yes, nil),
+			new:     mc("stateful", no, nil),
 			wantErr: []string{`ModuleConfig stateful disables module "stateful"`, "its volumes are deleted", AllowDisablingAnnotation + "=true"}},
 		{name: "writer creates disabled", op: OpCreate, writer: teamA,
-			new:     func(t *testing.T) []byte { return mcJSON(t, "stateful", no, nil) },
+			new:     mc("stateful", no, nil),
 			wantErr: []string{"its volumes are deleted"}},
 		{name: "writer drops enabled: true", op: OpUpdate, writer: teamA,
-			old:     func(t *testing.T) []byte { return mcJSON(t, "stateful", yes, nil) },
-			new:     func(t *testing.T) []byte { return mcJSON(t, "stateful", nil, nil) },
+			old:     mc("stateful", yes, nil),
+			new:     mc("stateful", nil, nil),
 			wantErr: []string{"its volumes are deleted"}},
 		{name: "writer deletes an enabling object", op: OpDelete, writer: teamA,
-			old:     func(t *testing.T) []byte { return mcJSON(t, "stateful", yes, nil) },
+			old:     mc("stateful", yes, nil),
 			wantErr: []string{"its volumes are deleted"}},
 		{name: "writer deletes an annotated object", op: OpDelete, writer: teamA,
-			old: func(t *testing.T) []byte { return mcJSON(t, "stateful", yes, allow) }},
+			old: mc("stateful", yes, allow)},
 		{name: "writer disables with Deckhouse's annotation", op: OpUpdate, writer: teamA,
-			old: func(t *testing.T) []byte { return mcJSON(t, "stateful", yes, nil) },
-			new: func(t *testing.T) []byte { return mcJSON(t, "stateful", no, deckhouse) }},
+			old: mc("stateful", yes, nil),
+			new: mc("stateful", no, deckhouse)},
 		{name: "annotation false confirms nothing", op: OpUpdate, writer: teamA,
-			old:     func(t *testing.T) []byte { return mcJSON(t, "stateful", yes, nil) },
-			new:     func(t *testing.T) []byte { return mcJSON(t, "stateful", no, map[string]string{AllowDisablingAnnotation: "false"}) },
+			old:     mc("stateful", yes, nil),
+			new:     mc("stateful", no, map[string]string{AllowDisablingAnnotation: "false"}),
 			wantErr: []string{"needs a confirmation"}},
 		{name: "deleting an object that said nothing", op: OpDelete, writer: teamA,
-			old: func(t *testing.T) []byte { return mcJSON(t, "stateful", nil, nil) }},
+			old: mc("stateful", nil, nil)},
 		{name: "deleting a disabling object", op: OpDelete, writer: teamA,
-			old: func(t *testing.T) []byte { return mcJSON(t, "stateful", no, nil) }},
+			old: mc("stateful", no, nil)},
 		{name: "a module without confirmation", op: OpDelete, writer: teamB,
-			old: func(t *testing.T) []byte { return mcJSON(t, "plain", yes, nil) }},
+			old: mc("plain", yes, nil)},
 		{name: "another team's module", op: OpUpdate, writer: teamB,
-			old:     func(t *testing.T) []byte { return mcJSON(t, "stateful", yes, nil) },
-			new:     func(t *testing.T) []byte { return mcJSON(t, "stateful", yes, allow) },
+			old:     mc("stateful", yes, nil),
+			new:     mc("stateful", yes, allow),
 			wantErr: []string{`user "mallory" may not write the settings of module "stateful"`}},
 		{name: "global by a non-writer", op: OpCreate, writer: teamB,
-			new:     func(t *testing.T) []byte { return mcJSON(t, GlobalKey, nil, nil) },
+			new:     mc(GlobalKey, nil, nil),
 			wantErr: []string{`user "mallory" may not write the settings of the global section`}},
 		{name: "global by its writer", op: OpCreate, writer: Writer{Name: "admin"},
-			new: func(t *testing.T) []byte { return mcJSON(t, GlobalKey, nil, nil) }},
+			new: mc(GlobalKey, nil, nil)},
 		{name: "the operator itself", op: OpUpdate, writer: Writer{Name: "op"},
-			old: func(t *testing.T) []byte { return mcJSON(t, GlobalKey, nil, nil) },
-			new: func(t *testing.T) []byte { return mcJSON(t, GlobalKey, nil, nil) }},
+			old: mc(GlobalKey, nil, nil),
+			new: mc(GlobalKey, nil, nil)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w := Write{Operation: tc.op, Writer: tc.writer}
-			if tc.old != nil {
-				w.Old = tc.old(t)
-			}
-			if tc.new != nil {
-				w.New = tc.new(t)
-			}
+			w := Write{Operation: tc.op, Writer: tc.writer, Old: tc.old.json(t), New: tc.new.json(t)}
 			checkGuardErr(t, guardTestGuard().CheckModuleConfig(w), tc.wantErr)
 		})
 	}

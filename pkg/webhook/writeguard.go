@@ -37,10 +37,10 @@ type WriteGuard struct {
 
 // The guard's webhook entries and where the server answers for them.
 const (
-	moduleConfigWriteGuard = "moduleconfig-guard.addon-operator.io"
-	configMapWriteGuard    = "configmap-guard.addon-operator.io"
+	moduleConfigWriteGuard     = "moduleconfig-guard.addon-operator.io"
+	configMapWriteGuard        = "configmap-guard.addon-operator.io" //nolint:gosec // G101: a webhook's name, no credential
 	moduleConfigWriteGuardPath = "/guard/moduleconfig"
-	configMapWriteGuardPath    = "/guard/configmap"
+	configMapWriteGuardPath    = "/guard/configmap" //nolint:gosec // G101: a URL path, no credential
 )
 
 // namespaceControllerUser deletes every object of a namespace being deleted;
