@@ -107,7 +107,7 @@ func TestServiceAccountRights(t *testing.T) {
 			want: append(operatorAccess(),
 				access{verb: "update", resource: "configmaps", name: "other"},
 				access{verb: "delete", resource: "configmaps", name: "addon-operator"},
-				access{verb: "watch", resource: "secrets"},
+				access{verb: "watch", resource: "secrets", allowed: true},
 				access{verb: "create", group: "apps", resource: "deployments"},
 				access{verb: "get", group: "coordination.k8s.io", resource: "leases", name: "addon-operator-leader-election"},
 				access{verb: "create", group: "coordination.k8s.io", resource: "leases"},
@@ -210,7 +210,7 @@ func operatorRules(configMap string) []rbacv1.PolicyRule {
 	return []rbacv1.PolicyRule{
 		{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: []string{configMap}, Verbs: []string{"get", "list", "watch", "update"}},
 		{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"create"}},
-		{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "list", "create", "update", "delete"}},
+		{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "list", "watch", "create", "update", "delete"}},
 		{APIGroups: []string{"", "events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
 	}
 }
