@@ -77,7 +77,7 @@ func testExecuteAll(t *testing.T, n *node, ns string) {
 		t.Fatalf("status %+v, want PreAction succeeded in 2 containers", hook.Status)
 	}
 	columns, rows := table(t, ns)
-	if diff := cmp.Diff([]string{"Name", "Template", "Policy", "Containers", "PreAction", "PostAction", "Message", "Age"}, columns); diff != "" {
+	if diff := cmp.Diff([]string{"Name", "Template", "Policy", "Containers", "PreAction", "PostAction", "Message", "Requester", "Age"}, columns); diff != "" {
 		t.Errorf("printer columns (-want +got):\n%s", diff)
 	}
 	if row := rows["all"]; len(row) < 6 || row[2] != "ExecuteAll" || row[3] != float64(2) || row[4] != true || row[5] != nil {
@@ -134,8 +134,9 @@ func testExecuteOnce(t *testing.T, n *node, ns string) {
 	create(t, hooksv1.ExecutionHooksGVR(), ns, `{"apiVersion": "hooks.addon-operator.io/v1alpha1", "kind": "ExecutionHook",
 		"metadata": {"name": "once"}, "spec": {"podSelector": {"matchLabels": {"app": "once"}}, "executionHookTemplateName": "once"}}`)
 	hook := waitHook(t, ns, "once", "PreAction done", preDone)
-	if !*hook.Status.PreActionSucceed || hook.Spec.Policy != hooksv1.ExecuteOnce || hook.Spec.PostAction == nil {
-		t.Fatalf("hook %+v, want the template's spec copied and PreAction succeeded", hook)
+	// The template is copied into the status: the spec stays as its requester wrote it.
+	if tpl := hook.Status.Template; !*hook.Status.PreActionSucceed || tpl == nil || tpl.Policy != hooksv1.ExecuteOnce || tpl.PostAction == nil || hook.Spec.PreAction != nil {
+		t.Fatalf("hook %+v, want the template copied into the status and PreAction succeeded", hook)
 	}
 	var ran []string
 	for _, p := range []string{"once-a", "once-b", "once-c"} {
@@ -158,11 +159,11 @@ func testFailures(t *testing.T, n *node, ns string) {
 	n.pod(t, ns, "bad", nil, "db")
 	create(t, hooksv1.ExecutionHooksGVR(), ns, `{"apiVersion": "hooks.addon-operator.io/v1alpha1", "kind": "ExecutionHook",
 		"metadata": {"name": "failing"}, "spec": {"podContainerNamesList": [{"podName": "bad", "containerNames": ["db"]}],
-		"preAction": {"exec": {"command": ["sh", "-c", "echo cannot freeze >&2; exit 2"]}}}}`)
+		"preAction": {"exec": {"command": ["sh", "-c", "echo cannot freeze >&2; exit 2"]}, "captureOutput": true}}}`)
 	create(t, hooksv1.ExecutionHooksGVR(), ns, `{"apiVersion": "hooks.addon-operator.io/v1alpha1", "kind": "ExecutionHook",
 		"metadata": {"name": "hanging"}, "spec": {"podContainerNamesList": [{"podName": "bad"}],
 		"preAction": {"exec": {"command": ["sleep", "60"]}, "actionTimeoutSeconds": 2}}}`)
-	for name, want := range map[string]string{"failing": "command exited with status 2: cannot freeze", "hanging": "timed out after 2s"} {
+	for name, want := range map[string]string{"failing": "command exited with status 2", "hanging": "timed out after 2s"} {
 		hook := waitHook(t, ns, name, "PreAction done", preDone)
 		if *hook.Status.PreActionSucceed {
 			t.Errorf("%s: PreActionSucceed true, want false", name)
@@ -171,6 +172,10 @@ func testFailures(t *testing.T, n *node, ns string) {
 		st := hook.Status.ContainerExecutionHookStatuses[0].PreActionStatus
 		if st == nil || st.ActionSucceed == nil || *st.ActionSucceed || st.Error == nil || !strings.Contains(st.Error.Message, want) {
 			t.Errorf("%s: container status %+v, want failed with %q", name, st, want)
+		}
+		// The output is kept (captureOutput) in its own field, never in the error.
+		if wantOut := map[string]string{"failing": "cannot freeze"}[name]; st != nil && (st.Output != wantOut || st.Error != nil && strings.Contains(st.Error.Message, "cannot freeze")) {
+			t.Errorf("%s: output %q, error %+v: want output %q and an error without it", name, st.Output, st.Error, wantOut)
 		}
 		operatortest.Poll(t, name+" PreActionFailed event", func() bool {
 			return slices.Contains(eventReasons(t, cp.Clientset(t), ns, name), "PreActionFailed")

@@ -100,8 +100,10 @@ func TestModuleGrantsExecOnlyWhereAllowed(t *testing.T) {
 	operatortest.Poll(t, "pods/exec revoked after disabling the module", func() bool {
 		return !slices.ContainsFunc(append(allowed, other), func(ns string) bool { return can(t, saNS, "create", "pods", "exec", ns) })
 	})
-	_, err := cp.Clientset(t).RbacV1().ClusterRoles().Get(t.Context(), "addon-operator:execution-hooks:"+saNS, metav1.GetOptions{})
-	if !apierrors.IsNotFound(err) {
-		t.Errorf("ClusterRole of the module after disabling it: %v, want not found", err)
+	for _, name := range []string{"addon-operator:execution-hooks:" + saNS, "addon-operator:execution-hooks:" + saNS + ":reviews"} {
+		operatortest.Poll(t, "ClusterRole "+name+" deleted after disabling the module", func() bool {
+			_, err := cp.Clientset(t).RbacV1().ClusterRoles().Get(t.Context(), name, metav1.GetOptions{})
+			return apierrors.IsNotFound(err)
+		})
 	}
 }
