@@ -17,9 +17,7 @@ func SecretValues(manifest string) []string {
 	var out []string
 	_ = EachDocument(strings.NewReader(manifest), func(_ int, doc []byte) error {
 		var v any
-		if utilyaml.Unmarshal(doc, &v) != nil {
-			return nil
-		}
+		_ = utilyaml.Unmarshal(doc, &v) // a document that cannot be read gives nothing
 		obj, _ := v.(map[string]any)
 		kind, _ := obj["kind"].(string)
 		if items, ok := obj["items"].([]any); ok && strings.HasSuffix(kind, "List") {

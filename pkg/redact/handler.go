@@ -50,17 +50,17 @@ func (h *handler) attr(a slog.Attr) slog.Attr {
 	v := a.Value.Resolve()
 	switch v.Kind() {
 	case slog.KindString:
-		return slog.String(a.Key, h.r.String(v.String()))
+		return slog.Attr{Key: a.Key, Value: slog.StringValue(h.r.String(v.String()))}
 	case slog.KindGroup:
 		members := v.Group()
-		red := make([]any, len(members))
+		red := make([]slog.Attr, len(members))
 		for i, m := range members {
 			red[i] = h.attr(m)
 		}
-		return slog.Group(a.Key, red...)
+		return slog.Attr{Key: a.Key, Value: slog.GroupValue(red...)}
 	case slog.KindAny:
 		if err, ok := v.Any().(error); ok {
-			return slog.String(a.Key, h.r.String(err.Error()))
+			return slog.Attr{Key: a.Key, Value: slog.StringValue(h.r.String(err.Error()))}
 		}
 	}
 	return a

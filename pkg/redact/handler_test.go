@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+
+	"github.com/addon-operator/addon-operator/pkg/logkey"
 )
 
 func TestHandler(t *testing.T) {
@@ -13,10 +15,10 @@ func TestHandler(t *testing.T) {
 	r.Set("s", []string{"s3cr3t-value-1"})
 	var buf bytes.Buffer
 	log := slog.New(r.Handler(slog.NewJSONHandler(&buf, nil)))
-	log.With(slog.String("pre", "with s3cr3t-value-1")).WithGroup("g").Info("message s3cr3t-value-1",
-		slog.Any("error", errors.New(`Invalid value: "s3cr3t-value-1"`)),
-		slog.Group("inner", slog.String("v", "s3cr3t-value-1")),
-		slog.Int("count", 3))
+	log.With(slog.String(logkey.Name, "with s3cr3t-value-1")).WithGroup(logkey.Module).Info("message s3cr3t-value-1",
+		logkey.Err(errors.New(`Invalid value: "s3cr3t-value-1"`)),
+		slog.Group(logkey.Hook, slog.String(logkey.Name, "s3cr3t-value-1")),
+		slog.Int(logkey.Count, 3))
 	out := buf.String()
 	if strings.Contains(out, "s3cr3t-value-1") {
 		t.Errorf("the log line shows the secret: %s", out)

@@ -11,14 +11,29 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
+type stringCase struct {
+	name    string
+	secrets []string
+	in      string
+	want    string
+}
+
 func TestString(t *testing.T) {
+	for _, tt := range stringCases() {
+		t.Run(tt.name, func(t *testing.T) {
+			r := New()
+			r.Set("test", tt.secrets)
+			if diff := cmp.Diff(tt.want, r.String(tt.in)); diff != "" {
+				t.Errorf("String(%q) (-want +got):\n%s", tt.in, diff)
+			}
+		})
+	}
+}
+
+// stringCases are the forms, thresholds and words String is held to.
+func stringCases() []stringCase {
 	const key = "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\nBKcwggSjAgEAAoIBAQC7\n-----END PRIVATE KEY-----\n"
-	tests := []struct {
-		name    string
-		secrets []string
-		in      string
-		want    string
-	}{
+	return []stringCase{
 		{
 			name:    "long value anywhere",
 			secrets: []string{"hunter2hunter2"},
@@ -103,15 +118,6 @@ func TestString(t *testing.T) {
 			in:      "котик кот",
 			want:    "котик [redacted]",
 		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			r := New()
-			r.Set("test", tt.secrets)
-			if diff := cmp.Diff(tt.want, r.String(tt.in)); diff != "" {
-				t.Errorf("String(%q) (-want +got):\n%s", tt.in, diff)
-			}
-		})
 	}
 }
 
