@@ -266,6 +266,15 @@ func TestAttackerDisablesConfirmedModuleWithoutAnnotation(t *testing.T) {
 func TestAttackerDeletesConfirmedModuleConfigWithAnnotation(t *testing.T) {
 	e := moduleGuardStart(t, "moduleconfig")
 	e.vaultConfig(map[string]any{"enabled": true})
+	// Another object stays: with none left the operator holds the last
+	// configuration (config-hold.md), which is not what this test is about.
+	mcs := e.dyn.Resource(v1.ModuleConfigsResource())
+	web := &unstructured.Unstructured{Object: map[string]any{"apiVersion": v1.APIVersion, "kind": v1.KindModuleConfig,
+		"metadata": map[string]any{"name": "mg-web"}, "spec": map[string]any{"enabled": true}}}
+	if _, err := mcs.Create(t.Context(), web, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create mg-web's ModuleConfig: %v", err)
+	}
+	t.Cleanup(func() { _ = mcs.Delete(context.WithoutCancel(t.Context()), "mg-web", metav1.DeleteOptions{}) })
 	e.op.WaitModule("mg-vault", "enabled", moduleGuardEnabled(true))
 	dyn, _ := e.as("val", "vault-team")
 	res := dyn.Resource(v1.ModuleConfigsResource())
