@@ -50,17 +50,17 @@ func (h *handler) attr(a slog.Attr) slog.Attr {
 	v := a.Value.Resolve()
 	switch v.Kind() {
 	case slog.KindString:
-		return slog.Attr{Key: a.Key, Value: slog.StringValue(h.r.String(v.String()))}
+		a.Value = slog.StringValue(h.r.String(v.String()))
 	case slog.KindGroup:
 		members := v.Group()
 		red := make([]slog.Attr, len(members))
 		for i, m := range members {
 			red[i] = h.attr(m)
 		}
-		return slog.Attr{Key: a.Key, Value: slog.GroupValue(red...)}
+		a.Value = slog.GroupValue(red...)
 	case slog.KindAny:
 		if err, ok := v.Any().(error); ok {
-			return slog.Attr{Key: a.Key, Value: slog.StringValue(h.r.String(err.Error()))}
+			a.Value = slog.StringValue(h.r.String(err.Error()))
 		}
 	}
 	return a

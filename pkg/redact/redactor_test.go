@@ -19,7 +19,7 @@ type stringCase struct {
 }
 
 func TestString(t *testing.T) {
-	for _, tt := range stringCases() {
+	for _, tt := range append(stringCases(), wordCases()...) {
 		t.Run(tt.name, func(t *testing.T) {
 			r := New()
 			r.Set("test", tt.secrets)
@@ -30,7 +30,7 @@ func TestString(t *testing.T) {
 	}
 }
 
-// stringCases are the forms, thresholds and words String is held to.
+// stringCases are the forms String finds secrets in.
 func stringCases() []stringCase {
 	const key = "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\nBKcwggSjAgEAAoIBAQC7\n-----END PRIVATE KEY-----\n"
 	return []stringCase{
@@ -76,6 +76,12 @@ func stringCases() []stringCase {
 			in:      "abcdefghijkl",
 			want:    "[redacted]",
 		},
+	}
+}
+
+// wordCases are the thresholds and words String is held to.
+func wordCases() []stringCase {
+	return []stringCase{
 		{
 			name:    "short value as a word",
 			secrets: []string{"p4ss"},
