@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"text/template"
@@ -19,6 +20,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
 )
 
 // Workloads configure what Start runs beside etcd and the API server so
@@ -144,7 +146,12 @@ func (cp *ControlPlane) startWorkloads(ctx context.Context, w Workloads) error {
 		"--config=" + config,
 		"--manage-nodes-with-annotation-selector=" + nodeAnnotation + "=fake",
 		"--cidr=10.244.0.0/16", "--node-ip=127.0.0.1",
-	}, ready: func(ctx context.Context) error { return waitNodesReady(ctx, client, nodes) }}
+	}, ready: func(ctx context.Context) error {
+		if err := waitNodesReady(ctx, client, nodes); err != nil {
+			return err
+		}
+		return untaintNodes(ctx, client, nodes)
+	}}
 	cp.servers = append(cp.servers, kwok)
 	return cp.startServer(ctx, kwok)
 }
@@ -227,4 +234,33 @@ func notReady(ctx context.Context, client kubernetes.Interface, names []string) 
 		}
 	}
 	return pending, nil
+}
+
+// notReadyTaint is the taint the API server's TaintNodesByCondition
+// admission puts on every new node. The node lifecycle controller removes
+// it once the node is Ready; that controller is not run (it would evict
+// Pods from nodes without kubelet heartbeats), so this does it.
+const notReadyTaint = "node.kubernetes.io/not-ready"
+
+// untaintNodes removes notReadyTaint from the named nodes.
+func untaintNodes(ctx context.Context, client kubernetes.Interface, names []string) error {
+	for _, name := range names {
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			node, err := client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			taints := slices.DeleteFunc(node.Spec.Taints, func(t corev1.Taint) bool { return t.Key == notReadyTaint })
+			if len(taints) == len(node.Spec.Taints) {
+				return nil
+			}
+			node.Spec.Taints = taints
+			_, err = client.CoreV1().Nodes().Update(ctx, node, metav1.UpdateOptions{})
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("remove taint %s from node %s: %w", notReadyTaint, name, err)
+		}
+	}
+	return nil
 }
