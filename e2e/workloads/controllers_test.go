@@ -218,8 +218,8 @@ func TestJobCompletesOrFailsWithItsExitCode(t *testing.T) {
 
 func phases(ps []corev1.Pod) []corev1.PodPhase {
 	out := make([]corev1.PodPhase, len(ps))
-	for i, p := range ps {
-		out[i] = p.Status.Phase
+	for i := range ps {
+		out[i] = ps[i].Status.Phase
 	}
 	return out
 }

@@ -1,7 +1,6 @@
 package workloads
 
 import (
-	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -42,28 +41,7 @@ func repoModule(t *testing.T, name string) string {
 // copyDir copies the files below src to dst.
 func copyDir(t *testing.T, src, dst string) {
 	t.Helper()
-	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, err := filepath.Rel(src, path)
-		if err != nil {
-			return err
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		if err := os.MkdirAll(filepath.Join(dst, filepath.Dir(rel)), 0o750); err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), data, info.Mode().Perm())
-	})
-	if err != nil {
+	if err := os.CopyFS(dst, os.DirFS(src)); err != nil {
 		t.Fatalf("copy %s: %v", src, err)
 	}
 }
@@ -88,7 +66,7 @@ func TestEchoServiceBecomesReady(t *testing.T) {
 
 // hookJob is a chart hook Job run before install; annotations go on its
 // Pod and decide how the Pod ends.
-func hookJob(name string, annotations string) string {
+func hookJob(name, annotations string) string {
 	return `apiVersion: batch/v1
 kind: Job
 metadata:
