@@ -452,15 +452,21 @@ func (o *startOptions) wire(restCfg *rest.Config, log *slog.Logger, rec *metrics
 	op, err := o.newOperator(deps, cfgMap, dyn, events, rec, recorder, log)
 	if err == nil && hooksSrv != nil {
 		standbyOperator(op)
-		hooksSrv.SetRedactor(o.redactor.String)
-		hooksSrv.SetConfigMapCheck(op.CheckConfigMap)
-		if o.api.configSource == configSourceModuleConfig {
-			hooksSrv.SetModuleConfigCheck(func(object []byte) error {
-				return config.CheckModuleConfig(object, op.HasModule, op.ValidateConfig)
-			})
-		}
+		o.serveChecks(hooksSrv, op)
 	}
 	return op, recorder, err
+}
+
+// serveChecks hands the webhook server the operator's checks of the
+// configuration and the redactor of its answers.
+func (o *startOptions) serveChecks(hooksSrv *webhook.Server, op *operator.Operator) {
+	hooksSrv.SetRedactor(o.redactor.String)
+	hooksSrv.SetConfigMapCheck(op.CheckConfigMap)
+	if o.api.configSource == configSourceModuleConfig {
+		hooksSrv.SetModuleConfigCheck(func(object []byte) error {
+			return config.CheckModuleConfig(object, op.HasModule, op.ValidateConfig)
+		})
+	}
 }
 
 // newOperator makes the operator with the configuration source and the

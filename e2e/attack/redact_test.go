@@ -168,8 +168,8 @@ func redactCheckEvents(t *testing.T, h *operatortest.Harness) {
 		if err != nil {
 			return false
 		}
-		for _, ev := range evs.Items {
-			if ev.Reason == "ModuleRunFailed" && strings.Contains(ev.Note, "Invalid value") {
+		for i := range evs.Items {
+			if ev := &evs.Items[i]; ev.Reason == "ModuleRunFailed" && strings.Contains(ev.Note, "Invalid value") {
 				return true
 			}
 		}
@@ -180,8 +180,8 @@ func redactCheckEvents(t *testing.T, h *operatortest.Harness) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, ev := range evs.Items {
-			redactCheck(t, "Event "+ns+"/"+ev.Name, ev.Note)
+		for i := range evs.Items {
+			redactCheck(t, "Event "+ns+"/"+evs.Items[i].Name, evs.Items[i].Note)
 		}
 	}
 }

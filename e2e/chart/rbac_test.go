@@ -115,20 +115,7 @@ func TestServiceAccountRights(t *testing.T) {
 		},
 		{
 			name: "defaults",
-			want: append(append(append(operatorAccess(), moduleObjectAccess()...), catalogueAccess()...),
-				access{verb: "create", group: "apps", resource: "deployments"},
-				access{verb: "delete", resource: "configmaps", name: "other"},
-				access{verb: "create", group: "apps", resource: "deployments", namespace: "default"},
-				access{verb: "create", group: "rbac.authorization.k8s.io", resource: "roles"},
-				access{verb: "create", resource: "pods"},
-				access{verb: "create", group: "rbac.authorization.k8s.io", resource: "clusterroles", namespace: "-"},
-				access{verb: "create", group: "apiextensions.k8s.io", resource: "customresourcedefinitions", namespace: "-"},
-				access{verb: "patch", group: "apiextensions.k8s.io", resource: "customresourcedefinitions", name: "any.example.com", namespace: "-"},
-				access{verb: "create", group: "admissionregistration.k8s.io", resource: "mutatingwebhookconfigurations", namespace: "-"},
-				access{verb: "create", group: "admissionregistration.k8s.io", resource: "mutatingwebhookconfigurations", name: "other", namespace: "-"},
-				access{verb: "patch", group: "admissionregistration.k8s.io", resource: "validatingwebhookconfigurations", name: "other", namespace: "-"},
-				access{verb: "create", group: "rbac.authorization.k8s.io", resource: "clusterrolebindings", namespace: "-"},
-			),
+			want: append(append(append(operatorAccess(), moduleObjectAccess()...), catalogueAccess()...), escalationAccess()...),
 		},
 		{
 			name: "moduleconfig source",
@@ -176,6 +163,26 @@ func TestServiceAccountRights(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// escalationAccess are requests the default chart must refuse: writes
+// beyond the catalogue's needs and each step towards cluster-admin (any
+// webhook configuration, any CRD, any ClusterRole or binding).
+func escalationAccess() []access {
+	return []access{
+		{verb: "create", group: "apps", resource: "deployments"},
+		{verb: "delete", resource: "configmaps", name: "other"},
+		{verb: "create", group: "apps", resource: "deployments", namespace: "default"},
+		{verb: "create", group: "rbac.authorization.k8s.io", resource: "roles"},
+		{verb: "create", resource: "pods"},
+		{verb: "create", group: "rbac.authorization.k8s.io", resource: "clusterroles", namespace: "-"},
+		{verb: "create", group: "apiextensions.k8s.io", resource: "customresourcedefinitions", namespace: "-"},
+		{verb: "patch", group: "apiextensions.k8s.io", resource: "customresourcedefinitions", name: "any.example.com", namespace: "-"},
+		{verb: "create", group: "admissionregistration.k8s.io", resource: "mutatingwebhookconfigurations", namespace: "-"},
+		{verb: "create", group: "admissionregistration.k8s.io", resource: "mutatingwebhookconfigurations", name: "other", namespace: "-"},
+		{verb: "patch", group: "admissionregistration.k8s.io", resource: "validatingwebhookconfigurations", name: "other", namespace: "-"},
+		{verb: "create", group: "rbac.authorization.k8s.io", resource: "clusterrolebindings", namespace: "-"},
 	}
 }
 

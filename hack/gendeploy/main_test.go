@@ -161,6 +161,8 @@ func TestRenderedKinds(t *testing.T) {
 		"RoleBinding/addon-operator", "Service/addon-operator", "ServiceAccount/addon-operator",
 		"Service/addon-operator-webhook", // webhooks.enabled
 		"ClusterRole/addon-operator-addon-operator-webhooks", "ClusterRoleBinding/addon-operator-addon-operator-webhooks",
+		// rbac.generated's cluster rules: the shipped catalogue's by default
+		"ClusterRole/addon-operator-addon-operator-generated", "ClusterRoleBinding/addon-operator-addon-operator-generated",
 		"CustomResourceDefinition/modules.addon-operator.io", "CustomResourceDefinition/moduleconfigs.addon-operator.io",
 	}
 	// The rights on the addon-operator.io API, with Module objects on.

@@ -25,7 +25,10 @@ func TestApplyLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatalf("install: %v", err)
 	}
-	want := Outcome{Revision: 1, Checksum: installed.Checksum, Reason: ReasonNoRelease, Manifest: installed.Manifest, Fresh: true}
+	if installed.Rendered == nil || installed.Rendered.Manifest != installed.Manifest {
+		t.Errorf("install outcome's rendered chart = %+v, want the installed manifest", installed.Rendered)
+	}
+	want := Outcome{Revision: 1, Checksum: installed.Checksum, Reason: ReasonNoRelease, Manifest: installed.Manifest, Fresh: true, Rendered: installed.Rendered}
 	if diff := cmp.Diff(want, installed); diff != "" {
 		t.Errorf("install outcome (-want +got):\n%s", diff)
 	}
@@ -44,7 +47,7 @@ func TestApplyLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatalf("second apply: %v", err)
 	}
-	if diff := cmp.Diff(Outcome{Revision: 1, Checksum: installed.Checksum, Skipped: true, Manifest: installed.Manifest}, again); diff != "" {
+	if diff := cmp.Diff(Outcome{Revision: 1, Checksum: installed.Checksum, Skipped: true, Manifest: installed.Manifest, Rendered: again.Rendered}, again); diff != "" {
 		t.Errorf("second apply outcome (-want +got):\n%s", diff)
 	}
 

@@ -117,6 +117,13 @@ func TestDiscoverDefinitionErrors(t *testing.T) {
 			dirs:    []string{"m"},
 			wantIn:  []string{`$ROOT/m/a/module.yaml: field namespace: "Not_OK"`},
 		},
+	})
+}
+
+// TestDiscoverRequirementErrors: what modules wait for is checked for
+// bad constraints, missing modules, versions and cycles.
+func TestDiscoverRequirementErrors(t *testing.T) {
+	runErrorCases(t, []errorCase{
 		{
 			name:    "invalid constraint",
 			entries: map[string]node{"m/a/module.yaml": file("requires: {b: \"bigger than 1\"}\n"), "m/b": dir()},
