@@ -8,13 +8,10 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	apiextensions "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
-	"sigs.k8s.io/yaml"
 
 	"github.com/addon-operator/addon-operator/e2e/operatortest"
 	v1 "github.com/addon-operator/addon-operator/pkg/apis/v1alpha1"
@@ -188,7 +185,7 @@ func TestAttackerDeletesConfigMapWhileOperatorIsDown(t *testing.T) {
 // operator is stopped. Creating ModuleConfig global with the confirmation
 // annotation then applies the empty configuration.
 func TestAttackerDeletesAllModuleConfigsWhileOperatorIsDown(t *testing.T) {
-	configHoldInstallCRDs(t)
+	installAPICRDs(t)
 	e := configHoldSetup(t, "--config-source=moduleconfig")
 	e.setModuleConfig("hold-echo", nil, map[string]any{"enabled": true, "settings": map[string]any{"token": configHoldToken}})
 	op := e.start()
@@ -218,7 +215,7 @@ func TestAttackerDeletesAllModuleConfigsWhileOperatorIsDown(t *testing.T) {
 // is stopped: after the restart the module keeps its last accepted
 // settings, as the object's status says.
 func TestAttackerStoresInvalidModuleConfigWhileOperatorIsDown(t *testing.T) {
-	configHoldInstallCRDs(t)
+	installAPICRDs(t)
 	e := configHoldSetup(t, "--config-source=moduleconfig")
 	e.setModuleConfig("hold-echo", nil, map[string]any{"enabled": true, "settings": map[string]any{"token": configHoldToken, "greeting": "saved"}})
 	op := e.start()
@@ -302,25 +299,4 @@ func (e *configHoldEnv) moduleConfigMessage(name string) string {
 		return ""
 	}
 	return msg
-}
-
-// configHoldInstallCRDs creates the addon-operator.io CRDs unless they
-// exist, and waits until they are served.
-func configHoldInstallCRDs(t *testing.T) {
-	t.Helper()
-	c := apiextensions.NewForConfigOrDie(cp.Config)
-	for _, doc := range v1.CRDs() {
-		var crd apiextensionsv1.CustomResourceDefinition
-		if err := yaml.Unmarshal(doc, &crd); err != nil {
-			t.Fatal(err)
-		}
-		_, err := c.ApiextensionsV1().CustomResourceDefinitions().Create(t.Context(), &crd, metav1.CreateOptions{})
-		if err != nil && !apierrors.IsAlreadyExists(err) {
-			t.Fatalf("create CRD %s: %v", crd.Name, err)
-		}
-	}
-	operatortest.Poll(t, "addon-operator.io served", func() bool {
-		_, err := c.Discovery().ServerResourcesForGroupVersion(v1.APIVersion)
-		return err == nil
-	})
 }

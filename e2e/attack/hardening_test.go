@@ -13,15 +13,11 @@ import (
 	"testing"
 	"time"
 
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	apiextensions "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
-	"sigs.k8s.io/yaml"
 
 	"github.com/addon-operator/addon-operator/e2e/cluster"
 	"github.com/addon-operator/addon-operator/e2e/operatortest"
@@ -43,7 +39,7 @@ const hardeningModule = "hardening-restore"
 // module as failed, then deletes the object. Each time the operator writes
 // back what it knows, without waiting for the module's next change.
 func TestAttackerEditsAndDeletesModuleObject(t *testing.T) {
-	hardeningInstallCRDs(t)
+	installAPICRDs(t)
 	dyn, err := dynamic.NewForConfig(cp.Config)
 	if err != nil {
 		t.Fatal(err)
@@ -260,27 +256,6 @@ func hardeningPollWithin(t *testing.T, within time.Duration, what string, cond f
 		}
 		<-tick.C
 	}
-}
-
-// hardeningInstallCRDs creates the addon-operator.io CRDs unless they
-// exist, and waits until they are served.
-func hardeningInstallCRDs(t *testing.T) {
-	t.Helper()
-	c := apiextensions.NewForConfigOrDie(cp.Config)
-	for _, doc := range v1.CRDs() {
-		var crd apiextensionsv1.CustomResourceDefinition
-		if err := yaml.Unmarshal(doc, &crd); err != nil {
-			t.Fatal(err)
-		}
-		_, err := c.ApiextensionsV1().CustomResourceDefinitions().Create(t.Context(), &crd, metav1.CreateOptions{})
-		if err != nil && !apierrors.IsAlreadyExists(err) {
-			t.Fatalf("create CRD %s: %v", crd.Name, err)
-		}
-	}
-	operatortest.Poll(t, "addon-operator.io served", func() bool {
-		_, err := c.Discovery().ServerResourcesForGroupVersion(v1.APIVersion)
-		return err == nil
-	})
 }
 
 func hardeningWrite(t *testing.T, path, content string) {

@@ -12,16 +12,12 @@ import (
 	admissionregv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	apiextensions "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"sigs.k8s.io/yaml"
 
 	"github.com/addon-operator/addon-operator/e2e/operatortest"
 	v1 "github.com/addon-operator/addon-operator/pkg/apis/v1alpha1"
@@ -45,7 +41,7 @@ type moduleGuardEnv struct {
 // writers file and the config source given.
 func moduleGuardStart(t *testing.T, source string) *moduleGuardEnv {
 	t.Helper()
-	moduleGuardInstallCRDs(t)
+	installAPICRDs(t)
 	dyn, err := dynamic.NewForConfig(cp.Config)
 	if err != nil {
 		t.Fatal(err)
@@ -112,27 +108,6 @@ func moduleGuardWrite(t *testing.T, path, content string) {
 	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// moduleGuardInstallCRDs creates the addon-operator.io CRDs unless they
-// exist, and waits until they are served.
-func moduleGuardInstallCRDs(t *testing.T) {
-	t.Helper()
-	c := apiextensions.NewForConfigOrDie(cp.Config)
-	for _, doc := range v1.CRDs() {
-		var crd apiextensionsv1.CustomResourceDefinition
-		if err := yaml.Unmarshal(doc, &crd); err != nil {
-			t.Fatal(err)
-		}
-		_, err := c.ApiextensionsV1().CustomResourceDefinitions().Create(t.Context(), &crd, metav1.CreateOptions{})
-		if err != nil && !apierrors.IsAlreadyExists(err) {
-			t.Fatalf("create CRD %s: %v", crd.Name, err)
-		}
-	}
-	operatortest.Poll(t, "addon-operator.io served", func() bool {
-		_, err := c.Discovery().ServerResourcesForGroupVersion(v1.APIVersion)
-		return err == nil
-	})
 }
 
 // as returns clients acting as user in groups, who may do nothing but
