@@ -148,7 +148,9 @@ func TestForeignReleaseIsRefusedUntilMigrationSwitch(t *testing.T) {
 	}
 	h.Stop()
 
-	h.SetConfig(map[string]string{})
+	// Enabled again explicitly: an emptied ConfigMap without confirmation
+	// would hold the saved configuration, which disables alpha.
+	h.SetConfig(map[string]string{"alphaEnabled": "true"})
 	h.start("--adopt-unlabeled-releases")
 	h.Poll("alpha's release to be upgraded and labelled ours", func() bool {
 		return h.ReleaseRevision("alpha") == 2 && h.alphaData()["message"] == "from-values-yaml" && h.releaseOwned("alpha", 2)
