@@ -185,7 +185,7 @@ func TestAttackerDeletesConfigMapWhileOperatorIsDown(t *testing.T) {
 // operator is stopped. Creating ModuleConfig global with the confirmation
 // annotation then applies the empty configuration.
 func TestAttackerDeletesAllModuleConfigsWhileOperatorIsDown(t *testing.T) {
-	installAPICRDs(t)
+	operatortest.InstallAPICRDs(t, cp.Config)
 	e := configHoldSetup(t, "--config-source=moduleconfig")
 	e.setModuleConfig("hold-echo", nil, map[string]any{"enabled": true, "settings": map[string]any{"token": configHoldToken}})
 	op := e.start()
@@ -215,7 +215,7 @@ func TestAttackerDeletesAllModuleConfigsWhileOperatorIsDown(t *testing.T) {
 // is stopped: after the restart the module keeps its last accepted
 // settings, as the object's status says.
 func TestAttackerStoresInvalidModuleConfigWhileOperatorIsDown(t *testing.T) {
-	installAPICRDs(t)
+	operatortest.InstallAPICRDs(t, cp.Config)
 	e := configHoldSetup(t, "--config-source=moduleconfig")
 	e.setModuleConfig("hold-echo", nil, map[string]any{"enabled": true, "settings": map[string]any{"token": configHoldToken, "greeting": "saved"}})
 	op := e.start()

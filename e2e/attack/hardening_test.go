@@ -39,7 +39,7 @@ const hardeningModule = "hardening-restore"
 // module as failed, then deletes the object. Each time the operator writes
 // back what it knows, without waiting for the module's next change.
 func TestAttackerEditsAndDeletesModuleObject(t *testing.T) {
-	installAPICRDs(t)
+	operatortest.InstallAPICRDs(t, cp.Config)
 	dyn, err := dynamic.NewForConfig(cp.Config)
 	if err != nil {
 		t.Fatal(err)

@@ -41,7 +41,7 @@ type moduleGuardEnv struct {
 // writers file and the config source given.
 func moduleGuardStart(t *testing.T, source string) *moduleGuardEnv {
 	t.Helper()
-	installAPICRDs(t)
+	operatortest.InstallAPICRDs(t, cp.Config)
 	dyn, err := dynamic.NewForConfig(cp.Config)
 	if err != nil {
 		t.Fatal(err)

@@ -89,7 +89,7 @@ func redactCheck(t *testing.T, where, text string) {
 // Events, the status page or /metrics (none of which needs the right to
 // read Secrets) must not find either value there.
 func TestAttackerReadsRejectedSecretFromErrorTexts(t *testing.T) {
-	installAPICRDs(t)
+	operatortest.InstallAPICRDs(t, cp.Config)
 	h := operatortest.New(t, cp, bin)
 	dyn, err := dynamic.NewForConfig(cp.Config)
 	if err != nil {

@@ -20,7 +20,7 @@ import (
 // settings break the module's schema, or that names no module, with the
 // operator's message, and stores nothing; a valid object is stored.
 func TestModuleConfigRejectedAtAdmission(t *testing.T) {
-	installCRDs(t)
+	operatortest.InstallAPICRDs(t, cp.Config)
 	h := newHarness(t)
 	h.chartModule("010-ad-echo", "adEcho")
 	_, port, _ := net.SplitHostPort(operatortest.FreeAddress(t))

@@ -60,7 +60,7 @@ func TestWithoutCRDs(t *testing.T) {
 // only work in its namespace, the operator runs on the ConfigMap and says
 // once what it may not do.
 func TestWithoutRights(t *testing.T) {
-	installCRDs(t)
+	operatortest.InstallAPICRDs(t, cp.Config)
 	h := newHarness(t)
 	h.chartModule("010-nr-echo", "nrEcho")
 	h.SetConfig(map[string]string{"nrEchoEnabled": "true", "nrEcho": "greeting: narrow\n"})

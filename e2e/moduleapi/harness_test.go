@@ -7,15 +7,12 @@ import (
 	"strings"
 	"testing"
 
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	apiextensions "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/dynamic"
-	"sigs.k8s.io/yaml"
 
 	"github.com/addon-operator/addon-operator/e2e/operatortest"
 	v1 "github.com/addon-operator/addon-operator/pkg/apis/v1alpha1"
@@ -85,40 +82,6 @@ metadata:
 data:
   greeting: {{ .Values.%[1]s.greeting | quote }}
 `, key, dir[strings.Index(dir, "-")+1:]))
-}
-
-// installCRDs creates the addon-operator.io CRDs unless they exist, and
-// waits until they are served.
-func installCRDs(t *testing.T) {
-	t.Helper()
-	c := apiextensions.NewForConfigOrDie(cp.Config)
-	for _, doc := range v1.CRDs() {
-		var crd apiextensionsv1.CustomResourceDefinition
-		if err := yaml.Unmarshal(doc, &crd); err != nil {
-			t.Fatal(err)
-		}
-		_, err := c.ApiextensionsV1().CustomResourceDefinitions().Create(t.Context(), &crd, metav1.CreateOptions{})
-		if err != nil && !apierrors.IsAlreadyExists(err) {
-			t.Fatalf("create CRD %s: %v", crd.Name, err)
-		}
-		operatortest.Poll(t, "CRD "+crd.Name+" established", func() bool {
-			got, err := c.ApiextensionsV1().CustomResourceDefinitions().Get(t.Context(), crd.Name, metav1.GetOptions{})
-			if err != nil {
-				return false
-			}
-			for _, cond := range got.Status.Conditions {
-				if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
-					return true
-				}
-			}
-			return false
-		})
-	}
-	disc := apiextensions.NewForConfigOrDie(cp.Config).Discovery()
-	operatortest.Poll(t, "addon-operator.io served", func() bool {
-		_, err := disc.ServerResourcesForGroupVersion(v1.APIVersion)
-		return err == nil
-	})
 }
 
 // module returns the Module object of name, false when there is none.

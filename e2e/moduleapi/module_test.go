@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/addon-operator/addon-operator/e2e/operatortest"
 	v1 "github.com/addon-operator/addon-operator/pkg/apis/v1alpha1"
 )
 
@@ -23,7 +24,7 @@ var update = flag.Bool("update", false, "rewrite golden files") //nolint:gocheck
 // the Event on the object), Disabled after it is disabled, and removed
 // once the module is gone.
 func TestModuleObjects(t *testing.T) {
-	installCRDs(t)
+	operatortest.InstallAPICRDs(t, cp.Config)
 	h := newHarness(t)
 	h.chartModule("010-mo-echo", "moEcho")
 	h.chartModule("020-mo-idle", "moIdle")

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/addon-operator/addon-operator/e2e/operatortest"
 	v1 "github.com/addon-operator/addon-operator/pkg/apis/v1alpha1"
 )
 
@@ -77,7 +78,7 @@ func (h *harness) greeting(module string) string {
 // it, change a setting, reject an invalid one (the last valid one stays),
 // name an unknown module, disable it.
 func TestModuleConfigSource(t *testing.T) {
-	installCRDs(t)
+	operatortest.InstallAPICRDs(t, cp.Config)
 	h := newHarness(t)
 	h.chartModule("010-mc-echo", "mcEcho")
 	h.setModuleConfig("mc-echo", map[string]any{"enabled": true, "settings": map[string]any{"greeting": "hi"}, "version": int64(1)})
@@ -117,7 +118,7 @@ func TestModuleConfigSource(t *testing.T) {
 // ModuleConfigs, and the operator on ModuleConfigs keeps the same
 // releases: no upgrade, the same rendered values.
 func TestConfigMigrate(t *testing.T) {
-	installCRDs(t)
+	operatortest.InstallAPICRDs(t, cp.Config)
 	h := newHarness(t)
 	h.chartModule("010-mg-one", "mgOne")
 	h.chartModule("020-mg-two", "mgTwo")

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"testing"
 
+	"github.com/addon-operator/addon-operator/e2e/operatortest"
 	v1 "github.com/addon-operator/addon-operator/pkg/apis/v1alpha1"
 )
 
@@ -18,7 +19,7 @@ const metricObjectWrites = "addon_operator_module_object_writes_total"
 // more write a module (Pending while it waits), so the bound is two.
 func TestModuleObjectWritesPerRun(t *testing.T) {
 	const n = 10
-	installCRDs(t)
+	operatortest.InstallAPICRDs(t, cp.Config)
 	h := newHarness(t)
 	config := map[string]string{}
 	names := make([]string, n)
