@@ -10,6 +10,7 @@ import (
 	"k8s.io/kube-openapi/pkg/validation/spec"
 
 	"github.com/addon-operator/addon-operator/pkg/filelimit"
+	"github.com/addon-operator/addon-operator/pkg/values/cel"
 )
 
 // SchemaKind names one of the three schemas of a section (a module or
@@ -60,6 +61,9 @@ type schema struct {
 	// hasSensitive is set when some node marks values sensitive.
 	patterns     map[string]*regexp.Regexp
 	hasSensitive bool
+	// rules are the CEL rules of x-deckhouse-validations and
+	// x-kubernetes-validations; nil when there are none.
+	rules *cel.Rules
 }
 
 // LoadSchemas reads a section's config-values and values schemas, OpenAPI v3
@@ -236,7 +240,11 @@ func newSchema(file string, doc map[string]any) (*schema, error) {
 	if err := json.Unmarshal(raw, sp); err != nil {
 		return nil, fmt.Errorf("schema %s: %w", file, err)
 	}
-	return &schema{file: file, doc: doc, spec: sp, defaults: newDefaultsNode(doc, patterns), patterns: patterns, hasSensitive: anySensitive(doc)}, nil
+	rules, err := cel.Compile(doc)
+	if err != nil {
+		return nil, fmt.Errorf("schema %s: %w", file, err)
+	}
+	return &schema{file: file, doc: doc, spec: sp, defaults: newDefaultsNode(doc, patterns), patterns: patterns, hasSensitive: anySensitive(doc), rules: rules}, nil
 }
 
 // get returns the schema of a kind, or nil when it is absent.

@@ -82,7 +82,18 @@ func (s *Schemas) ValidateHelm(key string, section Values) error {
 // JSON. The section is validated as hooks and Helm see it: encoded as JSON,
 // so every number is a float64 (1 is still an integer). Without that schema
 // it returns nil. section is never changed.
+//
+// The schema's CEL rules (x-deckhouse-validations, x-kubernetes-validations)
+// are checked too; transition rules, those that name oldSelf, need the
+// previous values: see ValidateTransition.
 func (s *Schemas) Validate(kind SchemaKind, key string, section Values) error {
+	return s.ValidateTransition(kind, key, section, nil)
+}
+
+// ValidateTransition is Validate with the section's previous values, old,
+// for the transition rules (those that name oldSelf); with old nil they
+// are skipped, as the API server skips them on create.
+func (s *Schemas) ValidateTransition(kind SchemaKind, key string, section, old Values) error {
 	sc := s.get(kind)
 	if sc == nil {
 		return nil
@@ -92,14 +103,50 @@ func (s *Schemas) Validate(kind SchemaKind, key string, section Values) error {
 		return fmt.Errorf("validate %s: %w", kind, err)
 	}
 	res := validate.NewSchemaValidator(sc.spec, nil, key, strfmt.Default).Validate(data)
-	if res.IsValid() {
+	var violations []Violation
+	if !res.IsValid() {
+		violations = violationsOf(res.Errors)
+		if len(violations) == 0 {
+			violations = []Violation{{Path: key, Message: "is not valid"}}
+		}
+	}
+	ruleViolations, err := sc.checkRules(key, data, old)
+	if err != nil {
+		return fmt.Errorf("validate %s: %w", kind, err)
+	}
+	violations = append(violations, ruleViolations...)
+	if len(violations) == 0 {
 		return nil
 	}
-	violations := violationsOf(res.Errors)
-	if len(violations) == 0 {
-		violations = []Violation{{Path: key, Message: "is not valid"}}
-	}
 	return &ValidationError{Kind: kind, File: sc.file, Violations: violations}
+}
+
+// HasTransitionRules reports whether the schema of a kind has CEL rules
+// that name oldSelf.
+func (s *Schemas) HasTransitionRules(kind SchemaKind) bool {
+	sc := s.get(kind)
+	return sc != nil && sc.rules.HasTransitions()
+}
+
+// checkRules evaluates the schema's CEL rules; old nil skips transition
+// rules.
+func (sc *schema) checkRules(key string, data map[string]any, old Values) ([]Violation, error) {
+	if sc.rules == nil {
+		return nil, nil
+	}
+	var oldTree any
+	if old != nil {
+		t, err := jsonTree(old)
+		if err != nil {
+			return nil, err
+		}
+		oldTree = t
+	}
+	var out []Violation
+	for _, v := range sc.rules.Validate(key, data, oldTree) {
+		out = append(out, Violation{Path: v.Path, Message: "is invalid: " + v.Message})
+	}
+	return out, nil
 }
 
 // jsonTree re-decodes section from JSON: the validator understands only
