@@ -391,8 +391,19 @@ func (s *Store) applyEditLocked(e config.Edit) {
 // schema: the user's sections with config defaults, as the schemas say
 // users may set them. Modules whose section is checked are those that have
 // one or are switched on by the ConfigMap.
+//
+// CEL transition rules (those naming oldSelf) compare each section with
+// the same section of the configuration in force, the last one accepted;
+// sections it does not have, and every section before one was accepted,
+// skip them.
 func (s *Store) ValidateConfig(c *config.Config) (moduleErrs map[string]error, globalErr error) {
-	globalErr = s.globalSchemas.ValidateConfig(config.GlobalKey, s.globalSchemas.ApplyDefaults(values.ConfigSchema, c.Global))
+	inForce := s.Config()
+	var oldGlobal values.Values
+	if inForce != nil && inForce.Global != nil {
+		oldGlobal = s.globalSchemas.ApplyDefaults(values.ConfigSchema, inForce.Global)
+	}
+	globalErr = s.globalSchemas.ValidateTransition(values.ConfigSchema, config.GlobalKey,
+		s.globalSchemas.ApplyDefaults(values.ConfigSchema, c.Global), oldGlobal)
 	moduleErrs = map[string]error{}
 	for _, m := range s.modules.Modules() {
 		section, has := c.Modules[m.Key()]
@@ -400,11 +411,25 @@ func (s *Store) ValidateConfig(c *config.Config) (moduleErrs map[string]error, g
 			continue
 		}
 		sch := s.schemas[m.Name()]
-		if err := sch.ValidateConfig(m.Key(), sch.ApplyDefaults(values.ConfigSchema, values.Merge(section))); err != nil {
+		var old values.Values
+		if prev, had := inForceSection(inForce, m.Key()); had {
+			old = sch.ApplyDefaults(values.ConfigSchema, values.Merge(prev))
+		}
+		if err := sch.ValidateTransition(values.ConfigSchema, m.Key(), sch.ApplyDefaults(values.ConfigSchema, values.Merge(section)), old); err != nil {
 			moduleErrs[m.Name()] = err
 		}
 	}
 	return moduleErrs, globalErr
+}
+
+// inForceSection returns a module's section of the configuration in
+// force, and whether it has one.
+func inForceSection(inForce *config.Config, key string) (values.Values, bool) {
+	if inForce == nil {
+		return nil, false
+	}
+	section, has := inForce.Modules[key]
+	return section, has || inForce.Enabled[key]
 }
 
 // ValidateModule checks a module's effective values against its values
