@@ -7,6 +7,13 @@ GO          ?= go
 BIN_DIR     := bin
 CLUSTER_DIR := $(CURDIR)/.cluster
 LINT        := $(GO) tool -modfile=tools/go.mod golangci-lint
+CONTROLLER_GEN := $(GO) tool -modfile=tools/go.mod controller-gen
+# What make generate writes: the API's deepcopy code and CRDs (from the
+# kubebuilder markers in pkg/apis), the chart's and the execution-hooks
+# module's copies of the CRDs, and deploy/, which carries the chart's.
+GENERATED   := pkg/apis/v1alpha1/zz_generated.deepcopy.go pkg/apis/v1alpha1/crds \
+	pkg/apis/hooks/v1alpha1/zz_generated.deepcopy.go modules/060-execution-hooks/crds \
+	charts/addon-operator/crds deploy/addon-operator.yaml
 # Unit tests: every package outside e2e/. E2E packages start their own
 # control plane (see e2e/cluster) and run one package per process.
 UNIT_PKGS    = $(shell $(GO) list ./... | grep -v /e2e/)
@@ -49,7 +56,7 @@ hooks: ## build the modules' Go hooks (modules/*/hooks-go) into their hooks/ dir
 	$(GO) run ./hack/buildhooks
 
 .PHONY: test
-test: packages-test lint check-deploy test-unit test-e2e ## everything CI runs: lint, deploy/ in sync, unit tests, e2e tests
+test: packages-test lint verify check-deploy test-unit test-e2e ## everything CI runs: lint, generated files and deploy/ in sync, unit tests, e2e tests
 
 .PHONY: test-unit
 test-unit: ## unit tests with the race detector
@@ -84,6 +91,21 @@ bench: ## measure hook runs; start-to-converged, reactions, healing, idle CPU an
 	jq=$$(hack/jq/build.sh) && \
 	$(GO) run ./e2e/bench/cmd/bench -jq "$$jq" -n 10,100,1000 -reference 100 -watched 10000 -burst 200 -workers-sweep 1,2,4,8 -objects-n 100 && \
 	$(GO) run ./e2e/bench/cmd/webhookbench -jq "$$jq" -requests 400 -concurrency 1,10
+
+.PHONY: generate
+generate: ## generate the API's deepcopy code and CRDs from pkg/apis (controller-gen), their copies in the chart and modules/, and deploy/
+	$(CONTROLLER_GEN) object paths=./pkg/apis/...
+	rm -f pkg/apis/v1alpha1/crds/*.yaml modules/060-execution-hooks/crds/*.yaml charts/addon-operator/crds/*.yaml
+	$(CONTROLLER_GEN) crd paths=./pkg/apis/v1alpha1/... output:crd:dir=pkg/apis/v1alpha1/crds
+	$(CONTROLLER_GEN) crd paths=./pkg/apis/hooks/... output:crd:dir=modules/060-execution-hooks/crds
+	cp pkg/apis/v1alpha1/crds/*.yaml charts/addon-operator/crds/
+	$(GO) run ./hack/gendeploy
+
+.PHONY: verify
+verify: generate ## regenerate into the tree; fail when the generated files differ from the committed ones
+	@git diff --exit-code --stat -- $(GENERATED) && test -z "$$(git ls-files --others --exclude-standard -- $(GENERATED))" || { \
+		git status --short -- $(GENERATED) >&2; \
+		echo "generated files are out of date: run make generate and commit the result" >&2; exit 1; }
 
 .PHONY: deploy
 deploy: ## regenerate deploy/addon-operator.yaml from charts/addon-operator

@@ -14,8 +14,8 @@ import (
 // chart carries the same files.
 func TestCRDs(t *testing.T) {
 	want := []struct{ file, name, kind, plural string }{
-		{"modules.yaml", ResourceModules + "." + Group, KindModule, ResourceModules},
-		{"moduleconfigs.yaml", ResourceModuleConfigs + "." + Group, KindModuleConfig, ResourceModuleConfigs},
+		{Group + "_modules.yaml", ResourceModules + "." + Group, KindModule, ResourceModules},
+		{Group + "_moduleconfigs.yaml", ResourceModuleConfigs + "." + Group, KindModuleConfig, ResourceModuleConfigs},
 	}
 	docs := CRDs()
 	if len(docs) != len(want) {
@@ -37,7 +37,7 @@ func TestCRDs(t *testing.T) {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(chart, docs[i]) {
-			t.Errorf("charts/addon-operator/crds/%s differs from pkg/apis/v1alpha1/crds/%s; copy it", w.file, w.file)
+			t.Errorf("charts/addon-operator/crds/%s differs from pkg/apis/v1alpha1/crds/%s; run make generate", w.file, w.file)
 		}
 	}
 }

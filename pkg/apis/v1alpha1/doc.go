@@ -2,6 +2,13 @@
 // objects through which the operator shows each module's state, and the
 // ModuleConfig objects through which users may configure modules instead of
 // the ConfigMap; with their CustomResourceDefinitions.
+//
+// The CRDs in crds/ and zz_generated.deepcopy.go are generated from the
+// types' kubebuilder markers by controller-gen (make generate); edit the
+// types, never the generated files.
+//
+// +kubebuilder:object:generate=true
+// +groupName=addon-operator.io
 package v1alpha1
 
 import (
@@ -42,7 +49,7 @@ var crdFiles embed.FS
 // CRDs returns the CustomResourceDefinitions of the API as YAML documents,
 // Module first. The chart carries the same files in its crds/.
 func CRDs() [][]byte {
-	names := []string{"crds/modules.yaml", "crds/moduleconfigs.yaml"}
+	names := []string{"crds/" + Group + "_" + ResourceModules + ".yaml", "crds/" + Group + "_" + ResourceModuleConfigs + ".yaml"}
 	out := make([][]byte, 0, len(names))
 	for _, name := range names {
 		b, err := crdFiles.ReadFile(name)

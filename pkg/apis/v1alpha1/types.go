@@ -6,10 +6,24 @@ import (
 
 // Module is one module the operator discovered, cluster-scoped and named
 // after it. The operator creates it and writes its status; users read it.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:scope=Cluster,shortName=mod,categories=addon-operator
+// +kubebuilder:subresource:status
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=".status.phase"
+// +kubebuilder:printcolumn:name="Enabled",type=boolean,JSONPath=".status.enabled"
+// +kubebuilder:printcolumn:name="Source",type=string,JSONPath=".status.enabledBy",description="what decided whether the module is enabled"
+// +kubebuilder:printcolumn:name="Revision",type=integer,JSONPath=".status.release.revision"
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Chart",type=string,JSONPath=".status.chartVersion",priority=1
+// +kubebuilder:printcolumn:name="Last Run",type=date,JSONPath=".status.lastRunTime",priority=1
+// +kubebuilder:printcolumn:name="Error",type=string,JSONPath=".status.lastError",priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=".metadata.creationTimestamp"
 type Module struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
+	// +optional
 	Status ModuleStatus `json:"status,omitempty"`
 }
 
@@ -40,10 +54,13 @@ const (
 // ModuleStatus is what the operator knows about a module.
 type ModuleStatus struct {
 	// Phase is one of the Phase constants.
+	// +kubebuilder:validation:Enum=Disabled;Pending;Reconciling;Ready;Failed;Maintenance
 	Phase string `json:"phase,omitempty"`
-	// Enabled says whether the module is enabled; EnabledBy names the
-	// source that decided it (values.yaml, ConfigMap, enabled script...).
-	Enabled   bool   `json:"enabled"`
+	// Enabled says whether the module is enabled.
+	// +optional
+	Enabled bool `json:"enabled"`
+	// EnabledBy names the source that decided whether the module is
+	// enabled (values.yaml, ConfigMap, enabled script...).
 	EnabledBy string `json:"enabledBy,omitempty"`
 	// Release is the module's Helm release, when it has one.
 	Release *ReleaseStatus `json:"release,omitempty"`
@@ -58,41 +75,63 @@ type ModuleStatus struct {
 	// a success.
 	LastError string `json:"lastError,omitempty"`
 	// ObservedGeneration is the generation this status was written for.
-	ObservedGeneration int64              `json:"observedGeneration,omitempty"`
-	Conditions         []metav1.Condition `json:"conditions,omitempty"`
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// Conditions are Ready, Reconciling and Stalled.
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 
 // ReleaseStatus names a module's Helm release.
 type ReleaseStatus struct {
-	Name      string `json:"name"`
+	// +optional
+	Name string `json:"name"`
+	// +optional
 	Namespace string `json:"namespace"`
 	Revision  int    `json:"revision,omitempty"`
 }
 
 // ModuleConfig configures one module, named after it, or the global
 // settings (named "global"), in the shape of Deckhouse's ModuleConfig.
+// Used when the operator runs with --config-source=moduleconfig.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:scope=Cluster,shortName=mc,categories=addon-operator
+// +kubebuilder:subresource:status
+// +kubebuilder:printcolumn:name="Enabled",type=boolean,JSONPath=".spec.enabled"
+// +kubebuilder:printcolumn:name="Version",type=integer,JSONPath=".spec.version"
+// +kubebuilder:printcolumn:name="Message",type=string,JSONPath=".status.message"
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=".metadata.creationTimestamp"
 type ModuleConfig struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	Spec   ModuleConfigSpec   `json:"spec,omitempty"`
+	// +optional
+	Spec ModuleConfigSpec `json:"spec,omitempty"`
+	// +optional
 	Status ModuleConfigStatus `json:"status,omitempty"`
 }
 
 // ModuleConfigSpec is a module's configuration: the ConfigMap's
 // <moduleKey>Enabled and <moduleKey> keys.
+//
+// +kubebuilder:object:generate=false
 type ModuleConfigSpec struct {
 	// Enabled switches the module on or off; unset says nothing, as an
 	// absent <moduleKey>Enabled key.
 	Enabled *bool `json:"enabled,omitempty"`
 	// Settings are the module's config values, checked against its
 	// openapi/config-values.yaml.
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:validation:Type=object
+	// +kubebuilder:pruning:PreserveUnknownFields
 	Settings map[string]any `json:"settings,omitempty"`
 	// Version is the version of the settings' schema; informational.
 	Version int `json:"version,omitempty"`
 	// Maintenance, NoResourceReconciliation, puts the module in
 	// maintenance as a <moduleKey>Maintenance key does: its release is
 	// neither upgraded, nor healed, nor reverted while its hooks run.
+	// +kubebuilder:validation:Enum=NoResourceReconciliation
 	Maintenance string `json:"maintenance,omitempty"`
 }
 
@@ -111,7 +150,9 @@ const (
 type ModuleConfigStatus struct {
 	// Message is empty or "in use" when the spec is in force, otherwise why
 	// not.
-	Message            string             `json:"message,omitempty"`
-	ObservedGeneration int64              `json:"observedGeneration,omitempty"`
-	Conditions         []metav1.Condition `json:"conditions,omitempty"`
+	Message            string `json:"message,omitempty"`
+	ObservedGeneration int64  `json:"observedGeneration,omitempty"`
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }

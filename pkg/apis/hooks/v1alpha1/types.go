@@ -2,8 +2,12 @@
 // group hooks.addon-operator.io: ExecutionHook (commands run in selected
 // containers before and after an operation) and ExecutionHookTemplate (the
 // commands and policy a hook copies). The CRDs that serve them are in the
-// module's crds/ directory; these types are how Go code reads and writes
-// them.
+// module's crds/ directory, generated from these types' kubebuilder markers
+// by controller-gen (make generate), as is zz_generated.deepcopy.go; these
+// types are how Go code reads and writes them.
+//
+// +kubebuilder:object:generate=true
+// +groupName=hooks.addon-operator.io
 package v1alpha1
 
 import (
@@ -54,7 +58,10 @@ func ExecutionHookTemplatesGVR() schema.GroupVersionResource {
 	return schema.GroupVersionResource{Group: Group, Version: Version, Resource: ExecutionHookTemplatesResource}
 }
 
-// HookPolicy says on how many of the selected pods the actions run.
+// HookPolicy says on how many of the selected pods the actions run:
+// ExecuteOnce in one selected pod (the first by name), ExecuteAll in all.
+//
+// +kubebuilder:validation:Enum=ExecuteOnce;ExecuteAll
 type HookPolicy string
 
 const (
@@ -66,12 +73,26 @@ const (
 )
 
 // ExecutionHook asks for a PreAction command in selected containers when it
-// is created and a PostAction command when it is deleted or expires.
+// is created and a PostAction command when it is deleted or expires (e.g.
+// freeze and thaw an application around a volume snapshot).
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:scope=Namespaced,shortName=eh,categories=executionhooks
+// +kubebuilder:subresource:status
+// +kubebuilder:printcolumn:name="Template",type=string,JSONPath=".spec.executionHookTemplateName"
+// +kubebuilder:printcolumn:name="Policy",type=string,JSONPath=".spec.policy"
+// +kubebuilder:printcolumn:name="Containers",type=integer,JSONPath=".status.containers"
+// +kubebuilder:printcolumn:name="PreAction",type=boolean,JSONPath=".status.preActionSucceed"
+// +kubebuilder:printcolumn:name="PostAction",type=boolean,JSONPath=".status.postActionSucceed"
+// +kubebuilder:printcolumn:name="Message",type=string,JSONPath=".status.message",priority=1
+// +kubebuilder:printcolumn:name="Requester",type=string,JSONPath=".spec.requester.username",priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=".metadata.creationTimestamp"
 type ExecutionHook struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	Spec   ExecutionHookSpec   `json:"spec"`
+	Spec ExecutionHookSpec `json:"spec"`
+	// +optional
 	Status ExecutionHookStatus `json:"status,omitempty"`
 }
 
@@ -79,11 +100,18 @@ type ExecutionHook struct {
 // given here, or executionHookTemplateName names a template in the same
 // namespace whose policy, actions and expiration the controller copies
 // into the spec before anything runs.
+//
+// +kubebuilder:validation:XValidation:rule="has(self.preAction) || has(self.executionHookTemplateName)",message="set preAction or executionHookTemplateName"
+// +kubebuilder:validation:XValidation:rule="has(self.podContainerNamesList) || has(self.podSelector)",message="select containers with podContainerNamesList or podSelector"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.preAction) || (has(self.preAction) && self.preAction == oldSelf.preAction)",message="preAction is immutable once set"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.podContainerNamesList) || (has(self.podContainerNamesList) && self.podContainerNamesList == oldSelf.podContainerNamesList)",message="podContainerNamesList is immutable"
 type ExecutionHookSpec struct {
 	// PodContainerNamesList lists the pods and containers to run in. When
 	// set, the selectors are ignored.
+	// +kubebuilder:validation:MinItems=1
 	PodContainerNamesList []PodContainerNames `json:"podContainerNamesList,omitempty"`
 	// PodSelector selects pods of the hook's namespace by label.
+	// +kubebuilder:validation:XValidation:rule="!has(self.matchExpressions) || self.matchExpressions.all(e, e.operator in ['In', 'NotIn', 'Exists', 'DoesNotExist'])",message="a matchExpressions operator is In, NotIn, Exists or DoesNotExist"
 	PodSelector *metav1.LabelSelector `json:"podSelector,omitempty"`
 	// ContainerSelector selects containers of the selected pods by name:
 	// the values of the map are container names (the keys are free, e.g.
@@ -111,12 +139,16 @@ type ExecutionHookTemplateSpec struct {
 	PostAction *ExecutionHookAction `json:"postAction,omitempty"`
 	// ExpirationSeconds after the first PreAction started, the PostAction
 	// runs even if nobody deleted the hook.
+	// +kubebuilder:validation:Minimum=1
 	ExpirationSeconds *int64 `json:"expirationSeconds,omitempty"`
 }
 
 // PodContainerNames names one pod and some of its containers (empty: all).
 type PodContainerNames struct {
-	PodName        string   `json:"podName"`
+	// +kubebuilder:validation:MinLength=1
+	PodName string `json:"podName"`
+	// ContainerNames are the pod's containers to run in; empty means all.
+	// +kubebuilder:validation:items:MinLength=1
 	ContainerNames []string `json:"containerNames,omitempty"`
 }
 
@@ -127,6 +159,7 @@ type ExecutionHookAction struct {
 	Exec ExecAction `json:"exec"`
 	// ActionTimeoutSeconds bounds one run in one container; the
 	// controller's default applies when unset.
+	// +kubebuilder:validation:Minimum=1
 	ActionTimeoutSeconds *int64 `json:"actionTimeoutSeconds,omitempty"`
 	// CaptureOutput keeps the end of the command's output (stdout and
 	// stderr, at most MaxCapturedOutput bytes) in the container's status,
@@ -137,6 +170,8 @@ type ExecutionHookAction struct {
 
 // ExecAction is a command line.
 type ExecAction struct {
+	// Command is the command line, run without a shell.
+	// +kubebuilder:validation:MinItems=1
 	Command []string `json:"command"`
 }
 
@@ -157,7 +192,12 @@ type ExecutionHookStatus struct {
 	// Only the controller writes it (the status subresource), so copying
 	// the template changes neither the spec nor its recorded requester.
 	Template *ExecutionHookTemplateSpec `json:"template,omitempty"`
-	// Conditions are TemplateFound and Authorized.
+	// Conditions are TemplateFound (False while the named template is
+	// missing) and Authorized (False, naming the pod and the missing right,
+	// when the requester may not create pods/exec where an action would
+	// run).
+	// +listType=map
+	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 
@@ -183,11 +223,23 @@ type ExecutionHookActionStatus struct {
 
 // HookError is the last error of an action in a container.
 type HookError struct {
-	Time    metav1.Time `json:"time"`
-	Message string      `json:"message"`
+	// +optional
+	Time metav1.Time `json:"time"`
+	// +optional
+	Message string `json:"message"`
 }
 
-// ExecutionHookTemplate holds commands and a policy for hooks to copy.
+// ExecutionHookTemplate holds the commands and policy that ExecutionHooks
+// naming it copy.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:scope=Namespaced,shortName=eht,categories=executionhooks
+// +kubebuilder:printcolumn:name="Policy",type=string,JSONPath=".policy"
+// +kubebuilder:printcolumn:name="PreAction",type=string,JSONPath=".preAction.exec.command"
+// +kubebuilder:printcolumn:name="PostAction",type=string,JSONPath=".postAction.exec.command"
+// +kubebuilder:printcolumn:name="Expiration",type=integer,JSONPath=".expirationSeconds"
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=".metadata.creationTimestamp"
+// +kubebuilder:validation:XValidation:rule="has(self.preAction)",message="preAction is required"
 type ExecutionHookTemplate struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
