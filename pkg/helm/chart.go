@@ -12,12 +12,17 @@ import (
 
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/ignore"
 	"sigs.k8s.io/yaml"
 )
 
 // synthesisedVersion is the chart version of a module without Chart.yaml.
 const synthesisedVersion = "0.1.0"
+
+// globalKey is the top-level key of the values every chart and subchart
+// shares (Helm's chartutil.GlobalKey).
+const globalKey = chartutil.GlobalKey
 
 // maxChartDepth bounds directory nesting, so a symlink loop fails instead
 // of recursing forever.
@@ -32,12 +37,17 @@ const maxChartDepth = 32
 // .helmignore matches.
 //
 // In both cases the chart's default values lose every top-level key that
-// values (the operator's effective values) carries. The module's values.yaml
-// holds the module's static values under <moduleKey>:, which the operator has
-// already merged, with its schema defaults, config and hook patches, into
-// values; were they also chart defaults, Helm would coalesce them back in
-// and, for example, resurrect a key a hook removed. Other top-level keys
-// (settings for subcharts) stay chart defaults, as they always were.
+// values (the operator's effective values) carries, except global. The
+// module's values.yaml holds the module's static values under <moduleKey>:,
+// which the operator has already merged, with its schema defaults, config
+// and hook patches, into values; were they also chart defaults, Helm would
+// coalesce them back in and, for example, resurrect a key a hook removed.
+// The chart's global: is not the operator's (the operator's globals come
+// from modules/values.yaml, the ConfigMap and global hooks): it stays the
+// chart's defaults, under the operator's globals, and Helm coalesces the
+// two as it coalesces any values file over a chart's values.yaml, subcharts
+// included. Other top-level keys (the chart's own settings, settings for
+// subcharts) stay chart defaults, as they always were.
 func loadChart(name, dir string, values map[string]any) (*chart.Chart, error) {
 	var (
 		ch  *chart.Chart
@@ -52,7 +62,9 @@ func loadChart(name, dir string, values map[string]any) (*chart.Chart, error) {
 		return nil, fmt.Errorf("load chart from %s: %w", dir, err)
 	}
 	for key := range values {
-		delete(ch.Values, key)
+		if key != globalKey {
+			delete(ch.Values, key)
+		}
 	}
 	return ch, nil
 }

@@ -90,9 +90,9 @@ func TestLoadChartSynthesised(t *testing.T) {
 		Templates:  []string{"templates/_helpers.tpl", "templates/cm.yaml", "templates/linked/extra.yaml"},
 		Files:      []string{"README.md", "files/config.toml"},
 		Subcharts:  []string{"sub"},
-		// echo and global come from the operator's values only; the
-		// subchart's settings stay chart defaults.
-		Values: map[string]any{"sub": map[string]any{"port": float64(81)}},
+		// echo comes from the operator's values only; the chart's global
+		// defaults and the subchart's settings stay chart defaults.
+		Values: map[string]any{"global": map[string]any{"b": float64(2)}, "sub": map[string]any{"port": float64(81)}},
 	}
 	if diff := cmp.Diff(want, viewChart(ch)); diff != "" {
 		t.Errorf("chart (-want +got):\n%s", diff)

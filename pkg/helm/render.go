@@ -6,8 +6,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/release"
 )
 
@@ -30,6 +32,16 @@ type Release struct {
 	// without one land; "" is the Client's. The release records stay in
 	// the Client's namespace either way.
 	Namespace string
+	// HookTimeout bounds how long an install or upgrade waits for each of
+	// the chart's Helm hooks (a hook Job to complete); zero is the
+	// Client's Options.Timeout, which still bounds the whole operation.
+	HookTimeout time.Duration
+	// UpgradeOnValuesChange makes the checksum cover Values as well as the
+	// rendered manifests: any change of the values then deploys a new
+	// revision, and runs the chart's pre-upgrade and post-upgrade hooks,
+	// even when the manifests are the same. Without it a values change
+	// that renders the same manifests is skipped.
+	UpgradeOnValuesChange bool
 }
 
 // Rendered is a release's chart rendered against the cluster.
@@ -41,9 +53,10 @@ type Rendered struct {
 	// with a "# Source: <template path>" line. Hooks are not labelled:
 	// Helm does not post-render them.
 	Hooks []string
-	// Checksum identifies Manifest and Hooks together: a change in a hook
-	// alone changes it, so it redeploys. Hex, 63 characters, usable as a
-	// label value.
+	// Checksum identifies Manifest and Hooks together (and the values, for
+	// a Release with UpgradeOnValuesChange): a change in a hook alone
+	// changes it, so it redeploys. Hex, 63 characters, usable as a label
+	// value.
 	Checksum string
 }
 
@@ -61,10 +74,14 @@ type Rendered struct {
 // A module dir without Chart.yaml is a synthesised chart: name = r.Name,
 // version 0.1.0, apiVersion v2, made of the dir without crds/, docs/,
 // hooks/, images/, lib/, openapi/, the enabled script, hidden entries and
-// .helmignore matches. In every chart, top-level keys of r.Values replace
-// the same keys of the chart's default values instead of being merged with
-// them: the module's values.yaml is the operator's static values, already
-// part of r.Values.
+// .helmignore matches. In every chart, top-level keys of r.Values other
+// than global replace the same keys of the chart's default values instead
+// of being merged with them: the module's values.yaml is the operator's
+// static values, already part of r.Values. The chart's global: defaults
+// are merged under r.Values' global as Helm merges a values file over a
+// chart (see loadChart). The chart's values.schema.json, and its
+// subcharts', check the values without the operator's own keys the chart
+// does not declare (see validateSchemas).
 func (c *Client) Render(ctx context.Context, r Release) (*Rendered, error) {
 	cfg, err := c.config(ctx, r.Name)
 	if err != nil {
@@ -103,16 +120,39 @@ func renderWith(ctx context.Context, cfg *action.Configuration, namespace string
 	install.IsUpgrade = true
 	install.SkipCRDs = true
 	install.DisableOpenAPIValidation = true
+	install.SkipSchemaValidation = true // validateSchemas, below
 	install.PostRenderer = labeler{labels: objectLabels(r.Name)}
 	configure(install)
 	rel, err := install.RunWithContext(ctx, ch, vals)
+	// The chart's dependencies are processed now (conditions, aliases), as
+	// Helm's own schema check sees them; a schema error explains a failed
+	// render better than the template error it caused.
+	if schemaErr := validateValues(ch, r.Values); schemaErr != nil {
+		return nil, fmt.Errorf("render release %q: %w", r.Name, schemaErr)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("render release %q: %w", r.Name, err)
 	}
-	return newRendered(rel.Manifest, rel.Hooks), nil
+	var sumValues map[string]any
+	if r.UpgradeOnValuesChange {
+		sumValues = r.Values
+	}
+	return newRendered(rel.Manifest, rel.Hooks, sumValues)
 }
 
-func newRendered(manifest string, hooks []*release.Hook) *Rendered {
+// validateValues checks a fresh copy of values against the schemas of ch
+// (see validateSchemas).
+func validateValues(ch *chart.Chart, values map[string]any) error {
+	vals, err := copyValues(values)
+	if err != nil {
+		return err
+	}
+	return validateSchemas(ch, vals)
+}
+
+// newRendered returns the rendered manifests with their checksum, which
+// covers values too unless they are nil.
+func newRendered(manifest string, hooks []*release.Hook, values map[string]any) (*Rendered, error) {
 	r := &Rendered{Manifest: manifest, Hooks: make([]string, 0, len(hooks))}
 	sum := sha256.New()
 	sum.Write([]byte(manifest))
@@ -122,8 +162,16 @@ func newRendered(manifest string, hooks []*release.Hook) *Rendered {
 		sum.Write([]byte("\n---\n"))
 		sum.Write([]byte(doc))
 	}
+	if values != nil {
+		raw, err := json.Marshal(values) // map keys sorted: canonical
+		if err != nil {
+			return nil, fmt.Errorf("encode values: %w", err)
+		}
+		sum.Write([]byte("\n--- values\n"))
+		sum.Write(raw)
+	}
 	r.Checksum = hex.EncodeToString(sum.Sum(nil))[:checksumLen]
-	return r
+	return r, nil
 }
 
 // copyValues returns a deep copy of values made of plain JSON types, which
