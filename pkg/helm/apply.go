@@ -113,7 +113,11 @@ type Outcome struct {
 // Objects that carry this release's ownership (its records were deleted)
 // are taken back; Outcome.HistoryLost tells.
 // CRDs are skipped. Apply waits for chart hooks, not for workloads to
-// become ready. Options.Timeout bounds the whole call. When ctx ends, Apply
+// become ready: for each hook up to r.HookTimeout (Options.Timeout when
+// zero). A hook Job that fails or does not complete in that time, or is
+// still awaited when the call ends, fails Apply with a *HookError that
+// names it and gives its last condition. Options.Timeout bounds the whole
+// call. When ctx ends, Apply
 // returns and Helm records the revision failed (its own goroutine may still
 // finish applying objects); the next Apply upgrades over it.
 func (c *Client) Apply(ctx context.Context, r Release) (Outcome, error) {
@@ -180,6 +184,8 @@ type deployment struct {
 	values    map[string]any
 	labels    map[string]string // release labels
 	post      labeler
+	// hookTimeout bounds the wait for each chart hook.
+	hookTimeout time.Duration
 }
 
 // deploy runs the Helm operation planDeploy chooses for last, after
@@ -194,6 +200,10 @@ func (c *Client) deploy(ctx context.Context, cfg *action.Configuration, r Releas
 		return nil, false, 0, false, err
 	}
 	d.namespace = c.releaseNamespace(r)
+	d.hookTimeout = c.timeout
+	if r.HookTimeout > 0 {
+		d.hookTimeout = r.HookTimeout
+	}
 	step := planDeploy(statusPtr(last))
 	if step == stepRecover {
 		c.log.InfoContext(ctx, "recover interrupted release", slog.String(logkey.Release, r.Name))
@@ -306,16 +316,38 @@ func (c *Client) install(ctx context.Context, cfg *action.Configuration, d deplo
 	install.ReleaseName = d.name
 	install.Namespace = d.namespace
 	install.Replace = replace
-	install.Timeout = c.timeout
+	install.Timeout = d.hookTimeout
 	install.SkipCRDs = true
 	install.DisableOpenAPIValidation = true // see upgrade
+	install.SkipSchemaValidation = true     // checked by the render before, see validateSchemas
 	install.Labels = d.labels
 	install.PostRenderer = d.post
+	hooks := hooksOf(cfg, "install")
 	rel, err := install.RunWithContext(ctx, d.chart, d.values)
 	if err != nil {
-		return nil, fmt.Errorf("install: %w", err)
+		return nil, fmt.Errorf("install: %w", blameHook(ctx, hooks, err))
 	}
 	return rel, nil
+}
+
+// hooksOf returns the notes of cfg's kube client on the chart hooks it
+// waits for, now for operation op; nil when it takes none.
+func hooksOf(cfg *action.Configuration, op string) *hookWaits {
+	rc, ok := cfg.KubeClient.(reachableClient)
+	if !ok || rc.hooks == nil {
+		return nil
+	}
+	rc.hooks.setOperation(op)
+	return rc.hooks
+}
+
+// blameHook returns err, or, when a chart hook made the operation fail, a
+// *HookError that names it and wraps err.
+func blameHook(ctx context.Context, hooks *hookWaits, err error) error {
+	if he := hooks.explain(ctx, err); he != nil {
+		return he
+	}
+	return err
 }
 
 func (c *Client) upgrade(ctx context.Context, cfg *action.Configuration, d deployment) (*release.Release, error) {
@@ -323,7 +355,7 @@ func (c *Client) upgrade(ctx context.Context, cfg *action.Configuration, d deplo
 	upgrade.Install = true
 	upgrade.Namespace = d.namespace
 	upgrade.MaxHistory = c.historyMax
-	upgrade.Timeout = c.timeout
+	upgrade.Timeout = d.hookTimeout
 	upgrade.ResetValues = true // values are always complete; never reuse the last ones
 	upgrade.SkipCRDs = true
 	// Helm's client-side validation only asks the server's OpenAPI (two
@@ -331,10 +363,12 @@ func (c *Client) upgrade(ctx context.Context, cfg *action.Configuration, d deplo
 	// validates fields itself, which every supported version does; the
 	// server then reports unknown fields as warnings, logged by client-go.
 	upgrade.DisableOpenAPIValidation = true
+	upgrade.SkipSchemaValidation = true // checked by the render before, see validateSchemas
 	// A failure while the process lives deletes the objects it created.
 	upgrade.CleanupOnFail = true
 	upgrade.Labels = d.labels // merged by Helm into the last revision's labels
 	upgrade.PostRenderer = d.post
+	hooks := hooksOf(cfg, "upgrade")
 	helmCtx, stop := upgradeContext(ctx)
 	rel, err := upgrade.RunWithContext(helmCtx, d.name, d.chart, d.values)
 	stop()
@@ -342,7 +376,7 @@ func (c *Client) upgrade(ctx context.Context, cfg *action.Configuration, d deplo
 		err = ctx.Err() // helmCtx ended because ctx did: say why
 	}
 	if err != nil {
-		return nil, fmt.Errorf("upgrade: %w", err)
+		return nil, fmt.Errorf("upgrade: %w", blameHook(ctx, hooks, err))
 	}
 	return rel, nil
 }

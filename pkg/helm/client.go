@@ -140,7 +140,7 @@ func New(opts Options) (*Client, error) {
 		// kubeconfig context says.
 		if kc, ok := cfg.KubeClient.(*kube.Client); ok {
 			kc.Namespace = opts.Namespace
-			cfg.KubeClient = reachableClient{Client: kc, created: &createdObjects{}}
+			cfg.KubeClient = reachableClient{Client: kc, created: &createdObjects{}, hooks: &hookWaits{}}
 		}
 		cfg.Releases.MaxHistory = opts.HistoryMax
 		return cfg, nil

@@ -153,10 +153,14 @@ func (t absentTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 // Delete is Helm's, except for the objects in spare (keys by objectKey),
 // which it leaves alone: an uninstall's objects that belong to another
 // owner (see spareForeign).
+//
+// WatchUntilReady is Helm's too, and notes in hooks (nil notes nothing)
+// the chart hook it waits for, so that an error names it (see hookWaits).
 type reachableClient struct {
 	*kube.Client
 	created *createdObjects
 	spare   map[string]bool
+	hooks   *hookWaits
 }
 
 func (c reachableClient) Delete(resources kube.ResourceList) (*kube.Result, []error) {
