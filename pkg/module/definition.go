@@ -59,6 +59,28 @@ type Definition struct {
 	// carries the allow-disabling annotation; Message is shown in the
 	// refusal (Deckhouse's module.yaml disable section).
 	Disable *DefinitionDisable `json:"disable,omitempty"`
+	// ChartHookTimeout bounds how long an install or upgrade of the
+	// module's release waits for each of its chart's Helm hooks (a hook
+	// Job to complete); zero means --helm-timeout, which still bounds the
+	// whole operation.
+	ChartHookTimeout Duration `json:"chartHookTimeout,omitempty"`
+	// UpgradeOnValuesChange is UpgradeAlways to upgrade the release on
+	// every change of the module's values, running its chart's upgrade
+	// hooks, even when the rendered manifests are the same; "" or
+	// UpgradeWhenRenderedChanges (the default) skips such an upgrade.
+	UpgradeOnValuesChange string `json:"upgradeOnValuesChange,omitempty"`
+}
+
+// Values of module.yaml's upgradeOnValuesChange.
+const (
+	UpgradeAlways              = "always"
+	UpgradeWhenRenderedChanges = "whenRenderedChanges"
+)
+
+// UpgradesOnValuesChange reports whether the release is upgraded on every
+// change of the values (upgradeOnValuesChange: always).
+func (d *Definition) UpgradesOnValuesChange() bool {
+	return d.UpgradeOnValuesChange == UpgradeAlways
 }
 
 // DefinitionDisable is module.yaml's disable: whether disabling the module
@@ -173,6 +195,11 @@ func (d *Definition) validate(name string) *DefinitionError {
 	}
 	if d.Disable != nil && len(d.Disable.Message) > maxDisableMessage {
 		return &DefinitionError{Field: "disable.message", Err: fmt.Errorf("%d bytes, at most %d", len(d.Disable.Message), maxDisableMessage)}
+	}
+	switch d.UpgradeOnValuesChange {
+	case "", UpgradeAlways, UpgradeWhenRenderedChanges:
+	default:
+		return &DefinitionError{Field: "upgradeOnValuesChange", Err: fmt.Errorf("%q: want %s or %s", d.UpgradeOnValuesChange, UpgradeAlways, UpgradeWhenRenderedChanges)}
 	}
 	for _, req := range slices.Sorted(maps.Keys(d.Requires)) {
 		field := "requires." + req
