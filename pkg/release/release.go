@@ -224,7 +224,9 @@ func (r *Manager) Deploy(ctx context.Context, m *module.Module, values map[strin
 	d.busy.Lock()
 	defer d.busy.Unlock()
 	start := r.opts.Clock.Now()
-	out, err := r.opts.Releases.Apply(ctx, helm.Release{Name: name, ChartDir: m.Path(), Values: values, Namespace: m.Namespace()})
+	def := m.Definition()
+	out, err := r.opts.Releases.Apply(ctx, helm.Release{Name: name, ChartDir: m.Path(), Values: values, Namespace: m.Namespace(),
+		HookTimeout: def.ChartHookTimeout.Duration, UpgradeOnValuesChange: def.UpgradesOnValuesChange()})
 	if out.Rendered != nil && r.opts.Rendered != nil {
 		r.opts.Rendered(name, out.Rendered)
 	}
