@@ -2,11 +2,13 @@ package module
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"maps"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -69,6 +71,27 @@ type Definition struct {
 	// hooks, even when the rendered manifests are the same; "" or
 	// UpgradeWhenRenderedChanges (the default) skips such an upgrade.
 	UpgradeOnValuesChange string `json:"upgradeOnValuesChange,omitempty"`
+
+	// The fields below are those of Deckhouse's module.yaml.
+
+	// Critical modules converge first: the other modules start once every
+	// critical module finished its first attempt.
+	Critical bool `json:"critical,omitempty"`
+	// Stage, Tags, Subsystems and Descriptions (by language: en, ru, ...)
+	// are shown by status pages, Module objects and `modules list`.
+	Stage        string            `json:"stage,omitempty"`
+	Tags         []string          `json:"tags,omitempty"`
+	Subsystems   []string          `json:"subsystems,omitempty"`
+	Descriptions map[string]string `json:"descriptions,omitempty"`
+	// ExclusiveGroup names a group of which at most one module may be
+	// enabled: admission refuses a configuration that enables a second,
+	// and a converge keeps every one but the first (in module order)
+	// disabled.
+	ExclusiveGroup string `json:"exclusiveGroup,omitempty"`
+	// Requirements are checked before the module runs: one that is not
+	// met keeps it from running (it is not deleted), with the reason in
+	// its status.
+	Requirements *DefinitionRequirements `json:"requirements,omitempty"`
 }
 
 // Values of module.yaml's upgradeOnValuesChange.
@@ -83,11 +106,39 @@ func (d *Definition) UpgradesOnValuesChange() bool {
 	return d.UpgradeOnValuesChange == UpgradeAlways
 }
 
+// DefinitionRequirements is module.yaml's requirements (Deckhouse).
+type DefinitionRequirements struct {
+	// Kubernetes is a version constraint on the cluster's version.
+	Kubernetes string `json:"kubernetes,omitempty"`
+	// Modules maps modules to version constraints, as Requires does: the
+	// two are one list of requirements.
+	Modules map[string]string `json:"modules,omitempty"`
+	// Deckhouse and Bootstrapped are Deckhouse's own conditions; they are
+	// read and ignored, with a warning.
+	Deckhouse    string          `json:"deckhouse,omitempty"`
+	Bootstrapped json.RawMessage `json:"bootstrapped,omitempty"`
+}
+
 // DefinitionDisable is module.yaml's disable: whether disabling the module
-// needs a confirmation, and what the refusal tells the user.
+// needs a confirmation, and what the refusal tells the user. Messages holds
+// the message by language (Deckhouse's newer form); Message, when empty,
+// is taken from Messages["en"].
 type DefinitionDisable struct {
-	Confirmation bool   `json:"confirmation,omitempty"`
-	Message      string `json:"message,omitempty"`
+	Confirmation bool              `json:"confirmation,omitempty"`
+	Message      string            `json:"message,omitempty"`
+	Messages     map[string]string `json:"messages,omitempty"`
+}
+
+// ignoredField says why a field of Deckhouse's module.yaml that means
+// nothing here is read and ignored with a warning; "" for other fields.
+func ignoredField(name string) string {
+	switch name {
+	case "accessibility":
+		return "edition availability is Deckhouse's"
+	case "update":
+		return "release update paths are Deckhouse's"
+	}
+	return ""
 }
 
 // maxDisableMessage bounds disable.message: it travels in admission
@@ -141,28 +192,172 @@ func (e *DefinitionError) Error() string {
 
 func (e *DefinitionError) Unwrap() error { return e.Err }
 
-// readDefinition reads dir/module.yaml strictly: unknown fields and
-// duplicate keys are errors. A missing file yields nil.
-func readDefinition(dir, name string) (*Definition, error) {
+// readDefinition reads dir/module.yaml. A missing file yields nil. Bad
+// YAML, a duplicate key or a value of the wrong type is an error naming
+// the file and the key; a field the operator does not know is returned as
+// a warning and ignored.
+func readDefinition(dir, name string) (*Definition, []string, error) {
 	path := filepath.Join(dir, DefinitionFile)
 	data, err := filelimit.ReadFile(path, filelimit.Default)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, loopError(path, err) // *fs.PathError names the file
+		return nil, nil, loopError(path, err) // *fs.PathError names the file
 	}
 	def := &Definition{}
+	var warnings []string //nolint:prealloc // decodeDefinition makes it
 	if len(bytes.TrimSpace(data)) > 0 {
-		if err := yaml.UnmarshalStrict(data, def); err != nil {
-			return nil, &DefinitionError{Path: path, Err: err}
+		if warnings, err = decodeDefinition(data, def); err != nil {
+			var de *DefinitionError
+			if errors.As(err, &de) {
+				de.Path = path
+				return nil, nil, de
+			}
+			return nil, nil, &DefinitionError{Path: path, Err: err}
 		}
 	}
 	if err := def.validate(name); err != nil {
 		err.Path = path
+		return nil, nil, err
+	}
+	def.translate()
+	return def, append(warnings, def.ignoredWarnings()...), nil
+}
+
+// decodeDefinition decodes module.yaml's content into def and lists the
+// fields it does not know.
+func decodeDefinition(data []byte, def *Definition) ([]string, error) {
+	raw, err := yaml.YAMLToJSONStrict(data)
+	if err != nil {
 		return nil, err
 	}
-	return def, nil
+	var tree any
+	if err := json.Unmarshal(raw, &tree); err != nil {
+		return nil, err
+	}
+	top, ok := tree.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("top level is %s, want a map", kindOf(tree))
+	}
+	if err := json.Unmarshal(raw, def); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return nil, &DefinitionError{Field: te.Field, Err: fmt.Errorf("want %s, got %s", te.Type, te.Value)}
+		}
+		var field string
+		for _, k := range slices.Sorted(maps.Keys(top)) {
+			if strings.Contains(err.Error(), k) || k == "readinessTimeout" && strings.Contains(err.Error(), "duration") {
+				field = k
+				break
+			}
+		}
+		return nil, &DefinitionError{Field: field, Err: err}
+	}
+	var unknown []string
+	unknownFields(top, reflect.TypeOf(*def), "", &unknown)
+	warnings := make([]string, 0, len(unknown))
+	for _, f := range unknown {
+		warnings = append(warnings, fmt.Sprintf("%s: unknown field %q ignored", DefinitionFile, f))
+	}
+	for _, k := range slices.Sorted(maps.Keys(top)) {
+		if why := ignoredField(k); why != "" {
+			warnings = append(warnings, fmt.Sprintf("%s: %s ignored: %s", DefinitionFile, k, why))
+		}
+	}
+	return warnings, nil
+}
+
+// unknownFields appends to out the keys of raw, by dotted path, that no
+// json field of t names; the top-level fields ignoredField names are
+// warned about by decodeDefinition.
+func unknownFields(raw any, t reflect.Type, prefix string, out *[]string) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		m, ok := raw.(map[string]any)
+		if !ok {
+			return
+		}
+		fields := map[string]reflect.Type{}
+		for i := range t.NumField() {
+			f := t.Field(i)
+			if name, _, _ := strings.Cut(f.Tag.Get("json"), ","); name != "" && name != "-" {
+				fields[name] = f.Type
+			}
+		}
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			ft, known := fields[k]
+			switch {
+			case known:
+				unknownFields(m[k], ft, prefix+k+".", out)
+			case prefix == "" && ignoredField(k) != "":
+			default:
+				*out = append(*out, prefix+k)
+			}
+		}
+	case reflect.Slice:
+		list, ok := raw.([]any)
+		if !ok || t.Elem().Kind() == reflect.Uint8 {
+			return
+		}
+		for i, item := range list {
+			unknownFields(item, t.Elem(), fmt.Sprintf("%s[%d].", strings.TrimSuffix(prefix, "."), i), out)
+		}
+	default:
+	}
+}
+
+// ignoredWarnings says which of Deckhouse's fields are read and ignored.
+func (d *Definition) ignoredWarnings() []string {
+	var out []string
+	if r := d.Requirements; r != nil {
+		if r.Deckhouse != "" {
+			out = append(out, DefinitionFile+": requirements.deckhouse ignored: there is no Deckhouse version to check")
+		}
+		if len(r.Bootstrapped) > 0 {
+			out = append(out, DefinitionFile+": requirements.bootstrapped ignored: cluster bootstrap is Deckhouse's")
+		}
+	}
+	return out
+}
+
+// translate fills the fields read from Deckhouse's forms: the disable
+// message from its English message, requires from requirements.modules.
+func (d *Definition) translate() {
+	if d.Disable != nil && d.Disable.Message == "" {
+		d.Disable.Message = d.Disable.Messages["en"]
+	}
+	if d.Requirements != nil && len(d.Requirements.Modules) > 0 {
+		if d.Requires == nil {
+			d.Requires = map[string]string{}
+		}
+		for name, c := range d.Requirements.Modules {
+			if _, has := d.Requires[name]; !has {
+				d.Requires[name] = c
+			}
+		}
+	}
+}
+
+// kindOf names a decoded YAML value's kind for messages.
+func kindOf(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case []any:
+		return "a list"
+	case string:
+		return "a string"
+	case bool:
+		return "a boolean"
+	case float64:
+		return "a number"
+	default:
+		return fmt.Sprintf("%T", v)
+	}
 }
 
 // validate checks the fields that need more than their type.
@@ -193,27 +388,89 @@ func (d *Definition) validate(name string) *DefinitionError {
 			return &DefinitionError{Field: "remediation.retries", Err: fmt.Errorf("%d is negative", r.Retries)}
 		}
 	}
-	if d.Disable != nil && len(d.Disable.Message) > maxDisableMessage {
-		return &DefinitionError{Field: "disable.message", Err: fmt.Errorf("%d bytes, at most %d", len(d.Disable.Message), maxDisableMessage)}
+	if err := d.validateDisable(); err != nil {
+		return err
 	}
 	switch d.UpgradeOnValuesChange {
 	case "", UpgradeAlways, UpgradeWhenRenderedChanges:
 	default:
 		return &DefinitionError{Field: "upgradeOnValuesChange", Err: fmt.Errorf("%q: want %s or %s", d.UpgradeOnValuesChange, UpgradeAlways, UpgradeWhenRenderedChanges)}
 	}
-	for _, req := range slices.Sorted(maps.Keys(d.Requires)) {
-		field := "requires." + req
-		if req == name {
-			return &DefinitionError{Field: field, Err: errors.New("a module cannot require itself")}
+	if err := d.validateDeckhouse(); err != nil {
+		return err
+	}
+	if err := validateRequires("requires", name, d.Requires); err != nil {
+		return err
+	}
+	if r := d.Requirements; r != nil {
+		if err := validateRequires("requirements.modules", name, r.Modules); err != nil {
+			return err
 		}
-		if !ValidName(req) {
-			return &DefinitionError{Field: field, Err: fmt.Errorf("%q is not a module name", req)}
-		}
-		if c := d.Requires[req]; c != "" {
-			if _, err := semver.NewConstraint(c); err != nil {
-				return &DefinitionError{Field: field, Err: fmt.Errorf("version constraint %q: %w", c, err)}
+		for _, req := range slices.Sorted(maps.Keys(r.Modules)) {
+			if c, has := d.Requires[req]; has && c != r.Modules[req] {
+				return &DefinitionError{Field: "requirements.modules." + req, Err: fmt.Errorf("%q, but requires says %q: keep one", r.Modules[req], c)}
 			}
 		}
 	}
 	return validateRules(d.RBAC)
+}
+
+func (d *Definition) validateDisable() *DefinitionError {
+	if d.Disable == nil {
+		return nil
+	}
+	if len(d.Disable.Message) > maxDisableMessage {
+		return &DefinitionError{Field: "disable.message", Err: fmt.Errorf("%d bytes, at most %d", len(d.Disable.Message), maxDisableMessage)}
+	}
+	for _, lang := range slices.Sorted(maps.Keys(d.Disable.Messages)) {
+		if n := len(d.Disable.Messages[lang]); n > maxDisableMessage {
+			return &DefinitionError{Field: "disable.messages." + lang, Err: fmt.Errorf("%d bytes, at most %d", n, maxDisableMessage)}
+		}
+	}
+	return nil
+}
+
+// validateDeckhouse checks the fields of Deckhouse's module.yaml.
+func (d *Definition) validateDeckhouse() *DefinitionError {
+	if g := d.ExclusiveGroup; g != "" {
+		if errs := validation.IsValidLabelValue(g); len(errs) > 0 {
+			return &DefinitionError{Field: "exclusiveGroup", Err: fmt.Errorf("%q: %s", g, strings.Join(errs, "; "))}
+		}
+	}
+	for i, t := range d.Tags {
+		if strings.TrimSpace(t) == "" {
+			return &DefinitionError{Field: fmt.Sprintf("tags[%d]", i), Err: errors.New("is empty")}
+		}
+	}
+	for i, t := range d.Subsystems {
+		if strings.TrimSpace(t) == "" {
+			return &DefinitionError{Field: fmt.Sprintf("subsystems[%d]", i), Err: errors.New("is empty")}
+		}
+	}
+	if r := d.Requirements; r != nil && r.Kubernetes != "" {
+		if _, err := semver.NewConstraint(r.Kubernetes); err != nil {
+			return &DefinitionError{Field: "requirements.kubernetes", Err: fmt.Errorf("version constraint %q: %w", r.Kubernetes, err)}
+		}
+	}
+	return nil
+}
+
+// validateRequires checks a map of required modules to version
+// constraints; field names the map.
+func validateRequires(field, name string, reqs map[string]string) *DefinitionError {
+	for _, req := range slices.Sorted(maps.Keys(reqs)) {
+		f := field + "." + req
+		if req == name {
+			return &DefinitionError{Field: f, Err: errors.New("a module cannot require itself")}
+		}
+		if !ValidName(req) {
+			return &DefinitionError{Field: f, Err: fmt.Errorf("%q is not a module name", req)}
+		}
+		if c := reqs[req]; c != "" && c != "*" {
+			if _, err := semver.NewConstraint(c); err != nil {
+				return &DefinitionError{Field: f, Err: fmt.Errorf("version constraint %q: %w", c, err)}
+			}
+		}
+	}
+	return nil
 }

@@ -76,16 +76,52 @@ func TestDiscoverDefinition(t *testing.T) {
 func TestDiscoverDefinitionErrors(t *testing.T) {
 	runErrorCases(t, []errorCase{
 		{
-			name:    "unknown field names the file and the field",
-			entries: map[string]node{"m/a/module.yaml": file("namespace: a\nnamespaces: b\n")},
-			dirs:    []string{"m"},
-			wantIn:  []string{`module "a": $ROOT/m/a/module.yaml: error unmarshaling JSON`, `unknown field "namespaces"`},
-		},
-		{
 			name:    "wrong type",
 			entries: map[string]node{"m/a/module.yaml": file("weight: ten\n")},
 			dirs:    []string{"m"},
-			wantIn:  []string{`$ROOT/m/a/module.yaml`, "weight"},
+			wantIn:  []string{`module "a": $ROOT/m/a/module.yaml: field weight: want int, got string`},
+		},
+		{
+			name:    "wrong type below the top",
+			entries: map[string]node{"m/a/module.yaml": file("requirements: {kubernetes: [1]}\n")},
+			dirs:    []string{"m"},
+			wantIn:  []string{`$ROOT/m/a/module.yaml: field requirements.kubernetes: want string, got array`},
+		},
+		{
+			name:    "bad YAML",
+			entries: map[string]node{"m/a/module.yaml": file("weight: [\n")},
+			dirs:    []string{"m"},
+			wantIn:  []string{`module "a": $ROOT/m/a/module.yaml: yaml: line 1`},
+		},
+		{
+			name:    "not a map",
+			entries: map[string]node{"m/a/module.yaml": file("- a\n")},
+			dirs:    []string{"m"},
+			wantIn:  []string{`$ROOT/m/a/module.yaml: top level is a list, want a map`},
+		},
+		{
+			name:    "duplicate key",
+			entries: map[string]node{"m/a/module.yaml": file("weight: 1\nweight: 2\n")},
+			dirs:    []string{"m"},
+			wantIn:  []string{`$ROOT/m/a/module.yaml: `, `"weight" already set`},
+		},
+		{
+			name:    "exclusive group that is no label value",
+			entries: map[string]node{"m/a/module.yaml": file("exclusiveGroup: \"two words\"\n")},
+			dirs:    []string{"m"},
+			wantIn:  []string{`$ROOT/m/a/module.yaml: field exclusiveGroup: "two words"`},
+		},
+		{
+			name:    "invalid kubernetes constraint",
+			entries: map[string]node{"m/a/module.yaml": file("requirements: {kubernetes: \"newer\"}\n")},
+			dirs:    []string{"m"},
+			wantIn:  []string{`$ROOT/m/a/module.yaml: field requirements.kubernetes: version constraint "newer"`},
+		},
+		{
+			name:    "requires and requirements.modules disagree",
+			entries: map[string]node{"m/a/module.yaml": file("requires: {b: \">= 1\"}\nrequirements: {modules: {b: \">= 2\"}}\n"), "m/b": dir()},
+			dirs:    []string{"m"},
+			wantIn:  []string{`$ROOT/m/a/module.yaml: field requirements.modules.b: ">= 2", but requires says ">= 1"`},
 		},
 		{
 			name:    "unknown remediation strategy",

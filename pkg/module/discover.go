@@ -32,6 +32,10 @@ type Options struct {
 	UnnumberedOrder int
 	// Logger receives warnings about ignored entries; nil discards them.
 	Logger *slog.Logger
+	// KubernetesVersion is the cluster's version ("v1.31.2"), against
+	// which module.yaml's requirements.kubernetes is checked; "" leaves
+	// that requirement unchecked.
+	KubernetesVersion string
 }
 
 // SplitDirs splits a ':'-separated list of directories, trimming spaces and
@@ -49,8 +53,14 @@ func SplitDirs(s string) []string {
 // Discover reads the modules dirs and the global hooks dir. It runs nothing:
 // hooks and enabled scripts are only located. Every child directory (or
 // symlink to one) of a modules dir is a module; hidden entries are skipped,
-// other entries except values.yaml are warned about. All invalid module
-// directories are reported together, joined; any error yields a nil Set.
+// other entries except values.yaml are warned about.
+//
+// A module whose directory, values.yaml or module.yaml cannot be read, or
+// whose module.yaml requirements are not met, is discovered all the same,
+// with the reason in its Err: it fails alone, the others run. Invalid
+// directory names, common values.yaml files, cycles of requirements and
+// the global hooks dir are errors of the whole discovery, reported
+// together, joined; such an error yields a nil Set.
 func Discover(opts Options) (*Set, error) {
 	log := opts.Logger
 	if log == nil {
@@ -72,24 +82,25 @@ func Discover(opts Options) (*Set, error) {
 	if err != nil {
 		return nil, err
 	}
-	var errs []error
 	for _, c := range cands {
 		m, err := loadModule(c, log)
 		if err == nil {
 			err = m.applyCommon(common)
 		}
 		if err != nil {
-			errs = append(errs, fmt.Errorf("module %q: %w", c.name, err))
-			continue
+			// This module alone fails: the others are discovered and run.
+			m = brokenModule(c, err)
 		}
 		set.modules = append(set.modules, m)
 		set.byName[m.name] = m
 	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
-	}
-	if err := checkRequires(set.byName); err != nil {
+	if err := checkRequires(set.byName, opts.KubernetesVersion); err != nil {
 		return nil, err
+	}
+	for _, m := range set.modules {
+		if m.err != nil {
+			log.Error("module cannot run", slog.String(logkey.Module, m.name), logkey.Err(m.err))
+		}
 	}
 	slices.SortFunc(set.modules, func(a, b *Module) int {
 		return cmp.Or(cmp.Compare(a.order, b.order), strings.Compare(a.name, b.name))

@@ -43,6 +43,10 @@ func discoverTree(t *testing.T, entries map[string]node, opts Options) (string, 
 	logs, log := newLogCapture(root)
 	opts.Logger = log
 	set, err := Discover(opts)
+	if err == nil {
+		// Modules that cannot run are reported by the Set, each alone.
+		err = set.Err()
+	}
 	return root, set, logs, err
 }
 

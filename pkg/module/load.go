@@ -9,6 +9,9 @@ import (
 	"path/filepath"
 	"syscall"
 
+	"sigs.k8s.io/yaml"
+
+	"github.com/addon-operator/addon-operator/pkg/filelimit"
 	"github.com/addon-operator/addon-operator/pkg/logkey"
 )
 
@@ -28,13 +31,17 @@ type candidate struct {
 }
 
 // loadModule reads one module directory into a descriptor. Common values
-// are filled in by the caller.
+// are filled in by the caller. Warnings about its module.yaml are logged
+// here, once.
 func loadModule(c candidate, log *slog.Logger) (*Module, error) {
 	m := &Module{name: c.name, key: KeyFor(c.name), order: c.order, path: c.path}
 	log = log.With(slog.String(logkey.Module, c.name))
 	var err error
-	if m.def, err = readDefinition(c.path, c.name); err != nil {
+	if m.def, m.warnings, err = readDefinition(c.path, c.name); err != nil {
 		return nil, err
+	}
+	for _, w := range m.warnings {
+		log.Warn("module definition", slog.String(logkey.Reason, w), slog.String(logkey.Path, filepath.Join(c.path, DefinitionFile)))
 	}
 	if m.def != nil && m.def.Remediation != nil {
 		m.remediation = Remediation{Strategy: m.def.Remediation.Strategy, Retries: m.def.Remediation.Retries}
@@ -47,6 +54,9 @@ func loadModule(c candidate, log *slog.Logger) (*Module, error) {
 	}
 	if m.hasChartYAML, err = isRegular(filepath.Join(c.path, "Chart.yaml")); err != nil {
 		return nil, err
+	}
+	if m.hasChartYAML {
+		m.chartVersion = readChartVersion(filepath.Join(c.path, "Chart.yaml"))
 	}
 	if m.hasTemplates, err = isDir(filepath.Join(c.path, "templates")); err != nil {
 		return nil, err
@@ -139,4 +149,27 @@ func optionalFile(path string) (string, error) {
 		return "", err
 	}
 	return path, nil
+}
+
+// brokenModule is the descriptor of a module directory that could not be
+// read: it has a name, an order and a path, nothing to run, and err says
+// what is wrong.
+func brokenModule(c candidate, err error) *Module {
+	return &Module{name: c.name, key: KeyFor(c.name), order: c.order, path: c.path, err: err}
+}
+
+// readChartVersion returns Chart.yaml's version, "" when it has none or
+// cannot be read (the chart's own checks report that when it renders).
+func readChartVersion(path string) string {
+	data, err := filelimit.ReadFile(path, filelimit.Default)
+	if err != nil {
+		return ""
+	}
+	var chart struct {
+		Version string `json:"version"`
+	}
+	if yaml.Unmarshal(data, &chart) != nil {
+		return ""
+	}
+	return chart.Version
 }

@@ -2,6 +2,8 @@
 package module
 
 import (
+	"errors"
+	"fmt"
 	"maps"
 	"slices"
 
@@ -18,6 +20,8 @@ type Module struct {
 
 	hasChartYAML bool
 	hasTemplates bool
+	// chartVersion is Chart.yaml's version, "" without one.
+	chartVersion string
 
 	staticValues  values.Values
 	staticEnabled *bool
@@ -34,6 +38,66 @@ type Module struct {
 	// remediation is the module's own setting for failed releases, from
 	// its module.yaml.
 	remediation Remediation
+
+	// warnings are what was ignored in module.yaml; err, when set, is why
+	// the module cannot run (see Err).
+	warnings []string
+	err      error
+}
+
+// Err says why the module cannot run, nil when it can: its directory or
+// module.yaml could not be read (the error names the file and the key),
+// or a requirement of its module.yaml is not met. Such a module stays in
+// the Set, so that its state is shown and its release is neither run nor
+// deleted for it; the other modules are not affected.
+func (m *Module) Err() error { return m.err }
+
+// Warnings returns what was ignored in the module's module.yaml: fields
+// the operator does not know, and Deckhouse's fields that mean nothing
+// here. Each was logged once by Discover.
+func (m *Module) Warnings() []string { return slices.Clone(m.warnings) }
+
+// Critical reports whether module.yaml marks the module critical: the
+// other modules start once every critical module finished its first
+// attempt.
+func (m *Module) Critical() bool { return m.def != nil && m.def.Critical }
+
+// Version is module.yaml's version, else Chart.yaml's, "" when neither
+// has one. Other modules' requirements are checked against it.
+func (m *Module) Version() string {
+	if m.def != nil && m.def.Version != "" {
+		return m.def.Version
+	}
+	return m.chartVersion
+}
+
+// ExclusiveGroup is module.yaml's exclusiveGroup, "" for none.
+func (m *Module) ExclusiveGroup() string {
+	if m.def == nil {
+		return ""
+	}
+	return m.def.ExclusiveGroup
+}
+
+// Description is module.yaml's description, else its English
+// description (descriptions.en), else the first of its descriptions by
+// language.
+func (m *Module) Description() string {
+	if m.def == nil {
+		return ""
+	}
+	if m.def.Description != "" {
+		return m.def.Description
+	}
+	if d := m.def.Descriptions["en"]; d != "" {
+		return d
+	}
+	for _, lang := range slices.Sorted(maps.Keys(m.def.Descriptions)) {
+		if d := m.def.Descriptions[lang]; d != "" {
+			return d
+		}
+	}
+	return ""
 }
 
 // Name is the module name: the directory name without its NNN- prefix, in
@@ -108,12 +172,20 @@ func (m *Module) Definition() Definition {
 	}
 	d := *m.def
 	d.Requires = maps.Clone(d.Requires)
+	d.Tags, d.Subsystems, d.RBAC = slices.Clone(d.Tags), slices.Clone(d.Subsystems), slices.Clone(d.RBAC)
+	d.Descriptions = maps.Clone(d.Descriptions)
+	if d.Requirements != nil {
+		r := *d.Requirements
+		r.Modules, r.Bootstrapped = maps.Clone(r.Modules), slices.Clone(r.Bootstrapped)
+		d.Requirements = &r
+	}
 	if d.Weight != nil {
 		w := *d.Weight
 		d.Weight = &w
 	}
 	if d.Disable != nil {
 		dis := *d.Disable
+		dis.Messages = maps.Clone(dis.Messages)
 		d.Disable = &dis
 	}
 	return d
@@ -202,3 +274,15 @@ func (s *Set) Global() *Global { return s.global }
 // values.yaml files, merged across dirs (a later dir overrides an earlier
 // one), or nil when no file has one.
 func (s *Set) GlobalStatic() values.Values { return copyValues(s.globalStatic) }
+
+// Err joins the errors of the modules that cannot run (see Module.Err),
+// each named by its module, in module order; nil when every module can.
+func (s *Set) Err() error {
+	var errs []error
+	for _, m := range s.modules {
+		if m.err != nil {
+			errs = append(errs, fmt.Errorf("module %q: %w", m.name, m.err))
+		}
+	}
+	return errors.Join(errs...)
+}

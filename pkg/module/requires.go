@@ -25,11 +25,16 @@ const (
 	WaitReady
 )
 
-// Waits returns how m waits for other.
+// Waits returns how m waits for other. A module that is not critical
+// waits for the first attempt of every critical module that does not
+// require it.
 func (m *Module) Waits(other *Module) Wait {
 	switch {
 	case m == other:
 		return WaitNone
+	case other.Critical() && !m.Critical() && !other.requires(m.name):
+		// Critical modules converge first.
+		return WaitAttempt
 	case m.def != nil:
 		if _, ok := m.def.Requires[other.name]; ok {
 			return WaitReady
@@ -41,26 +46,54 @@ func (m *Module) Waits(other *Module) Wait {
 	return WaitNone
 }
 
-// checkRequires checks what module.yaml files require across all modules:
-// every required module exists and its version meets the constraint, and
-// no module waits for itself through a chain of requirements and orders.
-// The error names the chain.
-func checkRequires(byName map[string]*Module) error {
+// checkRequires checks what module.yaml files require across all modules.
+// A module that requires a module that does not exist, a version that is
+// not there, or a Kubernetes version the cluster (kubeVersion, "" when
+// unknown) does not have, cannot run: its Err says why. No module may wait
+// for itself through a chain of requirements and orders: that error, which
+// names the chain, is the discovery's.
+func checkRequires(byName map[string]*Module, kubeVersion string) error {
 	names := slices.Sorted(maps.Keys(byName))
 	for _, name := range names {
 		m := byName[name]
-		for _, req := range m.Requires() {
-			other, ok := byName[req]
-			if !ok {
-				return fmt.Errorf("module %q: %s requires %q, which is no module", name, DefinitionFile, req)
-			}
-			if err := meetsConstraint(m, other); err != nil {
-				return fmt.Errorf("module %q: %s requires %q: %w", name, DefinitionFile, req, err)
-			}
+		if m.err != nil {
+			continue
 		}
+		m.err = unmetRequirement(m, byName, kubeVersion)
 	}
 	if chain := findCycle(names, byName); chain != nil {
 		return fmt.Errorf("modules wait for each other: %s%s", strings.Join(chain, " -> "), cycleHint(chain, byName))
+	}
+	return nil
+}
+
+// unmetRequirement returns the first requirement of m that is not met.
+func unmetRequirement(m *Module, byName map[string]*Module, kubeVersion string) error {
+	for _, req := range m.Requires() {
+		other, ok := byName[req]
+		if !ok {
+			return fmt.Errorf("%s requires %q, which is no module", DefinitionFile, req)
+		}
+		if err := meetsConstraint(m, other); err != nil {
+			return fmt.Errorf("%s requires %q: %w", DefinitionFile, req, err)
+		}
+	}
+	if m.def == nil || m.def.Requirements == nil || m.def.Requirements.Kubernetes == "" || kubeVersion == "" {
+		return nil
+	}
+	c := m.def.Requirements.Kubernetes
+	constraint, _ := semver.NewConstraint(c) // validated when read
+	v, err := semver.NewVersion(kubeVersion)
+	if err != nil {
+		return fmt.Errorf("%s requirements.kubernetes %q: cluster version %q: %w", DefinitionFile, c, kubeVersion, err)
+	}
+	// Pre-release builds (v1.31.0-rc.1, v1.30.2+k3s1 is metadata) count
+	// as their release: a constraint on 1.31 means any build of it.
+	if rel, err := v.SetPrerelease(""); err == nil {
+		v = &rel
+	}
+	if ok, _ := constraint.Validate(v); !ok {
+		return fmt.Errorf("%s requirements.kubernetes %q: the cluster runs Kubernetes %s", DefinitionFile, c, kubeVersion)
 	}
 	return nil
 }
@@ -73,11 +106,14 @@ func meetsConstraint(m, other *Module) error {
 		return nil
 	}
 	constraint, _ := semver.NewConstraint(c) // validated when read
-	v := other.Definition().Version
+	v := other.Version()
 	if v == "" {
-		return fmt.Errorf("version constraint %q, but %q has no version in its %s", c, other.name, DefinitionFile)
+		return fmt.Errorf("version constraint %q, but %q has no version in its %s or Chart.yaml", c, other.name, DefinitionFile)
 	}
-	version, _ := semver.NewVersion(v) // validated when read
+	version, err := semver.NewVersion(v)
+	if err != nil {
+		return fmt.Errorf("version %q of %q: %w", v, other.name, err)
+	}
 	if ok, errs := constraint.Validate(version); !ok {
 		return fmt.Errorf("version %s of %q does not meet %q: %v", v, other.name, c, errs)
 	}
@@ -142,4 +178,13 @@ func cycleHint(chain []string, byName map[string]*Module) string {
 	}
 	return fmt.Sprintf(" (%s without %s wait for every module of a lower order; give them a %s)",
 		strings.Join(implicit, ", "), DefinitionFile, DefinitionFile)
+}
+
+// requires reports whether m's module.yaml requires the named module.
+func (m *Module) requires(name string) bool {
+	if m.def == nil {
+		return false
+	}
+	_, ok := m.def.Requires[name]
+	return ok
 }

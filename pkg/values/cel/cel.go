@@ -109,7 +109,7 @@ func compileNode(env *cel.Env, doc map[string]any, at string) (*node, error) {
 		}
 		rules, err := compileRules(env, key, raw)
 		if err != nil {
-			return nil, fmt.Errorf("%s%s", schemaAt(at), err)
+			return nil, fmt.Errorf("%s%w", schemaAt(at), err)
 		}
 		n.rules = append(n.rules, rules...)
 	}

@@ -59,7 +59,7 @@ func TestValidatePassesAndFails(t *testing.T) {
 		t.Fatalf("valid settings: %v", vs)
 	}
 	vs := r.Validate("echo", tree(t, "{replicas: 7, mode: HA, storage: {class: local}}"), nil)
-	got := []string{}
+	got := make([]string, 0, len(vs))
 	for _, v := range vs {
 		got = append(got, v.Path+": "+v.Message)
 	}
