@@ -39,6 +39,9 @@ func (l *linter) discover() *module.Set {
 	opts.Logger = slog.New(rec)
 	mods, err := module.Discover(opts)
 	for _, r := range rec.records {
+		if r.msg == "module cannot run" {
+			continue // reported by moduleErrs, with its file and key
+		}
 		rule, sev := discoveryRule(r.msg)
 		msg := r.msg
 		if r.reason != "" {
@@ -47,6 +50,7 @@ func (l *linter) discover() *module.Set {
 		l.add(sev, r.path, "", rule, errors.New(msg))
 	}
 	if err == nil {
+		l.moduleErrs(mods)
 		return mods
 	}
 	errs := []error{err}
@@ -227,4 +231,22 @@ func distance(a, b string) int {
 		prev = cur
 	}
 	return prev[len(b)]
+}
+
+// moduleErrs reports the modules that the operator would not run: those
+// whose directory or module.yaml cannot be read (named by file and key),
+// and those whose requirements are not met.
+func (l *linter) moduleErrs(mods *module.Set) {
+	for _, m := range mods.Modules() {
+		err := m.Err()
+		if err == nil {
+			continue
+		}
+		var de *module.DefinitionError
+		if errors.As(err, &de) {
+			l.add(Error, de.Path, de.Field, RuleModuleDefinition, de.Err)
+			continue
+		}
+		l.add(Error, m.Path(), "", RuleModuleDefinition, fmt.Errorf("module %q cannot run: %w", m.Name(), err))
+	}
 }

@@ -34,19 +34,20 @@ const (
 
 // Rules name what a problem breaks.
 const (
-	RuleDiscovery       = "discovery"          // a module dir or file the operator refuses or ignores
-	RuleDuplicateModule = "duplicate-module"   // two module dirs with one name
-	RuleNotExecutable   = "not-executable"     // a hook or enabled script without the x bit
-	RuleValuesFile      = "values-file"        // a values.yaml that does not parse
-	RuleUnknownKey      = "unknown-module-key" // a key naming no module
-	RuleConfigMapKey    = "configmap-key"      // a ConfigMap key the operator rejects
-	RuleSchemaFile      = "schema-file"        // an OpenAPI schema that does not load
-	RuleConfigSchema    = "config-values-schema"
-	RuleValuesSchema    = "values-schema"
-	RuleHelmSchema      = "x-required-for-helm"
-	RuleHookConfig      = "hook-config"    // a hook's --config output
-	RuleEnabledScript   = "enabled-script" // an enabled script that fails
-	RuleRender          = "render"         // a chart that does not render
+	RuleDiscovery        = "discovery"          // a module dir or file the operator refuses or ignores
+	RuleModuleDefinition = "module-definition"  // a module the operator does not run: module.yaml, requirements
+	RuleDuplicateModule  = "duplicate-module"   // two module dirs with one name
+	RuleNotExecutable    = "not-executable"     // a hook or enabled script without the x bit
+	RuleValuesFile       = "values-file"        // a values.yaml that does not parse
+	RuleUnknownKey       = "unknown-module-key" // a key naming no module
+	RuleConfigMapKey     = "configmap-key"      // a ConfigMap key the operator rejects
+	RuleSchemaFile       = "schema-file"        // an OpenAPI schema that does not load
+	RuleConfigSchema     = "config-values-schema"
+	RuleValuesSchema     = "values-schema"
+	RuleHelmSchema       = "x-required-for-helm"
+	RuleHookConfig       = "hook-config"    // a hook's --config output
+	RuleEnabledScript    = "enabled-script" // an enabled script that fails
+	RuleRender           = "render"         // a chart that does not render
 )
 
 // Problem is one thing wrong with the tree.

@@ -135,6 +135,16 @@ func brokenConfigMaps() []brokenTree {
 				Message: `"otherrEnabled" names no module; did you mean "otherEnabled"?`}},
 		},
 		{
+			name: "CEL rule of the schema broken by the ConfigMap",
+			edit: func(tr tree) {
+				tr["modules/010-echo/openapi/config-values.yaml"] += "x-deckhouse-validations:\n" +
+					"- {expression: \"self.mode != 'fast' || self.replicas > 1\", message: fast mode needs two replicas}\n"
+			},
+			cm: map[string]string{"echo": "mode: fast\n"},
+			want: []Problem{{Severity: Error, File: "cm.yaml", Key: "echo", Rule: RuleConfigSchema,
+				Message: "is invalid: fast mode needs two replicas (schema modules/010-echo/openapi/config-values.yaml)"}},
+		},
+		{
 			name: "enabled flag that is no boolean",
 			cm:   map[string]string{"echoEnabled": "yes"},
 			want: []Problem{{Severity: Error, File: "cm.yaml", Key: "echoEnabled", Rule: RuleConfigMapKey,
@@ -195,6 +205,12 @@ func brokenFiles() []brokenTree {
 			name: "broken template",
 			edit: func(tr tree) { tr["modules/010-echo/templates/cm.yaml"] = "data: {{ .Values.echo.replicas | nope }}\n" },
 			want: []Problem{{Severity: Error, File: "modules/010-echo", Rule: RuleRender}},
+		},
+		{
+			name: "module.yaml with a value of the wrong type",
+			edit: func(tr tree) { tr["modules/020-other/module.yaml"] = "weight: 20\ntags: network\n" },
+			want: []Problem{{Severity: Error, File: "modules/020-other/module.yaml", Key: "tags", Rule: RuleModuleDefinition,
+				Message: "want []string, got string"}},
 		},
 		{
 			name: "invalid module name",
