@@ -104,6 +104,7 @@ func TestDiscoverBrokenModuleAlone(t *testing.T) {
 	writeTree(t, root, map[string]node{
 		"m/010-good/module.yaml":  file("namespace: good\n"),
 		"m/020-bad/module.yaml":   file("namespace: bad\ntags: cni\n"),
+		"m/020-bad/values.yaml":   file("badEnabled: true\n"),
 		"m/030-later/values.yaml": file("later: {x: 1}\n"),
 	})
 	set, err := Discover(Options{ModulesDirs: []string{root + "/m"}})
@@ -122,8 +123,11 @@ func TestDiscoverBrokenModuleAlone(t *testing.T) {
 	if !errors.As(bad.Err(), &de) || de.Path != root+"/m/020-bad/module.yaml" || de.Field != "tags" {
 		t.Fatalf("bad.Err() = %v, want a *DefinitionError for the file's tags", bad.Err())
 	}
-	if bad.Order() != 20 || bad.IsHelm() || len(bad.Hooks()) != 0 {
-		t.Errorf("a broken module keeps its name and order, and has nothing to run")
+	if bad.Order() != 20 || bad.HasDefinition() {
+		t.Errorf("a broken module keeps its name and order, without its module.yaml")
+	}
+	if e := bad.StaticEnabled(); e == nil || !*e {
+		t.Errorf("a broken module.yaml loses the module's values.yaml: StaticEnabled = %v", e)
 	}
 	for _, name := range []string{"good", "later"} {
 		if m, _ := set.Module(name); m.Err() != nil {

@@ -38,7 +38,10 @@ func loadModule(c candidate, log *slog.Logger) (*Module, error) {
 	log = log.With(slog.String(logkey.Module, c.name))
 	var err error
 	if m.def, m.warnings, err = readDefinition(c.path, c.name); err != nil {
-		return nil, err
+		// The rest of the directory is read all the same: its values.yaml
+		// still says whether it is enabled, so that a module.yaml broken
+		// by an update does not get its release deleted.
+		return m.loadWithoutDefinition(c, err, log)
 	}
 	for _, w := range m.warnings {
 		log.Warn("module definition", slog.String(logkey.Reason, w), slog.String(logkey.Path, filepath.Join(c.path, DefinitionFile)))
@@ -52,31 +55,48 @@ func loadModule(c candidate, log *slog.Logger) (*Module, error) {
 		}
 		m.order = *m.def.Weight
 	}
+	return m, m.loadRest(c, log)
+}
+
+// loadWithoutDefinition reads what a module directory has besides its
+// module.yaml, which defErr says cannot be read: the module is returned
+// with defErr as its Err, and nothing of it runs.
+func (m *Module) loadWithoutDefinition(c candidate, defErr error, log *slog.Logger) (*Module, error) {
+	if err := m.loadRest(c, log); err != nil {
+		return nil, errors.Join(defErr, err)
+	}
+	m.err = defErr
+	return m, nil
+}
+
+// loadRest reads the module directory except module.yaml.
+func (m *Module) loadRest(c candidate, log *slog.Logger) error {
+	var err error
 	if m.hasChartYAML, err = isRegular(filepath.Join(c.path, "Chart.yaml")); err != nil {
-		return nil, err
+		return err
 	}
 	if m.hasChartYAML {
 		m.chartVersion = readChartVersion(filepath.Join(c.path, "Chart.yaml"))
 	}
 	if m.hasTemplates, err = isDir(filepath.Join(c.path, "templates")); err != nil {
-		return nil, err
+		return err
 	}
 	if err := m.loadStaticValues(log); err != nil {
-		return nil, err
+		return err
 	}
 	if m.enabledScript, err = findEnabledScript(filepath.Join(c.path, enabledFileName), log); err != nil {
-		return nil, err
+		return err
 	}
 	if m.configSchemaPath, err = optionalFile(filepath.Join(c.path, configSchemaFile)); err != nil {
-		return nil, err
+		return err
 	}
 	if m.valuesSchemaPath, err = optionalFile(filepath.Join(c.path, valuesSchemaFile)); err != nil {
-		return nil, err
+		return err
 	}
 	if m.hooks, err = findHooks(filepath.Join(c.path, hooksDirName), log); err != nil {
-		return nil, err
+		return err
 	}
-	return m, nil
+	return nil
 }
 
 // loadStaticValues reads the module's own values.yaml. A file that has keys
