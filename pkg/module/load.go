@@ -55,7 +55,10 @@ func loadModule(c candidate, log *slog.Logger) (*Module, error) {
 		}
 		m.order = *m.def.Weight
 	}
-	return m, m.loadRest(c, log)
+	if err := m.loadRest(c, log); err != nil {
+		return nil, err
+	}
+	return m, nil
 }
 
 // loadWithoutDefinition reads what a module directory has besides its
