@@ -7,9 +7,13 @@ import (
 	"os"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	apiversion "k8s.io/apimachinery/pkg/version"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
 
 	"github.com/addon-operator/addon-operator/pkg/config"
@@ -234,18 +238,25 @@ func yamlByDefault(format string) string {
 }
 
 func (o *planOptions) renderCommand() *cobra.Command {
+	var cluster kubeFlags // only to ask the cluster's version
 	cmd := &cobra.Command{
 		Use:   "render NAME",
 		Short: "Print the manifests Helm would apply for a module, as helm template does",
 		Long: `Print the manifests Helm would apply for a module, chart hooks after them.
 Text and YAML print the manifest as Helm renders it; JSON prints a v1 List of
 the objects. Objects whose API version --kube-version no longer serves are
-warned about on stderr.`,
+warned about on stderr. Without --kube-version, charts render for the version
+of the cluster of the kubeconfig (--kubeconfig, $KUBECONFIG, ~/.kube/config)
+when its API server answers within ` + clusterVersionTimeout.String() + `, else for the
+Kubernetes version of the client libraries this binary is built with.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			x, err := o.offline(cmd)
 			if err != nil {
 				return err
+			}
+			if o.render.Capabilities.KubeVersion == "" {
+				o.render.Capabilities.KubeVersion = clusterKubeVersion(cmd.ErrOrStderr(), cluster)
 			}
 			r, err := x.RenderWith(cmd.Context(), args[0], o.render)
 			if err != nil {
@@ -263,11 +274,39 @@ warned about on stderr.`,
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&o.render.Capabilities.KubeVersion, "kube-version", "", "Kubernetes version for .Capabilities.KubeVersion (default "+helm.DefaultKubeVersion()+")")
+	fs.StringVar(&o.render.Capabilities.KubeVersion, "kube-version", "",
+		"Kubernetes version for .Capabilities.KubeVersion (default: the cluster's, else "+helm.DefaultKubeVersion()+")")
+	fs.StringVar(&cluster.kubeconfig, "kubeconfig", "", "kubeconfig of the cluster whose version charts render for (default: $KUBECONFIG, env KUBE_CONFIG, ~/.kube/config)")
+	fs.StringVar(&cluster.context, "context", "", "kubeconfig context (env KUBE_CONTEXT)")
 	fs.StringSliceVarP(&o.render.Capabilities.APIVersions, "api-versions", "a", nil, "API versions added to .Capabilities.APIVersions, e.g. monitoring.coreos.com/v1")
 	fs.BoolVar(&o.render.Capabilities.IncludeCRDs, "include-crds", false, "include the chart's crds/ in the output")
 	fs.StringArrayVarP(&o.render.ShowOnly, "show-only", "s", nil, "only the documents of this template, e.g. templates/deployment.yaml; repeatable")
 	return cmd
+}
+
+// clusterVersionTimeout bounds plan render's question for the cluster's
+// version.
+const clusterVersionTimeout = 5 * time.Second
+
+// clusterKubeVersion returns the Kubernetes version of the cluster of the
+// kubeconfig k loads, "" when none loads or its API server does not
+// answer (which is warned about on w).
+func clusterKubeVersion(w io.Writer, k kubeFlags) string {
+	cfg, _, err := k.restConfig()
+	if err != nil {
+		return "" // no kubeconfig: offline
+	}
+	cfg = rest.CopyConfig(cfg)
+	cfg.Timeout = clusterVersionTimeout
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err == nil {
+		var v *apiversion.Info
+		if v, err = dc.ServerVersion(); err == nil {
+			return v.GitVersion
+		}
+	}
+	warnf(w, "the cluster's version is unknown (%v): rendering for Kubernetes %s", err, helm.DefaultKubeVersion())
+	return ""
 }
 
 // writeList prints the objects of manifests as one v1 List in JSON.
