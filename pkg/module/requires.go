@@ -32,13 +32,12 @@ func (m *Module) Waits(other *Module) Wait {
 	switch {
 	case m == other:
 		return WaitNone
+	case m.requires(other.name):
+		return WaitReady
 	case other.Critical() && !m.Critical() && !other.requires(m.name):
 		// Critical modules converge first.
 		return WaitAttempt
 	case m.def != nil:
-		if _, ok := m.def.Requires[other.name]; ok {
-			return WaitReady
-		}
 		return WaitNone
 	case other.order < m.order:
 		return WaitAttempt

@@ -42,7 +42,7 @@ func Enabled(ctx context.Context, mods *module.Set, st *store.Store, scripts Scr
 	if err != nil {
 		return decisions, err
 	}
-	return DisableUnmet(mods, decisions), nil
+	return DisableUnmet(mods, DisableExclusive(mods, decisions)), nil
 }
 
 // inputs collects what each module's enabled state depends on, except its

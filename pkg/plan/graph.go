@@ -138,6 +138,8 @@ type Schedule struct {
 	names []string // in start order
 	mods  map[string]*module.Module
 	state map[string]progress
+	// critical lists the run's critical modules; nil until first asked.
+	critical []string
 }
 
 // NewSchedule returns the schedule of the modules in run.
@@ -213,7 +215,7 @@ func (s *Schedule) WaitingFor(name string) []string {
 	if m == nil {
 		return nil
 	}
-	var out []string
+	out := s.waitingForCritical(name)
 	if m.HasDefinition() {
 		for _, n := range s.names {
 			if slices.Contains(m.Requires(), n) && s.state[n] != ready {
@@ -259,6 +261,9 @@ func (s *Schedule) lowestOpenOrder() int {
 // outside the run never is); without, no module of a lower order is open.
 func (s *Schedule) free(name string, lowestOpen int) bool {
 	m := s.mods[name]
+	if len(s.waitingForCritical(name)) > 0 {
+		return false
+	}
 	if !m.HasDefinition() {
 		return lowestOpen >= m.Order()
 	}

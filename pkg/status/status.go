@@ -18,6 +18,9 @@ const (
 	SourceConfigMap     Source = "configmap"      // the ConfigMap's <key>Enabled
 	SourceEnabledScript Source = "enabled-script" // the module's enabled script
 	SourceRequirement   Source = "requirement"    // a module it requires is disabled
+	// SourceExclusiveGroup: another module of its module.yaml
+	// exclusiveGroup is enabled.
+	SourceExclusiveGroup Source = "exclusive-group"
 )
 
 // Phase is a module's place in its lifecycle, for status pages.
