@@ -188,7 +188,7 @@ func TestModuleInstallRequests(t *testing.T) {
 		if !ok {
 			t.Fatalf("no module %s", name)
 		}
-		if _, err := releases.Deploy(t.Context(), m, map[string]any{"note": note}); err != nil {
+		if _, _, err := releases.Deploy(t.Context(), m, map[string]any{"note": note}); err != nil {
 			t.Fatalf("deploy %s: %v", name, err)
 		}
 		return log.take()

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/addon-operator/addon-operator/pkg/queue"
 )
 
 //nolint:gochecknoglobals // a test flag must be registered at package init; it is only read
@@ -398,7 +400,7 @@ func TestParseConfigFormats(t *testing.T) {
 	}
 }
 
-func TestParseConfigV0IsPermanent(t *testing.T) {
+func TestParseConfigV0IsTerminal(t *testing.T) {
 	tests := []struct {
 		name, input string
 		want        bool
@@ -415,10 +417,9 @@ func TestParseConfigV0IsPermanent(t *testing.T) {
 			if err == nil {
 				t.Fatal("ParseConfig succeeded, want an error")
 			}
-			var p interface{ Permanent() bool }
-			got := errors.As(err, &p) && p.Permanent()
+			got := queue.IsTerminal(err)
 			if got != tt.want || errors.Is(err, ErrConfigV0) != tt.want {
-				t.Errorf("error %q: permanent %t, errors.Is(ErrConfigV0) %t; want both %t", err, got, errors.Is(err, ErrConfigV0), tt.want)
+				t.Errorf("error %q: terminal %t, errors.Is(ErrConfigV0) %t; want both %t", err, got, errors.Is(err, ErrConfigV0), tt.want)
 			}
 		})
 	}

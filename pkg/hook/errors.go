@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"syscall"
+
+	"github.com/addon-operator/addon-operator/pkg/queue"
 )
 
 // ErrTimeout is matched (errors.Is) by the error of a run that exceeded its
@@ -36,10 +38,10 @@ func (e *ExitError) Error() string {
 
 // ErrConfigV0 is matched (errors.Is) by the error of a hook whose
 // configuration is in the legacy v0 format: configVersion v0, or none,
-// which the established implementation reads as v0. It is permanent
-// (Permanent reports true): a hook prints the same configuration every
-// time, so loading it again cannot succeed; only a converted hook can.
-var ErrConfigV0 error = permanentError("configVersion v0 is not supported")
+// which the established implementation reads as v0. It is terminal
+// (queue.IsTerminal): a hook prints the same configuration every time, so
+// loading it again cannot succeed; only a converted hook can.
+var ErrConfigV0 = queue.TerminalError(errors.New("configVersion v0 is not supported"))
 
 // convertV0 says how to convert a v0 configuration to v1.
 const convertV0 = "convert it to v1: configVersion: v1; onStartup and schedule stay as they are; " +
@@ -48,12 +50,3 @@ const convertV0 = "convert it to v1: configVersion: v1; onStartup and schedule s
 	"objectName as nameSelector.matchNames, namespaceSelector.matchNames as namespace.nameSelector.matchNames, " +
 	"and executeHookOnSynchronization: false to keep running on events only; " +
 	"binding contexts are then v1 (type, watchEvent, object instead of resourceEvent, resourceName)"
-
-// permanentError is an error that retrying cannot fix.
-type permanentError string
-
-// Error returns the message.
-func (e permanentError) Error() string { return string(e) }
-
-// Permanent reports true: retrying cannot fix the error.
-func (permanentError) Permanent() bool { return true }

@@ -17,6 +17,7 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/logkey"
 	"github.com/addon-operator/addon-operator/pkg/module"
 	"github.com/addon-operator/addon-operator/pkg/plan"
+	"github.com/addon-operator/addon-operator/pkg/queue"
 	"github.com/addon-operator/addon-operator/pkg/status"
 	"github.com/addon-operator/addon-operator/pkg/values"
 )
@@ -203,7 +204,7 @@ func (o *Operator) moduleHooks(ctx context.Context, name string) ([]*binding.Hoo
 	hooks, err := binding.Load(ctx, o.runner, m.Path(), m.Hooks(), hook.Module)
 	if err != nil {
 		err = fmt.Errorf("module %s: %w", name, err)
-		if permanent(err) {
+		if queue.IsTerminal(err) {
 			o.state.update(name, func(s *moduleState) { s.HooksErr = err })
 		}
 		return nil, err
@@ -235,7 +236,7 @@ func (o *Operator) runModuleHooks(ctx context.Context, name string, hooks []*bin
 func (o *Operator) moduleDelete(ctx context.Context, name string) error {
 	m, _ := o.modules.Module(name)
 	hooks, err := o.moduleHooks(ctx, name)
-	if err != nil && !permanent(err) {
+	if err != nil && !queue.IsTerminal(err) {
 		return err
 	}
 	// Hooks that can never be loaded never ran: the module is deleted

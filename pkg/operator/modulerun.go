@@ -5,27 +5,33 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
+	"github.com/addon-operator/addon-operator/pkg/binding"
 	"github.com/addon-operator/addon-operator/pkg/config"
 	"github.com/addon-operator/addon-operator/pkg/hook"
 	"github.com/addon-operator/addon-operator/pkg/logkey"
 	"github.com/addon-operator/addon-operator/pkg/module"
+	"github.com/addon-operator/addon-operator/pkg/queue"
 	"github.com/addon-operator/addon-operator/pkg/release"
+	"github.com/addon-operator/addon-operator/pkg/runner"
 	"github.com/addon-operator/addon-operator/pkg/status"
 	"github.com/addon-operator/addon-operator/pkg/values"
 )
 
-// attempt is the runner's run function: one run of a module, with its
-// phase, last error, log line and metrics kept.
-func (o *Operator) attempt(ctx context.Context, name string) (bool, error) {
+// attempt is the runner's run function: the first step of an attempt of
+// a module, with its phase, last error, log line and metrics kept. An
+// attempt whose release must become ready parks after Helm (see
+// runModule): no worker waits for readiness.
+func (o *Operator) attempt(ctx context.Context, name string) (runner.Result, error) {
 	if !o.state.get(name).Enabled {
-		return false, nil // disabled since it was requested
+		return runner.Result{}, nil // disabled since it was requested
 	}
 	if err := o.state.get(name).HooksErr; err != nil {
 		// Not run, so not retried either: loading its hooks failed for good,
 		// reported once when they were loaded; only changed hooks fix it.
 		o.state.update(name, func(s *moduleState) { s.Phase, s.LastError = status.PhaseFailed, err.Error() })
-		return false, nil
+		return runner.Result{}, err // terminal: see moduleHooks
 	}
 	if reqs := o.unready(name); len(reqs) > 0 {
 		// Runs only once what it requires is ready; wakeDependents asks
@@ -35,27 +41,68 @@ func (o *Operator) attempt(ctx context.Context, name string) (bool, error) {
 		})
 		// A requirement that became ready meanwhile may have looked for
 		// held modules before this one was marked: run again then.
-		return len(o.unready(name)) == 0, nil
+		return runner.Result{Again: len(o.unready(name)) == 0}, nil
 	}
-	start := o.clock.Now()
-	defer o.releases.Pause(name)()
+	a := attemptRecord{name: name, start: o.clock.Now(), failuresBefore: o.pool.Failures(name), failingSince: o.pool.FailingSince(name)}
 	o.state.update(name, func(s *moduleState) { s.Phase = status.PhaseRunning })
-	failuresBefore, failingSince := o.pool.Failures(name), o.pool.FailingSince(name)
-	again, err := o.runModule(ctx, name)
+	resume := o.releases.Pause(name)
+	step, err := o.runModule(ctx, name)
+	resume()
+	if err != nil || step.wait == nil {
+		return o.endAttempt(ctx, a, step.again, err)
+	}
+	var superseded bool // set by Await, read by Then, which runs after it
+	return runner.Result{
+		Await: func(ctx context.Context) error {
+			err := step.wait(ctx)
+			m, _ := o.modules.Module(name)
+			switch {
+			case errors.Is(err, release.ErrSuperseded):
+				superseded = true
+				return nil
+			case err != nil:
+				o.afterDeployAttempt(ctx, m, err)
+				_, err = o.endAttempt(ctx, a, false, err)
+				return err
+			}
+			o.afterDeployAttempt(ctx, m, nil)
+			return nil
+		},
+		Then: func(ctx context.Context, name string) (runner.Result, error) {
+			if superseded {
+				// Its inputs changed while it waited for its objects: the
+				// run asked for by the change starts at once and waits for
+				// what it deploys. Neither a failure nor ready.
+				o.log.Info("readiness wait ended by new inputs, running again", slog.String(logkey.Module, name))
+				return runner.Result{Again: true}, nil
+			}
+			defer o.releases.Pause(name)()
+			again, err := o.afterHelm(ctx, name, step.hooks)
+			return o.endAttempt(ctx, a, again, err)
+		},
+	}, nil
+}
+
+// attemptRecord is what the end of an attempt reports about it.
+type attemptRecord struct {
+	name           string
+	start          time.Time
+	failuresBefore int
+	failingSince   time.Time
+}
+
+// endAttempt keeps an attempt's outcome: phase, last error, Events,
+// metrics, log line, and the modules that waited for this one to be
+// ready.
+func (o *Operator) endAttempt(ctx context.Context, a attemptRecord, again bool, err error) (runner.Result, error) {
+	name := a.name
 	if err != nil {
 		// Before the error is shown anywhere: it may quote them.
 		m, _ := o.modules.Module(name)
 		o.learnValues(m)
 	}
-	if errors.Is(err, release.ErrSuperseded) {
-		// Its inputs changed while it waited for its objects: the run
-		// asked for by the change starts at once and waits for what it
-		// deploys. Neither a failure nor ready.
-		o.log.Info("readiness wait ended by new inputs, running again", slog.String(logkey.Module, name))
-		return true, nil
-	}
-	o.recordModuleEvent(name, failuresBefore, err)
-	d := o.clock.Since(start)
+	o.recordModuleEvent(name, a.failuresBefore, err)
+	d := o.clock.Since(a.start)
 	if o.recorder != nil {
 		o.recorder.ModuleRun(name, d, err)
 	}
@@ -71,69 +118,91 @@ func (o *Operator) attempt(ctx context.Context, name string) (bool, error) {
 	})
 	o.recordReadiness(name, err, again)
 	switch {
+	case queue.IsTerminal(err):
+		// Logged where it was found; only new inputs run it again.
 	case err != nil && ctx.Err() == nil:
 		o.log.Error("module run failed, will retry", slog.String(logkey.Module, name), slog.Duration(logkey.Duration, d),
 			slog.Int(logkey.Count, o.pool.Failures(name)+1), logkey.Err(err))
-	case err == nil && failuresBefore > 0:
-		o.logRecovery(name, failuresBefore, failingSince)
+	case err == nil && a.failuresBefore > 0:
+		o.logRecovery(name, a.failuresBefore, a.failingSince)
 	case err == nil:
 		o.log.Debug("module run done", slog.String(logkey.Module, name), slog.Duration(logkey.Duration, d))
 	}
-	return again, err
+	return runner.Result{Again: again}, err
+}
+
+// moduleStep is how the first step of a module's attempt ended: with the
+// attempt done (again asks for another), or with its release applied and
+// wait to be awaited before the afterHelm hooks in hooks run.
+type moduleStep struct {
+	again bool
+	wait  release.Wait
+	hooks []*binding.Hook
 }
 
 // runModule runs one enabled module: onStartup hooks (first run after it
 // was enabled), the Synchronization of its kubernetes bindings, beforeHelm
-// hooks, its Helm release, afterHelm hooks. When afterHelm hooks change its
-// values it asks to run again, within a bound.
-func (o *Operator) runModule(ctx context.Context, name string) (bool, error) {
+// hooks, its Helm release, afterHelm hooks. When its release's objects
+// must become ready first, it returns before the afterHelm hooks with the
+// wait for them. When afterHelm hooks change its values it asks to run
+// again, within a bound.
+func (o *Operator) runModule(ctx context.Context, name string) (moduleStep, error) {
 	if err := o.cfgHealth.SectionErr(name); err != nil {
 		// Reported, not retried: only a valid section (which requests a
 		// run) can fix it, and the other modules go on.
 		o.log.Error("module skipped: its ConfigMap section is invalid", slog.String(logkey.Module, name), logkey.Err(err))
-		o.state.update(name, func(s *moduleState) { s.LastError = err.Error() })
-		return false, nil //nolint:nilerr // reported above; retrying cannot fix a section only the user can
+		return moduleStep{}, queue.TerminalError(err)
 	}
 	m, _ := o.modules.Module(name)
 	hooks, err := o.moduleHooks(ctx, name)
 	if err != nil {
-		return false, err
+		return moduleStep{}, err
 	}
 	if !o.state.get(name).StartupDone {
 		if _, err := o.runModuleHooks(ctx, name, hooks, hook.OnStartup); err != nil {
-			return false, err
+			return moduleStep{}, err
 		}
 		o.state.update(name, func(s *moduleState) { s.StartupDone = true })
 	}
 	ids, err := o.startBindings(ctx, name, hooks)
 	if err != nil {
-		return false, err
+		return moduleStep{}, err
 	}
 	if err := o.synchronize(ctx, ids); err != nil {
-		return false, err
+		return moduleStep{}, err
 	}
 	if _, err := o.runModuleHooks(ctx, name, hooks, hook.BeforeHelm); err != nil {
-		return false, err
+		return moduleStep{}, err
 	}
 	if err := o.store.ValidateModule(m, m.IsHelm()); err != nil {
-		return false, err
+		return moduleStep{}, err
 	}
 	if o.inMaintenance(name) {
 		// The release stays as it is: no CRDs, no Helm, so no afterHelm.
 		o.log.Debug("module in maintenance, release left as it is", slog.String(logkey.Module, name))
 		o.state.update(name, func(s *moduleState) { s.Reruns, s.LastError = 0, "" })
-		return false, nil
+		return moduleStep{}, nil
 	}
 	if err := o.releases.ApplyCRDs(ctx, m); err != nil {
-		return false, err
+		return moduleStep{}, err
 	}
 	// Before the release: its first objects are already checked.
 	if err := o.enableWebhooks(ctx, m, hooks); err != nil {
-		return false, err
+		return moduleStep{}, err
 	}
-	if err := o.deploy(ctx, m); err != nil {
-		return false, err
+	wait, err := o.deploy(ctx, m)
+	if err != nil {
+		return moduleStep{}, err
 	}
+	if wait != nil {
+		return moduleStep{wait: wait, hooks: hooks}, nil
+	}
+	again, err := o.afterHelm(ctx, name, hooks)
+	return moduleStep{again: again}, err
+}
+
+// afterHelm runs a module's afterHelm hooks, once its release is ready.
+func (o *Operator) afterHelm(ctx context.Context, name string, hooks []*binding.Hook) (bool, error) {
 	changedBy, err := o.runModuleHooks(ctx, name, hooks, hook.AfterHelm)
 	if err != nil {
 		return false, err
@@ -141,12 +210,14 @@ func (o *Operator) runModule(ctx context.Context, name string) (bool, error) {
 	return o.afterHelmChanged(name, changedBy)
 }
 
-// deploy installs or upgrades a module's release with its values now.
-func (o *Operator) deploy(ctx context.Context, m *module.Module) error {
+// deploy installs or upgrades a module's release with its values now. It
+// returns the wait for the release's objects to be ready, nil when there
+// is none to wait for.
+func (o *Operator) deploy(ctx context.Context, m *module.Module) (release.Wait, error) {
 	vals := map[string]any{
 		config.GlobalKey: map[string]any(o.store.GlobalValues()), m.Key(): map[string]any(o.store.ModuleValues(m)),
 	}
-	rev, err := o.releases.Deploy(ctx, m, vals)
+	rev, wait, err := o.releases.Deploy(ctx, m, vals)
 	if rev > 0 {
 		sum := ""
 		if o.objects != nil {
@@ -154,8 +225,11 @@ func (o *Operator) deploy(ctx context.Context, m *module.Module) error {
 		}
 		o.state.update(m.Name(), func(s *moduleState) { s.Revision, s.ValuesChecksum = rev, sum })
 	}
-	o.afterDeployAttempt(ctx, m, err)
-	return err
+	if err != nil || wait == nil {
+		// Else the wait's end tells whether the deploy worked.
+		o.afterDeployAttempt(ctx, m, err)
+	}
+	return wait, err
 }
 
 // afterHelmChanged bounds how often afterHelm hooks may change values in a
@@ -195,12 +269,4 @@ func (o *Operator) recordModuleEvent(name string, failuresBefore int, err error)
 	case err == nil && failuresBefore > 0:
 		o.moduleEvents.ModuleRecovered(name, failuresBefore)
 	}
-}
-
-// permanent reports whether err is marked permanent (an error in its chain
-// has a Permanent method that returns true, as hook.ErrConfigV0): retrying
-// cannot fix it.
-func permanent(err error) bool {
-	var p interface{ Permanent() bool }
-	return errors.As(err, &p) && p.Permanent()
 }

@@ -114,7 +114,9 @@ func (f *fakeReleaser) record(call string) {
 
 func (f *fakeReleaser) Apply(_ context.Context, r helm.Release) (helm.Outcome, error) {
 	f.record("helm:" + r.Name)
-	return helm.Outcome{Revision: 1}, nil
+	// One object whose readiness is read, for tests with a Readiness.
+	manifest := "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: " + r.Name + "\n"
+	return helm.Outcome{Revision: 1, Manifest: manifest}, nil
 }
 
 func (f *fakeReleaser) Uninstall(_ context.Context, name string) (bool, error) {

@@ -10,11 +10,12 @@ import (
 
 	"github.com/addon-operator/addon-operator/pkg/config"
 	"github.com/addon-operator/addon-operator/pkg/hook"
+	"github.com/addon-operator/addon-operator/pkg/queue"
 	"github.com/addon-operator/addon-operator/pkg/status"
 	"github.com/addon-operator/addon-operator/pkg/values"
 )
 
-func TestPermanent(t *testing.T) {
+func TestV0ConfigIsTerminal(t *testing.T) {
 	tests := []struct {
 		name string
 		err  error
@@ -27,8 +28,8 @@ func TestPermanent(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := permanent(tt.err); got != tt.want {
-				t.Errorf("permanent(%v) = %t, want %t", tt.err, got, tt.want)
+			if got := queue.IsTerminal(tt.err); got != tt.want {
+				t.Errorf("IsTerminal(%v) = %t, want %t", tt.err, got, tt.want)
 			}
 		})
 	}

@@ -2,6 +2,7 @@ package operator
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"path/filepath"
 	"slices"
@@ -23,7 +24,7 @@ type gateReadiness struct {
 	waits atomic.Int32             // Wait calls for gated namespaces
 }
 
-func (g *gateReadiness) Wait(ctx context.Context, ns string, _ []readiness.Object, _ time.Duration, progress func(readiness.Pending)) error {
+func (g *gateReadiness) Wait(ctx context.Context, ns string, _ []readiness.Object, _ time.Duration, _ <-chan struct{}, progress func(readiness.Pending)) error {
 	gate, ok := g.gates[ns]
 	if !ok {
 		return nil
@@ -196,4 +197,100 @@ func TestNewInputsEndAReadinessWait(t *testing.T) {
 	if n := o.pool.Failures("web"); n != 0 {
 		t.Errorf("web failures = %d, want 0", n)
 	}
+}
+
+func TestReadinessWaitHoldsNoWorker(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{"modules/values.yaml": "stuckEnabled: true\noneEnabled: true\ntwoEnabled: true\nthreeEnabled: true\n"}
+	for i, name := range []string{"stuck", "one", "two", "three"} {
+		files["modules/"+name+"/module.yaml"] = fmt.Sprintf("weight: %d\nnamespace: %s\n", 10*(i+1), name)
+		files["modules/"+name+"/templates/cm.yaml"] = "kind: ConfigMap"
+		files["modules/"+name+"/hooks/mod"] = ""
+	}
+	writeTree(t, dir, files)
+	runner := &fakeRunner{configs: map[string]string{"mod": "configVersion: v1\nafterHelm: 1\n"}}
+	opts := DefaultOptions()
+	opts.ModulesDirs, opts.Namespace = filepath.Join(dir, "modules"), "ns"
+	opts.ModuleWorkers = 1 // stuck's wait would hold the only worker
+	gate := make(chan struct{})
+	o, err := New(opts, Deps{
+		Hooks: runner, Releases: &fakeReleaser{runner: runner}, Config: &fakeConfig{},
+		Readiness: &gateReadiness{gates: map[string]chan struct{}{"stuck": gate}},
+		Clock:     clock.RealClock{}, Logger: slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	called := func(call string) bool { return slices.Contains(runner.recorded(), call) }
+	phase := func(name string) status.Phase { return o.state.get(name).Phase }
+	opened := false
+	runUntil(t, o, func() bool {
+		if !opened {
+			// Every other module runs to its end while stuck waits.
+			if phase("one") != status.PhaseReady || phase("two") != status.PhaseReady || phase("three") != status.PhaseReady {
+				return false
+			}
+			if got := o.pool.Parked(); !slices.Equal(got, []string{"stuck"}) {
+				t.Errorf("parked modules %v, want [stuck]", got)
+			}
+			if phase("stuck") != status.PhaseRunning || called("stuck:afterHelm") {
+				t.Errorf("stuck before its objects are ready: phase %s, afterHelm ran %v", phase("stuck"), called("stuck:afterHelm"))
+			}
+			close(gate)
+			opened = true
+		}
+		return phase("stuck") == status.PhaseReady
+	})
+	if !called("stuck:afterHelm") {
+		t.Error("stuck's afterHelm hooks did not run once it was ready")
+	}
+}
+
+func TestReadinessTimeoutFailsOnlyThatModule(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{
+		"modules/values.yaml":             "neverEnabled: true\nfineEnabled: true\n",
+		"modules/never/module.yaml":       "weight: 10\nnamespace: never\n",
+		"modules/never/templates/cm.yaml": "kind: ConfigMap",
+		"modules/fine/module.yaml":        "weight: 20\nnamespace: fine\n",
+		"modules/fine/templates/cm.yaml":  "kind: ConfigMap",
+	})
+	runner := &fakeRunner{}
+	opts := DefaultOptions()
+	opts.ModulesDirs, opts.Namespace = filepath.Join(dir, "modules"), "ns"
+	opts.ModuleWorkers = 1
+	opts.RetryDelay, opts.RetryMaxDelay = time.Hour, time.Hour
+	notReady := &readiness.NotReadyError{Timeout: time.Minute, Pending: readiness.Pending{
+		Object: readiness.Object{Kind: "Deployment", Namespace: "never", Name: "x"}, Message: "Available: 0/1",
+	}}
+	o, err := New(opts, Deps{
+		Hooks: runner, Releases: &fakeReleaser{runner: runner}, Config: &fakeConfig{},
+		Readiness: failingReadiness{ns: "never", err: notReady},
+		Clock:     clock.RealClock{}, Logger: slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runUntil(t, o, func() bool {
+		return o.state.get("never").Phase == status.PhaseFailed && o.state.get("fine").Phase == status.PhaseReady
+	})
+	if got, want := o.state.get("never").LastError, "module never: not ready after 1m0s: Deployment never/x: Available: 0/1"; got != want {
+		t.Errorf("never's last error %q, want %q", got, want)
+	}
+	if !o.pool.BackingOff("never") {
+		t.Error("a module whose objects never became ready is not retried with backoff")
+	}
+}
+
+// failingReadiness fails the wait of the release in namespace ns with err.
+type failingReadiness struct {
+	ns  string
+	err error
+}
+
+func (f failingReadiness) Wait(_ context.Context, ns string, _ []readiness.Object, _ time.Duration, _ <-chan struct{}, _ func(readiness.Pending)) error {
+	if ns == f.ns {
+		return f.err
+	}
+	return nil
 }

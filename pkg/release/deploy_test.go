@@ -62,7 +62,7 @@ func TestDeployChecksDriftUnlessFresh(t *testing.T) {
 	} {
 		d := &countingDrift{}
 		r := New(Options{Releases: &outcomeReleases{out: tt.out}, Drift: d, Clock: clock.RealClock{}, Logger: slog.New(slog.DiscardHandler)})
-		if _, err := r.Deploy(t.Context(), m, nil); err != nil {
+		if _, _, err := r.Deploy(t.Context(), m, nil); err != nil {
 			t.Fatalf("%s: %v", tt.name, err)
 		}
 		if d.checks != tt.want {

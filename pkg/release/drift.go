@@ -73,12 +73,11 @@ func (r *Manager) inMaintenance(name string) bool {
 // updates; later changes in that window join the same check), and every
 // module with a deployed release each Options.DriftResync (0: never).
 // A module whose Deploy is in progress is checked once it is done.
-// Without a drift checker or changes, it only waits for ctx.
+// Without changes, it only waits for ctx.
+//
+// Each change also tells the module's readiness wait, if one runs, to look
+// again: a Deployment's status update ends the wait for it.
 func (r *Manager) RunDrift(ctx context.Context, changes <-chan heal.Change) error {
-	if r.opts.Drift == nil {
-		<-ctx.Done()
-		return nil
-	}
 	s := &driftSchedule{due: map[string]time.Time{}, nudge: make(chan struct{}, 1)}
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
@@ -87,13 +86,16 @@ func (r *Manager) RunDrift(ctx context.Context, changes <-chan heal.Change) erro
 			case <-ctx.Done():
 				return nil
 			case ch := <-changes:
-				if !r.seenAlready(ch) {
+				r.objectChanged(ch.Module)
+				if r.opts.Drift != nil && !r.seenAlready(ch) {
 					s.add(ch.Module, r.opts.Clock.Now().Add(r.opts.DriftDebounce))
 				}
 			}
 		}
 	})
-	g.Go(func() error { return r.checkLoop(ctx, s) })
+	if r.opts.Drift != nil {
+		g.Go(func() error { return r.checkLoop(ctx, s) })
+	}
 	return g.Wait() //nolint:wrapcheck // both goroutines return nil
 }
 

@@ -66,7 +66,7 @@ func driftManager(t *testing.T, opts Options) (*Manager, *fakeDrift, *clocktesti
 		<-fd.calls // the check after Deploy
 		<-fd.calls // and its revert
 	}()
-	if _, err := r.Deploy(t.Context(), m, nil); err != nil {
+	if _, _, err := r.Deploy(t.Context(), m, nil); err != nil {
 		t.Fatalf("Deploy: %v", err)
 	}
 	<-deployed
@@ -196,7 +196,7 @@ func (f *seenDrift) CheckSeen(ctx context.Context, manifest string) ([]drift.Dri
 func TestSeenChangesAreNoReason(t *testing.T) {
 	fd := &seenDrift{fakeDrift{calls: make(chan call, 2)}}
 	r := New(Options{Releases: &manifestReleases{}, Drift: fd, Clock: clocktesting.NewFakeClock(time.Unix(1e9, 0)), Logger: slog.New(slog.DiscardHandler)})
-	if _, err := r.Deploy(t.Context(), testModule(t, "m"), nil); err != nil {
+	if _, _, err := r.Deploy(t.Context(), testModule(t, "m"), nil); err != nil {
 		t.Fatalf("Deploy: %v", err)
 	}
 	ref := heal.ObjectRef{APIVersion: "v1", Kind: "ConfigMap", Namespace: "ns", Name: "c"}

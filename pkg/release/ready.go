@@ -20,20 +20,30 @@ func (r *Manager) Namespace(m *module.Module) string {
 	return r.opts.Namespace
 }
 
-// waitReady waits until the objects of a release's manifest are ready, as
-// kstatus computes it. Without a ReadinessChecker a release is ready once
-// Helm applied it. exist tells that every object has just been seen to
-// exist (a fresh install created them, or Helm's step was skipped, which
-// it is only when all exist): those ready from their existence on are
-// not read again.
-func (r *Manager) waitReady(ctx context.Context, m *module.Module, manifest string, exist bool) error {
+// readyWait returns the Wait for the objects of a release's manifest to
+// be ready, as kstatus computes it; nil without a ReadinessChecker (a
+// release is ready once Helm applied it) or when every object is ready as
+// applied. exist tells that every object has just been seen to exist (a
+// fresh install created them, or Helm's step was skipped, which it is only
+// when all exist): those ready from their existence on are not read again.
+func (r *Manager) readyWait(m *module.Module, manifest string, exist bool) (Wait, error) {
 	if r.opts.Readiness == nil {
-		return nil
+		return nil, nil
 	}
 	objects, err := readiness.ObjectsFromManifest(manifest, exist)
 	if err != nil {
-		return fmt.Errorf("module %s: read release manifest: %w", m.Name(), err)
+		return nil, fmt.Errorf("module %s: read release manifest: %w", m.Name(), err)
 	}
+	if !readiness.AnyToRead(objects) {
+		return nil, nil
+	}
+	return func(ctx context.Context) error { return r.waitReady(ctx, m, objects) }, nil
+}
+
+// waitReady waits until objects are ready, for the module's timeout; it
+// looks again at once when one of the module's objects changes (the heal
+// watch's changes, as RunDrift receives them), else on a slow poll.
+func (r *Manager) waitReady(ctx context.Context, m *module.Module, objects []readiness.Object) error {
 	timeout := r.opts.ReadinessTimeout
 	if t := m.Definition().ReadinessTimeout.Duration; t > 0 {
 		timeout = t
@@ -58,7 +68,9 @@ func (r *Manager) waitReady(ctx context.Context, m *module.Module, manifest stri
 			}
 		}()
 	}
-	err = r.opts.Readiness.Wait(waitCtx, r.Namespace(m), objects, timeout, progress)
+	changed, stop := r.watchChanges(m.Name())
+	defer stop()
+	err := r.opts.Readiness.Wait(waitCtx, r.Namespace(m), objects, timeout, changed, progress)
 	switch {
 	case err == nil:
 		return nil
@@ -66,6 +78,35 @@ func (r *Manager) waitReady(ctx context.Context, m *module.Module, manifest stri
 		return fmt.Errorf("module %s: %w", m.Name(), ErrSuperseded)
 	default:
 		return fmt.Errorf("module %s: %w", m.Name(), err)
+	}
+}
+
+// watchChanges returns a channel that hears when one of the module's
+// objects changes while its readiness is awaited, and the func that stops
+// it.
+func (r *Manager) watchChanges(name string) (<-chan struct{}, func()) {
+	ch := make(chan struct{}, 1)
+	r.mu.Lock()
+	r.changed[name] = ch
+	r.mu.Unlock()
+	return ch, func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if r.changed[name] == ch {
+			delete(r.changed, name)
+		}
+	}
+}
+
+// objectChanged tells the module's readiness wait, if any, to look again.
+func (r *Manager) objectChanged(name string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if ch, ok := r.changed[name]; ok {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
 	}
 }
 

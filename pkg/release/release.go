@@ -59,10 +59,11 @@ type CRDApplier interface {
 	ApplyCRDs(ctx context.Context, dir string) ([]string, error)
 }
 
-// ReadinessChecker waits for a release's objects to be ready;
+// ReadinessChecker waits for a release's objects to be ready, looking
+// again when changed hears that one of them changed;
 // *readiness.Checker is the real one.
 type ReadinessChecker interface {
-	Wait(ctx context.Context, namespace string, objects []readiness.Object, timeout time.Duration, progress func(readiness.Pending)) error
+	Wait(ctx context.Context, namespace string, objects []readiness.Object, timeout time.Duration, changed <-chan struct{}, progress func(readiness.Pending)) error
 }
 
 // NamespaceCreator creates a module's namespace when it is missing;
@@ -126,11 +127,14 @@ type Manager struct {
 	mu          sync.Mutex
 	deployed    map[string]*deployed
 	maintenance map[string]bool
+	// changed has the channel of each module whose readiness is awaited,
+	// told when one of its objects changes.
+	changed map[string]chan struct{}
 }
 
 // New returns a Manager over the given seams.
 func New(o Options) *Manager {
-	return &Manager{opts: o, deployed: map[string]*deployed{}, maintenance: map[string]bool{}}
+	return &Manager{opts: o, deployed: map[string]*deployed{}, maintenance: map[string]bool{}, changed: map[string]chan struct{}{}}
 }
 
 // Run runs the heal watch until ctx ends; without one it returns at once.
@@ -209,16 +213,22 @@ func (r *Manager) Purge(ctx context.Context, release string) {
 	r.opts.Logger.Info("release without module purged", slog.String(logkey.Release, release))
 }
 
+// Wait blocks until what a Deploy applied is ready (see Deploy).
+type Wait func(ctx context.Context) error
+
 // Deploy installs or upgrades a module's release with values; the Helm
 // client skips it when nothing changed. It returns the release's revision,
-// 0 for a module without a chart.
-func (r *Manager) Deploy(ctx context.Context, m *module.Module, values map[string]any) (int, error) {
+// 0 for a module without a chart, and, when the release's objects are to
+// be awaited, the Wait for them: the caller decides where it waits (a
+// module run parks rather than hold a worker). The Wait fails with
+// ErrSuperseded when the module's inputs change meanwhile.
+func (r *Manager) Deploy(ctx context.Context, m *module.Module, values map[string]any) (int, Wait, error) {
 	name := m.Name()
 	if !m.IsHelm() {
-		return 0, nil
+		return 0, nil, nil
 	}
 	if err := r.ensureNamespace(ctx, m); err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	d := r.module(name)
 	d.busy.Lock()
@@ -238,14 +248,10 @@ func (r *Manager) Deploy(ctx context.Context, m *module.Module, values map[strin
 		r.opts.Recorder.HelmOperation(name, op, r.opts.Clock.Since(start))
 	}
 	if err != nil {
-		return 0, fmt.Errorf("module %s: helm: %w", name, err)
+		return 0, nil, fmt.Errorf("module %s: helm: %w", name, err)
 	}
 	if err := r.afterDeploy(ctx, name, r.Namespace(m), out.Manifest, !out.Fresh, out.Created); err != nil {
-		return out.Revision, err
-	}
-	// A fresh install created every object; a skip found every one.
-	if err := r.waitReady(ctx, m, out.Manifest, out.Fresh || out.Skipped); err != nil {
-		return out.Revision, err
+		return out.Revision, nil, err
 	}
 	log := r.opts.Logger.With(slog.String(logkey.Module, name), slog.String(logkey.Release, name), slog.Int(logkey.Revision, out.Revision))
 	if out.Skipped {
@@ -253,7 +259,9 @@ func (r *Manager) Deploy(ctx context.Context, m *module.Module, values map[strin
 	} else {
 		log.Info("release deployed", slog.String(logkey.Reason, string(out.Reason)))
 	}
-	return out.Revision, nil
+	// A fresh install created every object; a skip found every one.
+	wait, err := r.readyWait(m, out.Manifest, out.Fresh || out.Skipped)
+	return out.Revision, wait, err
 }
 
 // Render renders a module's chart against the cluster, as the next Deploy

@@ -49,7 +49,7 @@ func TestFreshInstallSeedsTheDriftChecker(t *testing.T) {
 	sd := &seedingDrift{t: t}
 	clk := clocktesting.NewFakeClock(time.Unix(1e9, 0))
 	r := New(Options{Releases: &freshReleases{}, Drift: sd, Clock: clk, Logger: slog.New(slog.DiscardHandler)})
-	if _, err := r.Deploy(t.Context(), testModule(t, "m"), nil); err != nil {
+	if _, _, err := r.Deploy(t.Context(), testModule(t, "m"), nil); err != nil {
 		t.Fatalf("Deploy: %v", err)
 	}
 	want := map[drift.Object]string{{APIVersion: "v1", Kind: "ConfigMap", Namespace: "ns", Name: "c"}: "41"}

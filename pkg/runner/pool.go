@@ -1,7 +1,9 @@
 // Package runner runs named units of work (the operator's module runs) on a
 // bounded pool of workers, apart from any queue: runs of one name never
 // overlap, requests coalesce into at most one pending run, and a failing
-// name retries with its own backoff without holding up the others.
+// name retries with its own backoff without holding up the others. An
+// attempt that waits (for its objects to be ready) parks: it holds no
+// worker until what it waits for is there.
 package runner
 
 import (
@@ -20,9 +22,28 @@ import (
 // cancelled (disabled) before the run finished.
 var ErrCancelled = errors.New("module run cancelled")
 
-// RunFunc runs a module once and reports whether it must run again at once
-// (its afterHelm hooks changed its values).
-type RunFunc func(ctx context.Context, module string) (again bool, err error)
+// RunFunc runs a step of a module's attempt: the first step of each
+// attempt, then each Result.Then.
+type RunFunc func(ctx context.Context, module string) (Result, error)
+
+// Result is what a successful step of an attempt asks for next.
+type Result struct {
+	// Again asks for another attempt at once once this one is over (the
+	// module's afterHelm hooks changed its values).
+	Again bool
+	// Await, when not nil, parks the attempt: its worker is free at once,
+	// and Await runs on a goroutine of its own with the attempt's context
+	// (cancelled when the module is cancelled or the pool stops). When it
+	// returns nil, Then runs on a worker as the rest of the same attempt,
+	// ahead of attempts that have not started; when it returns an error,
+	// the attempt failed with it. The module counts as running
+	// throughout: requests made meanwhile wait for the attempt's end, and
+	// Superseded reports changed inputs to Await.
+	Await func(ctx context.Context) error
+	// Then is the attempt's next step after Await; nil ends the attempt
+	// when Await succeeds.
+	Then RunFunc
+}
 
 // Pool runs modules on a bounded pool of workers, apart from the
 // operator's queues, so that a failing module retries with backoff without
@@ -43,9 +64,14 @@ type Pool struct {
 
 // moduleState is one module's bookkeeping in the runner.
 type moduleState struct {
-	pending  bool // a run is wanted
-	queued   bool // in ready
-	running  bool
+	pending bool // a run is wanted
+	queued  bool // in ready
+	running bool
+	// parked is set while a running attempt's Await runs: no worker
+	// holds it. then is its next step once Await succeeded, queued in
+	// ready ahead of new attempts.
+	parked   bool
+	then     RunFunc
 	stopped  bool      // cancel stopped the running attempt: no retry
 	failures int       // consecutive failed attempts: the streak Events report
 	since    time.Time // when the first of failures ended
@@ -60,6 +86,7 @@ type moduleState struct {
 	// retryGen tells a backoff timer that fires after it was stopped (its
 	// callback waited for mu) from the current one.
 	retryGen int
+	runCtx   context.Context // the running attempt's, for its later steps
 	cancel   context.CancelFunc
 	// waiters are called once with the result of the next attempt to
 	// start after they were added; running holds those of the attempt in
@@ -209,15 +236,24 @@ func (r *Pool) Cancel(name string) {
 	waiters := slices.Concat(st.waiters, st.runningWaiters)
 	st.waiters, st.runningWaiters = nil, nil
 	var idle chan struct{}
+	queuedStep := false
 	if st.running {
 		st.stopped = true
 		st.cancel()
 		idle = st.idle
+		if st.then != nil {
+			// Its next step waits for a worker: no one else ends it.
+			st.then, queuedStep = nil, true
+			r.ready = slices.DeleteFunc(r.ready, func(n string) bool { return n == name })
+		}
 	}
 	st.failures, st.steps, st.urgent = 0, 0, false
 	r.mu.Unlock()
 	for _, w := range waiters {
 		w(ErrCancelled)
+	}
+	if queuedStep {
+		r.finish(false, name, st, false, ErrCancelled)
 	}
 	if idle != nil {
 		<-idle
@@ -267,14 +303,29 @@ func (r *Pool) Superseded(name string) <-chan struct{} {
 func (r *Pool) Waiting() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return slices.Clone(r.ready)
+	return slices.DeleteFunc(slices.Clone(r.ready), func(n string) bool { return r.mods[n].running })
+}
+
+// Parked returns the modules whose attempt waits without a worker (its
+// Await runs), sorted.
+func (r *Pool) Parked() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var names []string
+	for name, st := range r.mods {
+		if st.parked {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return names
 }
 
 // Run works the pool until ctx ends.
 func (r *Pool) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	for range r.workers {
-		wg.Go(func() { r.work(ctx) })
+		wg.Go(func() { r.work(ctx, &wg) })
 	}
 	wg.Wait()
 	r.mu.Lock()
@@ -287,9 +338,11 @@ func (r *Pool) Run(ctx context.Context) error {
 	return nil
 }
 
-func (r *Pool) work(ctx context.Context) {
+// work runs steps of attempts until ctx ends. A parked attempt's Await
+// runs on a goroutine of its own, counted in wg.
+func (r *Pool) work(ctx context.Context, wg *sync.WaitGroup) {
 	for {
-		name, st, runCtx := r.take(ctx)
+		name, st, runCtx, step := r.take(ctx)
 		if name == "" {
 			select {
 			case <-ctx.Done():
@@ -298,50 +351,94 @@ func (r *Pool) work(ctx context.Context) {
 				continue
 			}
 		}
-		again, err := r.run(runCtx, name)
-		r.finish(ctx, name, st, again, err)
+		res, err := step(runCtx, name)
+		if err != nil || res.Await == nil {
+			r.finish(ctx.Err() != nil, name, st, res.Again, err)
+			continue
+		}
+		r.mu.Lock()
+		st.parked = true
+		r.mu.Unlock()
+		wg.Go(func() { r.resume(ctx, name, st, res, res.Await(runCtx)) })
 	}
 }
 
-// take pops the next ready module and marks it running.
-func (r *Pool) take(ctx context.Context) (string, *moduleState, context.Context) {
+// resume ends a parked attempt's wait: with awaitErr, or without a next
+// step, the attempt is over; else its next step goes ahead of the
+// attempts that have not started.
+func (r *Pool) resume(ctx context.Context, name string, st *moduleState, res Result, awaitErr error) {
+	r.mu.Lock()
+	st.parked = false
+	if awaitErr != nil || res.Then == nil || st.stopped || ctx.Err() != nil {
+		r.mu.Unlock()
+		r.finish(ctx.Err() != nil, name, st, res.Again, awaitErr)
+		return
+	}
+	st.then = res.Then
+	r.ready = slices.Insert(r.ready, 0, name)
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+	r.mu.Unlock()
+}
+
+// take pops the next ready module and marks it running, or pops the next
+// step of a running attempt.
+func (r *Pool) take(ctx context.Context) (string, *moduleState, context.Context, RunFunc) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if len(r.ready) == 0 || ctx.Err() != nil {
-		return "", nil, nil
+		return "", nil, nil, nil
 	}
 	name := r.ready[0]
 	r.ready = r.ready[1:]
 	st := r.mods[name]
+	r.wakeOthers()
+	if step := st.then; step != nil {
+		st.then = nil
+		return name, st, st.runCtx, step
+	}
 	st.queued, st.pending, st.running = false, false, true
 	st.runningWaiters, st.waiters = st.waiters, nil
 	st.idle = make(chan struct{})
 	st.superseded = make(chan struct{})
 	runCtx, cancel := context.WithCancel(ctx)
-	st.cancel = cancel
+	st.runCtx, st.cancel = runCtx, cancel
+	return name, st, runCtx, r.run
+}
+
+// wakeOthers lets another worker pick what is left in ready. Called with
+// mu held.
+func (r *Pool) wakeOthers() {
 	if len(r.ready) > 0 {
-		select { // let another worker pick the rest
+		select {
 		case r.wake <- struct{}{}:
 		default:
 		}
 	}
-	return name, st, runCtx
 }
 
 // finish records an attempt's result: waiters learn it, a failure backs
 // off before the module runs again, a success runs again only if asked.
-func (r *Pool) finish(ctx context.Context, name string, st *moduleState, again bool, err error) {
+func (r *Pool) finish(poolStopped bool, name string, st *moduleState, again bool, err error) {
 	r.mu.Lock()
 	st.cancel()
-	st.running = false
+	st.running, st.runCtx = false, nil
 	close(st.idle)
 	waiters := st.runningWaiters
 	st.runningWaiters = nil
-	cancelled := ctx.Err() != nil || st.stopped
+	cancelled := poolStopped || st.stopped
 	urgent := st.urgent
 	st.stopped, st.urgent = false, false
 	switch {
 	case cancelled:
+	case err != nil && queue.IsTerminal(err):
+		// Retrying cannot fix it: no backoff, no retry; a request (new
+		// inputs) runs it again.
+		r.failed(st)
+		st.steps = 0
+		r.enqueue(name, st)
 	case err != nil && urgent:
 		// The inputs changed during the attempt: try them now.
 		r.failed(st)

@@ -35,7 +35,7 @@ func (s *scriptedRuns) ch(name string) chan error {
 	return s.release[name]
 }
 
-func (s *scriptedRuns) run(ctx context.Context, name string) (bool, error) {
+func (s *scriptedRuns) run(ctx context.Context, name string) (Result, error) {
 	s.mu.Lock()
 	s.inFlight[name]++
 	if s.inFlight[name] > 1 {
@@ -46,9 +46,9 @@ func (s *scriptedRuns) run(ctx context.Context, name string) (bool, error) {
 	s.started <- name
 	select {
 	case err := <-s.ch(name):
-		return false, err
+		return Result{}, err
 	case <-ctx.Done():
-		return false, ctx.Err()
+		return Result{}, ctx.Err()
 	}
 }
 

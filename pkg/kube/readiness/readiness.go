@@ -79,13 +79,14 @@ type Checker struct {
 	dyn   dynamic.Interface
 	kinds *kube.Resolver
 	clock clock.Clock
-	// first and max bound the delay between two looks while waiting.
-	first, max time.Duration
+	// first and max bound the delay between two looks while waiting;
+	// maxWatched replaces max when changes of the objects are heard.
+	first, max, maxWatched time.Duration
 }
 
 // NewChecker returns a Checker reading objects through dyn.
 func NewChecker(dyn dynamic.Interface, kinds *kube.Resolver, clk clock.Clock) *Checker {
-	return &Checker{dyn: dyn, kinds: kinds, clock: clk, first: 100 * time.Millisecond, max: 2 * time.Second}
+	return &Checker{dyn: dyn, kinds: kinds, clock: clk, first: 100 * time.Millisecond, max: 2 * time.Second, maxWatched: 10 * time.Second}
 }
 
 // Check returns the first object of objects that is not ready, nil when
@@ -142,15 +143,20 @@ func (c *Checker) check(ctx context.Context, namespace string, obj Object) (*Pen
 	}
 }
 
-// Wait looks at objects until all are ready, with a growing delay
-// between looks, and returns nil then. progress, when not nil, hears
-// which object is awaited each time that changes. It fails with a
-// *NotReadyError once timeout passed or an object failed, and with
+// Wait looks at objects until all are ready, and returns nil then. It
+// looks again at once when changed hears something (one of the objects
+// changed), else after a growing delay: up to 2 s without changed, up to
+// 10 s with it, since a change then ends the delay. progress, when not
+// nil, hears which object is awaited each time that changes. It fails
+// with a *NotReadyError once timeout passed or an object failed, and with
 // ctx's error when ctx ends. Errors reading an object are retried until
 // the timeout; the last one is returned then.
-func (c *Checker) Wait(ctx context.Context, namespace string, objects []Object, timeout time.Duration, progress func(Pending)) error {
+func (c *Checker) Wait(ctx context.Context, namespace string, objects []Object, timeout time.Duration, changed <-chan struct{}, progress func(Pending)) error {
 	deadline := c.clock.Now().Add(timeout)
-	delay := c.first
+	delay, longest := c.first, c.max
+	if changed != nil {
+		longest = c.maxWatched
+	}
 	var last Pending
 	for {
 		p, err := c.Check(ctx, namespace, objects)
@@ -177,10 +183,26 @@ func (c *Checker) Wait(ctx context.Context, namespace string, objects []Object, 
 		case <-ctx.Done():
 			t.Stop()
 			return ctx.Err()
+		case <-changed:
+			t.Stop()
+			delay = c.first // what changed may go on changing
+			continue
 		case <-t.C():
 		}
-		delay = min(delay*2, c.max)
+		delay = min(delay*2, longest)
 	}
+}
+
+// AnyToRead reports whether Check reads any of objects: false when every
+// one is ready as created or ready whenever it exists.
+func AnyToRead(objects []Object) bool {
+	for _, obj := range objects {
+		gv, err := schema.ParseGroupVersion(obj.APIVersion)
+		if err != nil || !obj.ReadyAsCreated && !alwaysReady(gv.WithKind(obj.Kind).GroupKind()) {
+			return true
+		}
+	}
+	return false
 }
 
 // alwaysReady reports the kinds kstatus computes as ready whenever they

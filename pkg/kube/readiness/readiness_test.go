@@ -131,7 +131,7 @@ func TestWaitEndsWhenTheStatusIsSet(t *testing.T) {
 	seen := make(chan Pending, 10)
 	done := make(chan error, 1)
 	go func() {
-		done <- c.Wait(t.Context(), "web", []Object{theDeployment()}, 30*time.Second, func(p Pending) { seen <- p })
+		done <- c.Wait(t.Context(), "web", []Object{theDeployment()}, 30*time.Second, nil, func(p Pending) { seen <- p })
 	}()
 	if p := <-seen; p.String() != "Deployment web/x: Available: 1/3" {
 		t.Errorf("progress %q", p.String())
@@ -146,12 +146,55 @@ func TestWaitEndsWhenTheStatusIsSet(t *testing.T) {
 
 func TestWaitTimesOutNamingTheObject(t *testing.T) {
 	c, _ := newChecker(t, deployment(2))
-	err := c.Wait(t.Context(), "web", []Object{theDeployment()}, 50*time.Millisecond, nil)
+	err := c.Wait(t.Context(), "web", []Object{theDeployment()}, 50*time.Millisecond, nil, nil)
 	var nr *NotReadyError
 	if !errors.As(err, &nr) {
 		t.Fatalf("Wait = %v, want a NotReadyError", err)
 	}
 	if want := "not ready after 50ms: Deployment web/x: Available: 2/3"; err.Error() != want {
 		t.Errorf("error %q, want %q", err, want)
+	}
+}
+
+func TestWaitLooksAgainWhenTheObjectsChange(t *testing.T) {
+	c, dyn := newChecker(t, deployment(1))
+	c.first, c.maxWatched = time.Hour, time.Hour // no second look but for a change
+	changed := make(chan struct{}, 1)
+	seen := make(chan Pending, 10)
+	done := make(chan error, 1)
+	go func() {
+		done <- c.Wait(t.Context(), "web", []Object{theDeployment()}, 2*time.Hour, changed, func(p Pending) { seen <- p })
+	}()
+	<-seen // the first look found it not ready
+	if _, err := dyn.Resource(deploymentsGVR()).Namespace("web").UpdateStatus(t.Context(), deployment(3), metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	changed <- struct{}{}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("Wait = %v, want nil once available", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Wait did not look again when told the objects changed")
+	}
+}
+
+func TestAnyToRead(t *testing.T) {
+	created := theDeployment()
+	created.ReadyAsCreated = true
+	for _, tt := range []struct {
+		name    string
+		objects []Object
+		want    bool
+	}{
+		{"nothing", nil, false},
+		{"a ConfigMap is ready whenever it exists", []Object{theConfigMap()}, false},
+		{"a Deployment just created as ready", []Object{created}, false},
+		{"a Deployment to read", []Object{theConfigMap(), theDeployment()}, true},
+	} {
+		if got := AnyToRead(tt.objects); got != tt.want {
+			t.Errorf("%s: AnyToRead = %v, want %v", tt.name, got, tt.want)
+		}
 	}
 }
