@@ -86,11 +86,20 @@ tidy: ## tidy every Go module in the repository
 	cd e2e/cluster/tools/controllers && $(GO) mod tidy
 	cd e2e/cluster/tools/kwok && $(GO) mod tidy
 
+# The published charts the bench deploys as modules (read, never copied here).
+CORPUS_CHARTS ?= $(CURDIR)/../shared/corpus/charts
+
 .PHONY: bench
-bench: ## measure hook runs; start-to-converged, reactions, healing, idle CPU and RSS for 10, 100 and 1000 modules; the reference v1.5.0 at 100; Module objects' cost; webhook round trips
+bench: ## measure Deployment modules (100 and 1000, pods ready after 0 s and 2 s) and the corpus's charts beside the reference v1.5.0; hook runs; start-to-converged, reactions, healing, idle CPU and RSS for 10, 100 and 1000 modules; Module objects' cost; webhook round trips
 	jq=$$(hack/jq/build.sh) && \
-	$(GO) run ./e2e/bench/cmd/bench -jq "$$jq" -n 10,100,1000 -reference 100 -watched 10000 -burst 200 -workers-sweep 1,2,4,8 -objects-n 100 && \
+	$(GO) run ./e2e/bench/cmd/bench -jq "$$jq" -deploy-n 100,1000 -deploy-delays 0s,2s -deploy-reference 100 -charts "$(CORPUS_CHARTS)" \
+		-n 10,100,1000 -reference 100 -watched 10000 -burst 200 -workers-sweep 1,2,4,8 -objects-n 100 && \
 	$(GO) run ./e2e/bench/cmd/webhookbench -jq "$$jq" -requests 400 -concurrency 1,10
+
+.PHONY: bench-quick
+bench-quick: ## about 2 minutes: 20 Deployment modules, pods ready after 2 s, ours beside the reference v1.5.0
+	jq=$$(hack/jq/build.sh) && \
+	$(GO) run ./e2e/bench/cmd/bench -jq "$$jq" -n none -hook-runs 0 -deploy-n 20 -deploy-delays 2s -deploy-reference 20
 
 .PHONY: generate
 generate: ## generate the API's deepcopy code and CRDs from pkg/apis (controller-gen), their copies in the chart and modules/, and deploy/

@@ -1,26 +1,42 @@
 package bench
 
-import "fmt"
-
-// Workload selects the generated modules' hooks.
-type Workload string
-
-// Workloads.
-const (
-	// WorkloadJQ hooks are bash scripts that read and write JSON with jq,
-	// as most published hooks are: what users run.
-	WorkloadJQ Workload = "jq"
-	// WorkloadSh hooks are POSIX sh with sed and grep: the cheapest a
-	// script hook can be (dash starts in about a millisecond, bash and jq
-	// in several). Earlier published figures used it.
-	WorkloadSh Workload = "sh"
+import (
+	"fmt"
+	"time"
 )
 
-// ParseWorkload checks a -hooks flag value.
-func ParseWorkload(s string) (Workload, error) {
-	switch w := Workload(s); w {
-	case WorkloadJQ, WorkloadSh:
-		return w, nil
+// Hooks selects the generated modules' hooks.
+type Hooks string
+
+// Hook languages.
+const (
+	// HooksJQ hooks are bash scripts that read and write JSON with jq,
+	// as most published hooks are: what users run.
+	HooksJQ Hooks = "jq"
+	// HooksSh hooks are POSIX sh with sed and grep: the cheapest a
+	// script hook can be (dash starts in about a millisecond, bash and jq
+	// in several). Earlier published figures used it.
+	HooksSh Hooks = "sh"
+)
+
+// Workload is what every generated module holds: its hooks and the shape
+// of its chart.
+type Workload struct {
+	Hooks Hooks
+	// Deployment, when set, gives the chart a Deployment of one replica
+	// in place of its Secret: ConfigMap, Service, ServiceAccount and
+	// Deployment, whose Pod a simulated node starts StartDelay after it
+	// is bound (cluster.AnnotationStartDelay). It needs a control plane
+	// with cluster.Workloads.
+	Deployment bool
+	StartDelay time.Duration
+}
+
+// ParseHooks checks a -hooks flag value.
+func ParseHooks(s string) (Hooks, error) {
+	switch h := Hooks(s); h {
+	case HooksJQ, HooksSh:
+		return h, nil
 	}
 	return "", fmt.Errorf("unknown hook workload %q (want jq or sh)", s)
 }

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/addon-operator/addon-operator/e2e/cluster"
 )
 
 // Layout is a generated modules tree.
@@ -37,7 +39,7 @@ const WatchLabel = "bench-watch"
 // Generate writes n modules named mod1..modN into dir/modules, groupSize
 // consecutive modules sharing one order prefix (modules of one order run in
 // parallel), a modules/values.yaml enabling all of them and an empty
-// dir/global-hooks. w selects the hooks' language.
+// dir/global-hooks. w selects the hooks' language and the chart's shape.
 func Generate(dir string, n, groupSize int, w Workload) (Layout, error) {
 	if n < 1 || groupSize < 1 {
 		return Layout{}, fmt.Errorf("generate modules: n %d and group size %d must be positive", n, groupSize)
@@ -100,7 +102,7 @@ func GenerateChains(dir string, n, chains int, w Workload) (Layout, error) {
 
 // writeModule writes one module: chart, static values and two hooks.
 func writeModule(dir, key string, w Workload) error {
-	r := strings.NewReplacer("MODKEY", key)
+	r := strings.NewReplacer("MODKEY", key, "STARTDELAY", w.StartDelay.String())
 	for _, f := range moduleFiles(w) {
 		if err := writeFile(filepath.Join(dir, f.path), r.Replace(f.content), f.mode); err != nil {
 			return err
@@ -125,17 +127,22 @@ type moduleFile struct {
 	mode    os.FileMode
 }
 
-// moduleFiles are a module's files with MODKEY standing for its key.
+// moduleFiles are a module's files with MODKEY standing for its key and
+// STARTDELAY for w.StartDelay.
 func moduleFiles(w Workload) []moduleFile {
 	beforeHelm, watch := beforeHelmHook, watchHook
-	if w == WorkloadJQ {
+	if w.Hooks == HooksJQ {
 		beforeHelm, watch = jqBeforeHelmHook, jqWatchHook
+	}
+	fourth := moduleFile{"templates/secret.yaml", opaqueTemplate, 0o644}
+	if w.Deployment {
+		fourth = moduleFile{"templates/deployment.yaml", deploymentTemplate, 0o644}
 	}
 	return []moduleFile{
 		{"Chart.yaml", "apiVersion: v2\nname: MODKEY\nversion: 0.1.0\n", 0o644},
 		{"values.yaml", "MODKEY:\n  config: initial\n", 0o644},
 		{"templates/configmap.yaml", configMapTemplate, 0o644},
-		{"templates/secret.yaml", opaqueTemplate, 0o644},
+		fourth,
 		{"templates/serviceaccount.yaml", serviceAccountTemplate, 0o644},
 		{"templates/service.yaml", serviceTemplate, 0o644},
 		{"hooks/before-helm", beforeHelm, 0o755},
@@ -143,7 +150,8 @@ func moduleFiles(w Workload) []moduleFile {
 	}
 }
 
-// The chart: four objects that need no kubelet. The Service is headless so
+// The chart: four objects that need no kubelet (the Secret gives way to a
+// Deployment with Workload.Deployment). The Service is headless so
 // that hundreds of releases do not exhaust the local service IP range.
 const (
 	configMapTemplate = `apiVersion: v1
@@ -180,6 +188,35 @@ spec:
   ports:
   - name: http
     port: 80
+`
+	// deploymentTemplate is the Deployment of Workload.Deployment: one
+	// replica, the Service's Pod, started by the simulated node after
+	// STARTDELAY. No image is pulled there; the name is any string. The
+	// Pod runs as the chart's ServiceAccount, which Helm creates before
+	// it, so the Pod is never refused for a missing account.
+	deploymentTemplate = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: MODKEY
+spec:
+  replicas: 1
+  selector:
+    matchLabels:
+      app: MODKEY
+  template:
+    metadata:
+      labels:
+        app: MODKEY
+      annotations:
+        ` + cluster.AnnotationStartDelay + `: "STARTDELAY"
+    spec:
+      serviceAccountName: MODKEY
+      automountServiceAccountToken: false
+      containers:
+      - name: app
+        image: registry.invalid/bench/app:1.0
+        ports:
+        - containerPort: 80
 `
 )
 

@@ -13,7 +13,7 @@ import (
 )
 
 func TestGenerateIsDiscovered(t *testing.T) {
-	l, err := Generate(t.TempDir(), 5, 2, WorkloadJQ)
+	l, err := Generate(t.TempDir(), 5, 2, Workload{Hooks: HooksJQ})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,8 +52,8 @@ func TestGenerateIsDiscovered(t *testing.T) {
 }
 
 func TestGeneratedHookConfigs(t *testing.T) {
-	for _, w := range []Workload{WorkloadJQ, WorkloadSh} {
-		t.Run(string(w), func(t *testing.T) { testGeneratedHookConfigs(t, w) })
+	for _, h := range []Hooks{HooksJQ, HooksSh} {
+		t.Run(string(h), func(t *testing.T) { testGeneratedHookConfigs(t, Workload{Hooks: h}) })
 	}
 }
 
@@ -99,8 +99,8 @@ func testGeneratedHookConfigs(t *testing.T, w Workload) {
 }
 
 func TestGeneratedHookRuns(t *testing.T) {
-	for _, w := range []Workload{WorkloadJQ, WorkloadSh} {
-		t.Run(string(w), func(t *testing.T) { testGeneratedHookRuns(t, w) })
+	for _, h := range []Hooks{HooksJQ, HooksSh} {
+		t.Run(string(h), func(t *testing.T) { testGeneratedHookRuns(t, Workload{Hooks: h}) })
 	}
 }
 
@@ -157,7 +157,7 @@ func testGeneratedHookRuns(t *testing.T, w Workload) {
 func raw(s string) json.RawMessage { return json.RawMessage(s) }
 
 func TestGenerateChainsIsDiscovered(t *testing.T) {
-	l, err := GenerateChains(t.TempDir(), 5, 2, WorkloadSh)
+	l, err := GenerateChains(t.TempDir(), 5, 2, Workload{Hooks: HooksSh})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,7 +28,8 @@ type Env struct {
 	// Binary is the operator binary, from BuildOperator.
 	Binary string
 	// ControlPlane are the etcd and kube-apiserver binaries, from
-	// cluster.Build.
+	// cluster.Build, and the controllers, the scheduler and kwok when
+	// cluster.BuildWorkloads set them (the Deployment and chart runs).
 	ControlPlane cluster.Binaries
 	// Dir is the work directory; each run makes a subdirectory.
 	Dir string
@@ -38,7 +39,11 @@ type Env struct {
 	// Chains, when positive, replaces order prefixes by module.yaml
 	// dependency chains (GenerateChains).
 	Chains int
-	// Workload selects the generated hooks: bash+jq or sh.
+	// Workers is the --module-workers of the Deployment and chart runs;
+	// zero means the operator's default, 4.
+	Workers int
+	// Workload selects the generated hooks, bash+jq or sh, and the chart's
+	// shape.
 	Workload Workload
 	// Watched is how many ConfigMaps one module's kubernetes hook gets to
 	// watch after the other measurements, for the heap they cost; 0
@@ -306,11 +311,18 @@ func (env Env) converge(ctx context.Context, cp *cluster.ControlPlane, client ku
 
 // startCluster starts a control plane with its data in dir/control-plane.
 func (env Env) startCluster(ctx context.Context, dir string) (*cluster.ControlPlane, kubernetes.Interface, error) {
+	return env.startClusterWith(ctx, dir, nil)
+}
+
+// startClusterWith starts a control plane as startCluster does, with the
+// controllers, the scheduler and simulated nodes when w is set
+// (env.ControlPlane.Workloads must be built then).
+func (env Env) startClusterWith(ctx context.Context, dir string, w *cluster.Workloads) (*cluster.ControlPlane, kubernetes.Interface, error) {
 	cpDir := filepath.Join(dir, "control-plane")
 	if err := os.MkdirAll(cpDir, 0o700); err != nil {
 		return nil, nil, fmt.Errorf("create control-plane dir: %w", err)
 	}
-	cp, err := cluster.Start(ctx, cluster.Options{Binaries: env.ControlPlane, Dir: cpDir, Log: io.Discard})
+	cp, err := cluster.Start(ctx, cluster.Options{Binaries: env.ControlPlane, Dir: cpDir, Log: io.Discard, Workloads: w})
 	if err != nil {
 		return nil, nil, fmt.Errorf("start control plane: %w", err)
 	}

@@ -4,6 +4,7 @@
 //
 //	go run ./e2e/bench/cmd/bench [-n 10,100|none] [-workers 4] [-workers-sweep 1,2,4,8] [-objects-n 100] [-out FILE]
 //	    [-hooks jq|sh] [-hook-runs 200] [-reference 100]
+//	    [-deploy-n 100,1000 -deploy-delays 0s,2s -deploy-reference 100] [-charts ../shared/corpus/charts]
 //	    [-operator-args '--kube-client-qps=20 --kube-client-burst=10']
 package main
 
@@ -16,6 +17,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -57,13 +59,24 @@ type options struct {
 	samples       int
 	driftSamples  int
 	workload      bench.Workload
-	hookRuns      int
-	watched       int
-	burst         int
-	burstFor      time.Duration
-	reference     []int
-	out           string
-	operator      string
+	// deployN are the module counts of the Deployment converge, at each
+	// of deployDelays; deployRef those the reference runs too.
+	deployN, deployRef []int
+	deployDelays       []time.Duration
+	// charts is the corpus's charts directory ("" skips the charts run),
+	// chartsDelay its pod start delay; chartsRef runs the reference too.
+	charts      string
+	chartsDelay time.Duration
+	chartsRef   bool
+	// refBin is the reference binary once built.
+	refBin    *string
+	hookRuns  int
+	watched   int
+	burst     int
+	burstFor  time.Duration
+	reference []int
+	out       string
+	operator  string
 	// operatorArgs are appended to the operator's command line.
 	operatorArgs argsFlag
 	keep         bool
@@ -99,7 +112,13 @@ func parseFlags(args []string) (options, error) {
 	fs.IntVar(&o.chains, "chains", 0, "instead of order prefixes, this many module.yaml dependency chains (each module requires the one before in its chain)")
 	fs.IntVar(&o.samples, "samples", 5, "samples per reaction measurement")
 	fs.IntVar(&o.driftSamples, "drift-samples", 20, "manual edits the drift detection latency is measured over")
-	hooks := fs.String("hooks", string(bench.WorkloadJQ), "generated hooks: jq (bash and jq, as users write them) or sh (POSIX sh, sed and grep)")
+	hooks := fs.String("hooks", string(bench.HooksJQ), "generated hooks: jq (bash and jq, as users write them) or sh (POSIX sh, sed and grep)")
+	deployN := fs.String("deploy-n", "", "numbers of generated modules whose charts hold a Deployment, for a start to all Deployments available, e.g. 100,1000; empty skips it")
+	deployDelays := fs.String("deploy-delays", "0s,2s", "pod start delays of the simulated nodes for -deploy-n, one run each")
+	deployRef := fs.String("deploy-reference", "", "numbers of -deploy-n the reference v1.5.0 runs too, e.g. 100")
+	fs.StringVar(&o.charts, "charts", "", "the corpus's charts directory (e.g. ../shared/corpus/charts): its charts as modules, start to all Deployments available, ours and the reference; empty skips it")
+	fs.DurationVar(&o.chartsDelay, "charts-delay", 2*time.Second, "pod start delay of the simulated nodes for -charts")
+	fs.BoolVar(&o.chartsRef, "charts-reference", true, "run the reference on -charts too")
 	fs.IntVar(&o.hookRuns, "hook-runs", 200, "runs of one hook, bash+jq and compiled with pkg/sdk, for the hook cost table; 0 skips it")
 	fs.IntVar(&o.watched, "watched", 0, "after the other measurements, ConfigMaps one module's kubernetes hook watches, for their heap (e.g. 10000); 0 skips it")
 	fs.IntVar(&o.burst, "burst", 0, "after the other measurements, updates a second to objects one module watches, for -burst-for (e.g. 200); 0 skips it")
@@ -123,7 +142,8 @@ func parseFlags(args []string) (options, error) {
 	if *reference != "" {
 		o.reference, err4 = parseInts(*reference)
 	}
-	o.workload, err3 = bench.ParseWorkload(*hooks)
+	o.workload.Hooks, err3 = bench.ParseHooks(*hooks)
+	errDeploy := o.parseDeploy(*deployN, *deployDelays, *deployRef)
 	if *sweep != "" {
 		o.sweep, err2 = parseInts(*sweep)
 	}
@@ -131,7 +151,48 @@ func parseFlags(args []string) (options, error) {
 		o.watched < 0 || o.burst < 0 || o.burstFor <= 0 || o.objectsN < 0 || o.objectsRounds < 1 {
 		return o, errors.New("-workers, -samples, -drift-samples, -sweep-n, -sweep-rounds, -objects-rounds must be positive, -group, -chains, -hook-runs, -watched, -burst and -objects-n not negative, -burst-for positive")
 	}
-	return o, errors.Join(err1, err2, err3, err4, bench.CheckOperatorArgs(o.operatorArgs))
+	o.refBin = new(string)
+	return o, errors.Join(err1, err2, err3, err4, errDeploy, bench.CheckOperatorArgs(o.operatorArgs))
+}
+
+// parseDeploy parses -deploy-n, -deploy-delays and -deploy-reference: the
+// reference's sizes must be among -deploy-n.
+func (o *options) parseDeploy(sizes, delays, ref string) error {
+	if sizes == "" {
+		return nil
+	}
+	var err error
+	if o.deployN, err = parseInts(sizes); err != nil {
+		return fmt.Errorf("-deploy-n: %w", err)
+	}
+	if o.deployDelays, err = parseDurations(delays); err != nil {
+		return fmt.Errorf("-deploy-delays: %w", err)
+	}
+	if ref == "" {
+		return nil
+	}
+	if o.deployRef, err = parseInts(ref); err != nil {
+		return fmt.Errorf("-deploy-reference: %w", err)
+	}
+	for _, n := range o.deployRef {
+		if !slices.Contains(o.deployN, n) {
+			return fmt.Errorf("-deploy-reference %d is not among -deploy-n %s", n, sizes)
+		}
+	}
+	return nil
+}
+
+// parseDurations parses "0s,2s": durations not negative.
+func parseDurations(s string) ([]time.Duration, error) {
+	var out []time.Duration
+	for f := range strings.SplitSeq(s, ",") {
+		d, err := time.ParseDuration(strings.TrimSpace(f))
+		if err != nil || d < 0 {
+			return nil, fmt.Errorf("%q is not a list of durations", s)
+		}
+		out = append(out, d)
+	}
+	return out, nil
 }
 
 // parseInts parses "10,100".
@@ -203,8 +264,13 @@ func (o options) env(ctx context.Context, dir string, progress io.Writer) (bench
 	if err != nil {
 		return bench.Env{}, err
 	}
+	if len(o.deployN) > 0 || o.charts != "" {
+		if bins.Workloads, err = cluster.BuildWorkloads(ctx, cache, progress); err != nil {
+			return bench.Env{}, err
+		}
+	}
 	return bench.Env{
-		Binary: bin, ControlPlane: bins, Dir: dir,
+		Binary: bin, ControlPlane: bins, Dir: dir, Workers: o.workers,
 		GroupSize: o.groupSize, Chains: o.chains, Samples: o.samples, DriftSamples: o.driftSamples, Workload: o.workload, Watched: o.watched,
 		BurstRate: o.burst, BurstFor: o.burstFor, OperatorArgs: o.operatorArgs, Progress: progress,
 	}, nil
@@ -224,6 +290,9 @@ func (o options) measure(ctx context.Context, env bench.Env) (string, error) {
 		b.WriteString("One hook run through the operator's executor (files, fork/exec, the hook's work, outputs):\n\n")
 		b.WriteString(bench.HookCostMarkdown(costs))
 		b.WriteString("\n")
+	}
+	if err := o.measureDeployments(ctx, env, &b); err != nil {
+		return b.String(), err
 	}
 	var results []bench.Result
 	var err error
@@ -276,7 +345,7 @@ func (o options) header() string {
 		group = strconv.Itoa(o.groupSize)
 	}
 	s := fmt.Sprintf("Machine: %d CPUs (%s/%s), %s; module workers %d; modules per order prefix: %s; hooks: %s (%s; locale: %s); extra operator args: %s.\n\n",
-		runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version(), o.workers, group, o.workload, o.jqVersion, o.locale, args)
+		runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version(), o.workers, group, o.workload.Hooks, o.jqVersion, o.locale, args)
 	if o.chains > 0 {
 		s += fmt.Sprintf("Modules form %d module.yaml dependency chains instead of order groups.\n\n", o.chains)
 	}
@@ -312,11 +381,75 @@ func writeResults(b *strings.Builder, results []bench.Result) {
 	}
 }
 
+// referenceBinary builds the established addon-operator once and returns its
+// binary.
+func (o options) referenceBinary(ctx context.Context, env bench.Env) (string, error) {
+	if *o.refBin != "" {
+		return *o.refBin, nil
+	}
+	fmt.Fprintln(env.Progress, "building the reference addon-operator v1.5.0")
+	bin, err := bench.BuildReference(ctx, env.Dir)
+	if err != nil {
+		return "", err
+	}
+	*o.refBin = bin
+	return bin, nil
+}
+
+// measureDeployments runs the Deployment converges of -deploy-n and the
+// charts of -charts, and writes their tables.
+func (o options) measureDeployments(ctx context.Context, env bench.Env, b *strings.Builder) error {
+	var runs []bench.DeployResult
+	var err error
+	for _, n := range o.deployN {
+		for _, delay := range o.deployDelays {
+			ref := ""
+			if slices.Contains(o.deployRef, n) {
+				if ref, err = o.referenceBinary(ctx, env); err != nil {
+					break
+				}
+			}
+			var r bench.DeployResult
+			if r, err = bench.DeployConverge(ctx, env, n, delay, ref); err != nil {
+				err = fmt.Errorf("deployment converge, N=%d, delay %s: %w", n, delay, err)
+				break
+			}
+			runs = append(runs, r)
+		}
+		if err != nil {
+			break
+		}
+	}
+	if len(runs) > 0 {
+		b.WriteString("Modules whose charts hold a ConfigMap, a Service, a ServiceAccount and a Deployment of one replica" +
+			" (its Pod started by a simulated node after the delay), each operator on a control plane of its own" +
+			" with the controllers, the scheduler and simulated nodes:\n\n")
+		b.WriteString(bench.DeployMarkdown(runs))
+		b.WriteString("\n")
+	}
+	if err != nil || o.charts == "" {
+		return err
+	}
+	ref := ""
+	if o.chartsRef {
+		if ref, err = o.referenceBinary(ctx, env); err != nil {
+			return err
+		}
+	}
+	c, err := bench.ChartsConverge(ctx, env, o.charts, bench.CorpusCharts(), o.chartsDelay, ref)
+	if err != nil {
+		return fmt.Errorf("charts: %w", err)
+	}
+	b.WriteString("Published charts as modules, all of one order (see bench.CorpusCharts for their values):\n\n")
+	b.WriteString(bench.ChartsMarkdown(c))
+	b.WriteString("\n")
+	return nil
+}
+
 // measureReference builds the established addon-operator and runs it on
 // each size of -reference, and writes its figures next to ours.
 func (o options) measureReference(ctx context.Context, env bench.Env, ours []bench.Result, b *strings.Builder) error {
-	fmt.Fprintln(env.Progress, "building the reference addon-operator v1.5.0")
-	bin, err := bench.BuildReference(ctx, env.Dir)
+	bin, err := o.referenceBinary(ctx, env)
 	if err != nil {
 		return err
 	}
