@@ -30,11 +30,11 @@ const maxChartDepth = 32
 
 // loadChart loads the chart of the module in dir for release name.
 //
-// A dir with Chart.yaml is loaded by Helm's own loader, which honours
-// .helmignore. Without Chart.yaml the chart is synthesised: name = release
-// name, version 0.1.0, apiVersion v2, files = the module dir minus what
-// belongs to the operator (see operatorOwned), hidden entries and
-// .helmignore matches.
+// A dir with Chart.yaml is loaded as Helm's own loader does, which honours
+// .helmignore, but without hooks/ (see loadChartDir). Without Chart.yaml
+// the chart is synthesised: name = release name, version 0.1.0, apiVersion
+// v2, files = the module dir minus what belongs to the operator (see
+// operatorOwned), hidden entries and .helmignore matches.
 //
 // In both cases the chart's default values lose every top-level key that
 // values (the operator's effective values) carries, except global. The
@@ -54,7 +54,7 @@ func loadChart(name, dir string, values map[string]any) (*chart.Chart, error) {
 		err error
 	)
 	if _, statErr := os.Stat(filepath.Join(dir, "Chart.yaml")); statErr == nil {
-		ch, err = loader.LoadDir(dir)
+		ch, err = loadChartDir(dir)
 	} else {
 		ch, err = synthesiseChart(name, dir)
 	}
