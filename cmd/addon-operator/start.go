@@ -376,6 +376,11 @@ func (o *startOptions) wire(restCfg *rest.Config, log *slog.Logger, rec *metrics
 	if err != nil {
 		return nil, nil, fmt.Errorf("kubernetes client: %w", err)
 	}
+	if v, err := client.Discovery().ServerVersion(); err == nil {
+		o.operator.KubernetesVersion = v.GitVersion
+	} else {
+		log.Warn("cluster version not read: module.yaml requirements.kubernetes are not checked", logkey.Err(err))
+	}
 	// One discovery cache serves Helm, monitors, the patcher, healing and
 	// drift checks. A kind it misses makes it read discovery again (at most
 	// once a second), so CRDs installed later are found.
@@ -461,10 +466,18 @@ func (o *startOptions) wire(restCfg *rest.Config, log *slog.Logger, rec *metrics
 // configuration and the redactor of its answers.
 func (o *startOptions) serveChecks(hooksSrv *webhook.Server, op *operator.Operator) {
 	hooksSrv.SetRedactor(o.redactor.String)
-	hooksSrv.SetConfigMapCheck(op.CheckConfigMap)
+	// Besides the schemas, a write may not enable two modules of one
+	// module.yaml exclusiveGroup.
+	hooksSrv.SetConfigMapCheck(func(data map[string]string) ([]string, error) {
+		warnings, err := op.CheckConfigMap(data)
+		return warnings, errors.Join(err, op.CheckExclusiveConfigMap(data))
+	})
 	if o.api.configSource == configSourceModuleConfig {
 		hooksSrv.SetModuleConfigCheck(func(object []byte) error {
-			return config.CheckModuleConfig(object, op.HasModule, op.ValidateConfig)
+			if err := config.CheckModuleConfig(object, op.HasModule, op.ValidateConfig); err != nil {
+				return err
+			}
+			return op.CheckExclusiveModuleConfig(object)
 		})
 	}
 }

@@ -215,6 +215,7 @@ func New(opts Options, deps Deps) (*Operator, error) {
 			o.requiring = append(o.requiring, m)
 		}
 	}
+	o.markUnrunnable()
 	backoff := queue.ExponentialBackoff(opts.RetryDelay, opts.RetryMaxDelay)
 	o.cfgHealth = o.newConfigHealth(deps.ConfigMapEvents)
 	o.releases = release.New(release.Options{
@@ -348,8 +349,8 @@ func (o *Operator) Modules() []status.ModuleStatus {
 	out := o.state.snapshot()
 	for i := range out {
 		m, _ := o.modules.Module(out[i].Name)
-		def := m.Definition()
-		out[i].Namespace, out[i].Version, out[i].Description, out[i].Requires = o.releases.Namespace(m), def.Version, def.Description, m.Requires()
+		out[i].Namespace, out[i].Requires = o.releases.Namespace(m), m.Requires()
+		describeModule(&out[i], m)
 	}
 	return out
 }

@@ -22,6 +22,10 @@ type Options struct {
 	GlobalHooksDir string
 	// UnnumberedModulesOrder is the order of modules without an NNN- prefix.
 	UnnumberedModulesOrder int
+	// KubernetesVersion is the cluster's version, read from discovery at
+	// start (no flag); "" leaves module.yaml's requirements.kubernetes
+	// unchecked.
+	KubernetesVersion string
 	// Namespace is where the ConfigMap and all releases live.
 	Namespace string
 	// ConfigMap is the name of the users' ConfigMap.
@@ -127,6 +131,8 @@ func (o *Options) Discovery(log *slog.Logger) module.Options {
 		GlobalHooksDir:  o.GlobalHooksDir,
 		UnnumberedOrder: o.UnnumberedModulesOrder,
 		Logger:          log,
+		// module.yaml's requirements.kubernetes is checked against it.
+		KubernetesVersion: o.KubernetesVersion,
 	}
 }
 

@@ -57,6 +57,15 @@ type ModuleStatus struct {
 	Version     string   `json:"version,omitempty"`
 	Description string   `json:"description,omitempty"`
 	Requires    []string `json:"requires,omitempty"`
+	// Critical, Stage, Tags, Subsystems and ExclusiveGroup come from
+	// Deckhouse's module.yaml fields; Warnings list what the operator
+	// ignored in it (unknown fields, Deckhouse's own).
+	Critical       bool     `json:"critical,omitempty"`
+	Stage          string   `json:"stage,omitempty"`
+	Tags           []string `json:"tags,omitempty"`
+	Subsystems     []string `json:"subsystems,omitempty"`
+	ExclusiveGroup string   `json:"exclusiveGroup,omitempty"`
+	Warnings       []string `json:"warnings,omitempty"`
 	// Maintenance is set while the module is in maintenance: its release
 	// is left as it is, neither upgraded, nor healed, nor reverted.
 	Maintenance bool `json:"maintenance,omitempty"`
