@@ -125,8 +125,9 @@ func (e *Executor) Config(ctx context.Context, path string) ([]byte, error) {
 }
 
 // Run executes r and returns its parsed outputs. A failed process yields an
-// *ExitError; exceeding the timeout an error matching ErrTimeout. Errors do
-// not repeat the path; an output error names the file's variable.
+// *ExitError, with a Result holding only the object operations it wrote
+// (see failedOutputs); exceeding the timeout an error matching ErrTimeout.
+// Errors do not repeat the path; an output error names the file's variable.
 func (e *Executor) Run(ctx context.Context, r Run) (*Result, error) {
 	dir, err := os.MkdirTemp(e.TempDir, "hook-run-")
 	if err != nil {
@@ -148,7 +149,7 @@ func (e *Executor) Run(ctx context.Context, r Run) (*Result, error) {
 	}
 	err = e.execute(ctx, process{path: r.Path, args: r.Args, env: env, timeout: r.Timeout, logger: logger, logLimit: e.MaxLogBytes})
 	if err != nil {
-		return nil, err
+		return failedOutputs(files, e.maxOutput(), err), err
 	}
 	return collect(files, e.maxOutput())
 }

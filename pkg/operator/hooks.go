@@ -53,6 +53,8 @@ func (o *Operator) runHook(ctx context.Context, m *module.Module, h *binding.Hoo
 	o.recordHookRun(run.Module, h, bindingName, start, err)
 	if err == nil {
 		err = o.keepOutputs(ctx, m, h, res)
+	} else {
+		err = o.applyOnHookError(ctx, res, err)
 	}
 	if err != nil {
 		return false, fmt.Errorf("%s %s (%s): %w", who, h.Name, bindingName, err)
