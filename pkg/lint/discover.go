@@ -121,6 +121,13 @@ func (l *linter) unknownKeys(path string, keys []string) {
 		l.add(Error, path, "", RuleValuesFile, err)
 		return
 	}
+	l.checkKeys(path, top, keys)
+}
+
+// checkKeys reports the top-level keys of values from file that are not
+// global, one of keys or its Enabled flag.
+func (l *linter) checkKeys(file string, top values.Values, keys []string) {
+	path := file
 	for _, k := range slices.Sorted(maps.Keys(top)) {
 		if k == config.GlobalKey || slices.Contains(keys, strings.TrimSuffix(k, "Enabled")) {
 			continue

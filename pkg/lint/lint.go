@@ -14,7 +14,6 @@ import (
 
 	"github.com/addon-operator/addon-operator/pkg/binding"
 	"github.com/addon-operator/addon-operator/pkg/config"
-	"github.com/addon-operator/addon-operator/pkg/helm"
 	"github.com/addon-operator/addon-operator/pkg/hook"
 	"github.com/addon-operator/addon-operator/pkg/module"
 	"github.com/addon-operator/addon-operator/pkg/plan"
@@ -93,16 +92,30 @@ type Input struct {
 	ConfigFile string
 	ConfigData map[string]string
 	Runner     Runner
+	// Overrides are layered over the ConfigMap, in order, as the plan
+	// commands' --values and --set are.
+	Overrides []Override
 	// Base shortens paths in problems: files under it are shown relative.
 	Base string
+}
+
+// Override is one layer of values given besides the tree and the
+// ConfigMap (a --values file, --set arguments): global, <moduleKey> and
+// <moduleKey>Enabled keys, applied as hook patches would be.
+type Override struct {
+	// File names the layer in problems: a file name, or "--set".
+	File   string
+	Values values.Values
 }
 
 // Run checks everything the operator checks when it loads the tree: module
 // discovery, values files, the ConfigMap's keys and its sections against
 // the config-values schemas, schema files, every hook's --config, enabled
-// scripts, every enabled module's values against its values schema (with
-// x-required-for-helm for charts) and every enabled chart's render.
-// Problems come in that order.
+// scripts, and then every module, enabled or not: its static values
+// (values.yaml) and its effective values (with the ConfigMap and the
+// overrides) against its values schema (with x-required-for-helm for
+// charts), and its chart's render. One broken file does not stop the
+// checks of the others. Problems come in that order.
 func Run(ctx context.Context, in Input) []Problem {
 	l := &linter{in: in}
 	mods := l.discover()
@@ -111,9 +124,10 @@ func Run(ctx context.Context, in Input) []Problem {
 	}
 	l.valuesFiles(mods)
 	cfg := l.configMap(mods)
-	st, err := store.New(mods)
-	if err != nil {
-		l.add(Error, mods.Global().Path(), "", RuleSchemaFile, err)
+	l.overrideKeys(mods)
+	st, smods := l.store(mods)
+	if st == nil {
+		l.hooks(ctx, mods)
 		return l.problems
 	}
 	if cfg != nil {
@@ -122,17 +136,18 @@ func Run(ctx context.Context, in Input) []Problem {
 		cfg, _ = config.Parse(nil) // absent or unparsable: the operator's empty ConfigMap
 	}
 	st.SetConfig(cfg)
-	l.schemaFiles(st, mods)
+	l.schemaFiles(st, smods)
 	l.hooks(ctx, mods)
-	decisions, err := plan.Enabled(ctx, mods, st, in.Runner)
-	if err != nil {
+	l.applyOverrides(st, smods)
+	if _, err := plan.Enabled(ctx, smods, st, in.Runner); err != nil {
 		l.add(Error, "", "", RuleEnabledScript, err)
-		return l.problems
 	}
-	for _, d := range decisions {
-		// The operator skips modules whose ConfigMap section is invalid.
-		if m, _ := mods.Module(d.Name); d.Enabled && !l.badSection[d.Name] {
-			l.enabledModule(ctx, st, m)
+	l.globalStatic(smods)
+	for _, m := range smods.Modules() {
+		// A module whose ConfigMap section is invalid is reported once,
+		// not again as values, and not rendered, as the operator skips it.
+		if !l.badSection[m.Name()] {
+			l.module(ctx, st, cfg, m)
 		}
 	}
 	return l.problems
@@ -200,27 +215,6 @@ func (l *linter) schemaFiles(st *store.Store, mods *module.Set) {
 	}
 }
 
-// enabledModule validates an enabled module's values as a module run
-// does, then renders its chart.
-func (l *linter) enabledModule(ctx context.Context, st *store.Store, m *module.Module) {
-	err := st.ValidateModule(m, m.IsHelm())
-	var ve *values.ValidationError
-	switch {
-	case errors.As(err, &ve):
-		l.schemaProblems(Error, "", m.Name(), err)
-		return
-	case err != nil:
-		return // a schema file that does not load: reported already
-	}
-	if !m.IsHelm() {
-		return
-	}
-	v := values.Values{config.GlobalKey: st.GlobalValues(), m.Key(): st.ModuleValues(m)}
-	if _, err := helm.RenderOffline(ctx, l.in.Namespace, helm.Release{Name: m.Name(), ChartDir: m.Path(), Values: map[string]any(v)}); err != nil {
-		l.add(Error, m.Path(), "", RuleRender, err)
-	}
-}
-
 // schemaProblems turns a schema validation error into one problem per
 // violation. file is where the values came from; "" names the schema.
 func (l *linter) schemaProblems(sev Severity, file, what string, err error) {
@@ -242,19 +236,46 @@ func (l *linter) schemaProblems(sev Severity, file, what string, err error) {
 }
 
 // hooks runs every hook with --config, one at a time, as the operator
-// loads them, so that every broken hook is reported.
+// loads them, so that every broken hook is reported, each of its problems
+// apart.
 func (l *linter) hooks(ctx context.Context, mods *module.Set) {
 	g := mods.Global()
 	for _, p := range g.Hooks() {
 		if _, err := binding.Load(ctx, l.in.Runner, g.HooksDir(), []string{p}, hook.Global); err != nil {
-			l.add(Error, p, "", RuleHookConfig, err)
+			l.hookProblems(p, err)
 		}
 	}
 	for _, m := range mods.Modules() {
 		for _, p := range m.Hooks() {
 			if _, err := binding.Load(ctx, l.in.Runner, m.Path(), []string{p}, hook.Module); err != nil {
-				l.add(Error, p, "", RuleHookConfig, err)
+				l.hookProblems(p, err)
 			}
 		}
 	}
+}
+
+// hookProblems adds one problem per problem of a hook's configuration,
+// keyed by the field at fault.
+func (l *linter) hookProblems(path string, err error) {
+	for _, e := range leafErrors(err) {
+		var ce *hook.ConfigError
+		if errors.As(e, &ce) {
+			l.add(Error, path, ce.Field, RuleHookConfig, ce.Err)
+			continue
+		}
+		l.add(Error, path, "", RuleHookConfig, e)
+	}
+}
+
+// leafErrors flattens errors.Join trees.
+func leafErrors(err error) []error {
+	joined, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		return []error{err}
+	}
+	var out []error
+	for _, e := range joined.Unwrap() {
+		out = append(out, leafErrors(e)...)
+	}
+	return out
 }

@@ -178,7 +178,7 @@ func brokenFiles() []brokenTree {
 			edit: func(tr tree) {
 				tr["modules/010-echo/hooks/startup.sh"] = "#!/bin/sh\necho '{\"configVersion\":\"v1\",\"onStartup\":\"soon\"}'\n"
 			},
-			want: []Problem{{Severity: Error, File: "modules/010-echo/hooks/startup.sh", Rule: RuleHookConfig}},
+			want: []Problem{{Severity: Error, File: "modules/010-echo/hooks/startup.sh", Key: "onStartup", Rule: RuleHookConfig}},
 		},
 		{
 			name:  "hook not executable",
