@@ -44,7 +44,14 @@ func (o *Operator) attempt(ctx context.Context, name string) (runner.Result, err
 		return runner.Result{Again: len(o.unready(name)) == 0}, nil
 	}
 	a := attemptRecord{name: name, start: o.clock.Now(), failuresBefore: o.pool.Failures(name), failingSince: o.pool.FailingSince(name)}
-	o.state.update(name, func(s *moduleState) { s.Phase = status.PhaseRunning })
+	o.state.update(name, func(s *moduleState) {
+		// A module retrying after a failure stays Failed (Stalled, not
+		// Ready) until a run succeeds: kubectl wait and health checks see
+		// the failure, not a flicker between Failed and Running.
+		if s.Phase != status.PhaseFailed {
+			s.Phase = status.PhaseRunning
+		}
+	})
 	resume := o.releases.Pause(name)
 	step, err := o.runModule(ctx, name)
 	resume()

@@ -2,6 +2,7 @@ package operator
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -293,4 +294,56 @@ func (f failingReadiness) Wait(_ context.Context, ns string, _ []readiness.Objec
 		return f.err
 	}
 	return nil
+}
+
+// failThenGate fails the first readiness wait and holds the next ones
+// until gate is closed.
+type failThenGate struct {
+	calls atomic.Int32
+	gate  chan struct{}
+}
+
+func (f *failThenGate) Wait(ctx context.Context, _ string, _ []readiness.Object, _ time.Duration, _ <-chan struct{}, _ func(readiness.Pending)) error {
+	if f.calls.Add(1) == 1 {
+		return errors.New("Deployment web/x: not ready after 5m")
+	}
+	select {
+	case <-f.gate:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func TestRetryingModuleStaysFailedUntilARunSucceeds(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{
+		"modules/values.yaml":           "webEnabled: true\n",
+		"modules/web/module.yaml":       "namespace: web\n",
+		"modules/web/templates/cm.yaml": "kind: ConfigMap",
+	})
+	runner := &fakeRunner{}
+	opts := DefaultOptions()
+	opts.ModulesDirs, opts.Namespace = filepath.Join(dir, "modules"), "ns"
+	opts.RetryDelay, opts.RetryMaxDelay = time.Millisecond, time.Millisecond
+	ready := &failThenGate{gate: make(chan struct{})}
+	o, err := New(opts, Deps{
+		Hooks: runner, Releases: &fakeReleaser{runner: runner}, Config: &fakeConfig{}, Readiness: ready,
+		Clock: clock.RealClock{}, Logger: slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opened := false
+	runUntil(t, o, func() bool {
+		if !opened && ready.calls.Load() == 2 {
+			// The retry waits for its objects: still Failed, with the error.
+			if got := o.state.get("web"); got.Phase != status.PhaseFailed || got.LastError == "" {
+				t.Errorf("web while its retry runs: phase %s, last error %q; want Failed with the error", got.Phase, got.LastError)
+			}
+			close(ready.gate)
+			opened = true
+		}
+		return opened && o.state.get("web").Phase == status.PhaseReady
+	})
 }

@@ -20,7 +20,10 @@ const refreshSeconds = 5
 
 // statusData is what status.html renders.
 type statusData struct {
-	Ready          bool
+	Ready bool
+	// Failing names the enabled modules whose last run failed: the header
+	// says so rather than "Ready".
+	Failing        []string
 	Problems       []string
 	RefreshSeconds int
 	Conditions     []status.Condition
@@ -43,6 +46,11 @@ func (s *Server) statusPage(w http.ResponseWriter, _ *http.Request) {
 		Conditions:     s.conditions(),
 		Modules:        s.modules(),
 		Queues:         s.queues(),
+	}
+	for _, m := range data.Modules {
+		if m.Enabled && m.Phase == status.PhaseFailed {
+			data.Failing = append(data.Failing, m.Name)
+		}
 	}
 	var buf bytes.Buffer
 	if err := s.page.Execute(&buf, data); err != nil {
