@@ -96,9 +96,9 @@ func (w *hookWaits) end(failed *HookError) {
 }
 
 // explain returns the hook that made operation error err fail: the one
-// that failed, or the one Helm still waits for when err is the end of the
-// operation's context ctx, which may have ended. It returns nil when no
-// hook is to blame.
+// that failed, or the one Helm still waits for when err is the deadline of
+// the operation's context ctx, which may have ended. It returns nil when
+// no hook is to blame.
 func (w *hookWaits) explain(ctx context.Context, err error) *HookError {
 	if w == nil {
 		return nil
@@ -109,8 +109,9 @@ func (w *hookWaits) explain(ctx context.Context, err error) *HookError {
 	if failed != nil {
 		return failed
 	}
-	ended := errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)
-	if len(waiting) == 0 || !ended {
+	// Only a timeout is the hook's doing; a cancelled operation (the
+	// operator stopping) says so as it is.
+	if len(waiting) == 0 || !errors.Is(err, context.DeadlineExceeded) {
 		return nil
 	}
 	for _, info := range waiting {

@@ -63,7 +63,9 @@ type Options struct {
 	// HistoryMax is how many revisions are kept per release (default 10).
 	HistoryMax int
 	// Timeout bounds one Apply or Uninstall, including waiting for chart
-	// hooks (default 20m, as in the established implementation).
+	// hooks (default 20m, as in the established implementation); it is
+	// also how long each chart hook is waited for, unless the Release's
+	// HookTimeout says otherwise.
 	Timeout time.Duration
 	// AdoptObjects names the releases (modules) that take over existing
 	// objects of no release which their charts render, as if each carried
