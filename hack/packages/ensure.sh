@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs from Debian's packages what the developer targets need and the
 # machine lacks: a C compiler for the race detector (cgo), jq for the
-# shipped hooks, Chromium for the status page's browser test. Called by
-# `make test` and `make run`; does nothing when all are present.
+# shipped hooks, Chromium for the status page's browser test, Python 3 with
+# venv for the Python hook test. Called by `make test` and `make run`; does
+# nothing when all are present.
 set -euo pipefail
 
 want=()
@@ -12,6 +13,8 @@ for target in "$@"; do
 		command -v gcc >/dev/null || want+=(gcc libc6-dev)
 		command -v chromium >/dev/null || want+=(chromium)
 		command -v jq >/dev/null || want+=(jq)
+		# pkg/hook runs a Python hook with a venv made by python3 -m venv.
+		python3 -c 'import venv' 2>/dev/null || want+=(python3 python3-venv)
 		;;
 	run)
 		command -v jq >/dev/null || want+=(jq)

@@ -59,6 +59,9 @@ type Executor struct {
 	// interpreters remembers scripts' "#!/usr/bin/env" interpreters, an
 	// interpreterEntry by interpreterKey (see interpreterOf).
 	interpreters sync.Map
+	// venvWarned holds the Python hooks already warned about for running
+	// without a venv (see withVenv).
+	venvWarned sync.Map
 }
 
 // RunKind selects the protocol of a Run.

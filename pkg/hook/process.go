@@ -48,6 +48,7 @@ type process struct {
 // the group is swept with SIGKILL after the process exits in any case, so no
 // descendant outlives the run.
 func (e *Executor) execute(ctx context.Context, pr process) error {
+	pr = e.withVenv(pr)
 	timeout := cmp.Or(pr.timeout, e.Timeout, DefaultTimeout)
 	timedOut := fmt.Errorf("%w after %s", ErrTimeout, timeout)
 	runCtx, cancel := context.WithTimeoutCause(ctx, timeout, timedOut)

@@ -5,13 +5,22 @@ package jq
 
 import "github.com/itchyny/gojq"
 
-// Compile parses and compiles filter.
+// Compile parses and compiles filter. Its import and include directives
+// find jq modules in the directories of JQ_LIBRARY_PATH (see
+// LibraryPaths).
 func Compile(filter string) (*gojq.Code, error) {
+	return compile(filter, LibraryPaths())
+}
+
+func compile(filter string, libraryPaths []string) (*gojq.Code, error) {
 	q, err := gojq.Parse(filter)
 	if err != nil {
 		return nil, err
 	}
-	return gojq.Compile(q)
+	if len(libraryPaths) == 0 {
+		return gojq.Compile(q)
+	}
+	return gojq.Compile(q, gojq.WithModuleLoader(gojq.NewModuleLoader(libraryPaths)))
 }
 
 // Input copies a decoded JSON or unstructured value into the types gojq
