@@ -47,7 +47,7 @@ func TestLoadChartSkipsHooksWithoutHelmignore(t *testing.T) {
 	if err != nil {
 		t.Fatalf("loadChart: %v", err)
 	}
-	var names []string
+	names := make([]string, 0, len(ch.Raw))
 	for _, f := range ch.Raw {
 		names = append(names, f.Name)
 	}

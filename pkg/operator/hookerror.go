@@ -24,9 +24,9 @@ func (o *Operator) applyOnHookError(ctx context.Context, res *hook.Result, runEr
 		return fmt.Errorf("%w; KUBERNETES_PATCH_PATH: %w", runErr, err)
 	}
 	var keep []operation.Operation
-	for _, op := range ops {
-		if op.AppliesOnHookError() {
-			keep = append(keep, op)
+	for i := range ops {
+		if ops[i].AppliesOnHookError() {
+			keep = append(keep, ops[i])
 		}
 	}
 	if len(keep) == 0 {
