@@ -13,7 +13,7 @@ CONTROLLER_GEN := $(GO) tool -modfile=tools/go.mod controller-gen
 # module's copies of the CRDs, and deploy/, which carries the chart's.
 GENERATED   := pkg/apis/v1alpha1/zz_generated.deepcopy.go pkg/apis/v1alpha1/crds \
 	pkg/apis/hooks/v1alpha1/zz_generated.deepcopy.go modules/060-execution-hooks/crds \
-	charts/addon-operator/crds deploy/addon-operator.yaml
+	charts/addon-operator/crds deploy/addon-operator.yaml deploy/crds.yaml
 # Unit tests: every package outside e2e/. E2E packages start their own
 # control plane (see e2e/cluster) and run one package per process.
 UNIT_PKGS    = $(shell $(GO) list ./... | grep -v /e2e/)
@@ -117,7 +117,7 @@ verify: generate ## regenerate into the tree; fail when the generated files diff
 		echo "generated files are out of date: run make generate and commit the result" >&2; exit 1; }
 
 .PHONY: deploy
-deploy: ## regenerate deploy/addon-operator.yaml from charts/addon-operator
+deploy: ## regenerate deploy/addon-operator.yaml and deploy/crds.yaml from charts/addon-operator
 	$(GO) run ./hack/gendeploy
 
 .PHONY: check-deploy

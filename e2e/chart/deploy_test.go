@@ -23,8 +23,10 @@ import (
 const (
 	// repoRoot is the repository root, from this package's directory.
 	repoRoot = "../.."
-	// deployFile holds the plain manifests, relative to repoRoot.
+	// deployFile holds the plain manifests, relative to repoRoot, and
+	// crdsFile the CRDs, apart.
 	deployFile = "deploy/addon-operator.yaml"
+	crdsFile   = "deploy/crds.yaml"
 )
 
 // TestPlainManifestsApply applies deploy/ as kubectl apply --server-side
@@ -39,6 +41,12 @@ func TestPlainManifestsApply(t *testing.T) {
 	if got := objs[0].GetKind(); got != "Namespace" {
 		t.Fatalf("first object is a %s, want the Namespace, so that one apply creates everything", got)
 	}
+	crds, err := os.ReadFile(filepath.Join(repoRoot, crdsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The CRDs first, as the docs say.
+	objs = append(decodeManifests(t, crds), objs...)
 	dyn, err := dynamic.NewForConfig(cp.Config)
 	if err != nil {
 		t.Fatal(err)
