@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -363,13 +364,36 @@ func printHooks(w io.Writer, hooks []plan.HookBinding) error {
 
 func printModules(w io.Writer, list []plan.ModuleInfo) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tORDER\tENABLED\tDECIDED BY\tHELM\tNAMESPACE\tVERSION\tREQUIRES\tREASON\tDESCRIPTION")
+	// Deckhouse's module.yaml fields get columns of their own when some
+	// module has them, or when some module cannot run.
+	deckhouse := slices.ContainsFunc(list, func(m plan.ModuleInfo) bool {
+		return m.Critical || m.Stage != "" || m.ExclusiveGroup != "" || len(m.Tags)+len(m.Subsystems)+len(m.Warnings) > 0 || m.Error != ""
+	})
+	head := "NAME\tORDER\tENABLED\tDECIDED BY\tHELM\tNAMESPACE\tVERSION\tREQUIRES\tREASON\tDESCRIPTION"
+	if deckhouse {
+		head += "\tCRITICAL\tSTAGE\tGROUP\tTAGS\tPROBLEM"
+	}
+	fmt.Fprintln(tw, head)
 	for i := range list {
 		m := &list[i]
-		fmt.Fprintf(tw, "%s\t%d\t%t\t%s\t%t\t%s\t%s\t%s\t%s\t%s\n", m.Name, m.Order, m.Enabled, m.By, m.Helm, m.Namespace, m.Version,
+		fmt.Fprintf(tw, "%s\t%d\t%t\t%s\t%t\t%s\t%s\t%s\t%s\t%s", m.Name, m.Order, m.Enabled, m.By, m.Helm, m.Namespace, m.Version,
 			strings.Join(m.Requires, ","), m.Reason, m.Description)
+		if deckhouse {
+			fmt.Fprintf(tw, "\t%t\t%s\t%s\t%s\t%s", m.Critical, m.Stage, m.ExclusiveGroup,
+				strings.Join(slices.Concat(m.Subsystems, m.Tags), ","), moduleProblem(m))
+		}
+		fmt.Fprintln(tw)
 	}
 	return tw.Flush()
+}
+
+// moduleProblem says why a module would not run, else what was ignored
+// in its module.yaml.
+func moduleProblem(m *plan.ModuleInfo) string {
+	if m.Error != "" {
+		return m.Error
+	}
+	return strings.Join(m.Warnings, "; ")
 }
 
 func printLeaves(w io.Writer, leaves []store.Leaf) error {

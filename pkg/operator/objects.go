@@ -39,13 +39,14 @@ func (o *Operator) publishModule(name string) {
 		ChartVersion: o.chartVersions[name], ValuesChecksum: st.ValuesChecksum,
 		LastRun: st.LastRun, LastRunDuration: st.LastRunDuration, LastError: st.LastError,
 		Maintenance: st.Maintenance, Message: objectMessage(st),
+		Labels: definitionLabels(m), Warnings: m.Warnings(),
 	})
 }
 
 // objectMessage is what a module's object says besides its phase: what
 // its run waits for, or the requirement that disables it.
 func objectMessage(st moduleState) string {
-	if !st.Enabled && st.By == status.SourceRequirement {
+	if !st.Enabled && (st.By == status.SourceRequirement || st.By == status.SourceExclusiveGroup) {
 		return st.Reason
 	}
 	return st.Message

@@ -131,7 +131,7 @@ func (s *states) snapshot() []status.ModuleStatus {
 			phase = status.PhaseDisabled
 		}
 		msg := st.Message
-		if !st.Enabled && st.By == status.SourceRequirement {
+		if !st.Enabled && (st.By == status.SourceRequirement || st.By == status.SourceExclusiveGroup) {
 			msg = st.Reason
 		}
 		out = append(out, status.ModuleStatus{Name: n, Enabled: st.Enabled, By: st.By, Reason: st.Reason, Phase: phase, Revision: st.Revision, LastError: st.LastError, Message: msg,

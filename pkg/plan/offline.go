@@ -37,6 +37,16 @@ type ModuleInfo struct {
 	Version     string   `json:"version,omitempty"`
 	Description string   `json:"description,omitempty"`
 	Requires    []string `json:"requires,omitempty"`
+	// Critical, Stage, Tags, Subsystems and ExclusiveGroup come from
+	// Deckhouse's module.yaml fields; Warnings list what was ignored in
+	// module.yaml; Error says why the operator would not run the module.
+	Critical       bool     `json:"critical,omitempty"`
+	Stage          string   `json:"stage,omitempty"`
+	Tags           []string `json:"tags,omitempty"`
+	Subsystems     []string `json:"subsystems,omitempty"`
+	ExclusiveGroup string   `json:"exclusiveGroup,omitempty"`
+	Warnings       []string `json:"warnings,omitempty"`
+	Error          string   `json:"error,omitempty"`
 }
 
 // NewOffline discovers modules as the operator would and takes cfg as the
@@ -70,10 +80,16 @@ func (x *Offline) List(ctx context.Context) ([]ModuleInfo, error) {
 	for _, d := range decisions {
 		m, _ := x.modules.Module(d.Name)
 		def := m.Definition()
-		out = append(out, ModuleInfo{
+		info := ModuleInfo{
 			Name: d.Name, Order: m.Order(), Enabled: d.Enabled, By: d.By, Helm: m.IsHelm(), Path: m.Path(), Reason: d.Reason,
-			Namespace: def.Namespace, Version: def.Version, Description: def.Description, Requires: m.Requires(),
-		})
+			Namespace: def.Namespace, Version: def.Version, Description: m.Description(), Requires: m.Requires(),
+			Critical: m.Critical(), Stage: def.Stage, Tags: def.Tags, Subsystems: def.Subsystems, ExclusiveGroup: m.ExclusiveGroup(),
+			Warnings: m.Warnings(),
+		}
+		if err := m.Err(); err != nil {
+			info.Error = err.Error()
+		}
+		out = append(out, info)
 	}
 	return out, nil
 }

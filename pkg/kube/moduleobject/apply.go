@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -62,7 +63,7 @@ func (w *Writer) remember(items []unstructured.Unstructured) {
 	defer w.mu.Unlock()
 	for i := range items {
 		u := &items[i]
-		w.objs[u.GetName()] = objRef{uid: u.GetUID(), gen: u.GetGeneration()}
+		w.objs[u.GetName()] = objRef{uid: u.GetUID(), gen: u.GetGeneration(), labels: definitionLabels(u.GetLabels())}
 		var m v1.Module
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &m); err == nil {
 			w.written[u.GetName()] = m.Status
@@ -96,9 +97,10 @@ func (w *Writer) write(ctx context.Context, name string, s State, force bool) er
 		ref, known := w.objs[name]
 		prev := w.written[name]
 		w.mu.Unlock()
-		if !known {
+		if !known || !maps.Equal(ref.labels, s.Labels) {
+			// New, or module.yaml's labels changed since it was written.
 			var err error
-			if ref, err = w.create(ctx, name); err != nil {
+			if ref, err = w.create(ctx, name, s); err != nil {
 				return err
 			}
 		}
@@ -128,19 +130,22 @@ func (w *Writer) write(ctx context.Context, name string, s State, force bool) er
 	}
 }
 
-func (w *Writer) create(ctx context.Context, name string) (objRef, error) {
+func (w *Writer) create(ctx context.Context, name string, s State) (objRef, error) {
+	labels := map[string]any{}
+	for k, v := range w.ownLabels(s) {
+		labels[k] = v
+	}
 	u := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": v1.APIVersion, "kind": v1.KindModule,
-		"metadata": map[string]any{"name": name, "labels": map[string]any{
-			NamespaceLabel: w.opts.Namespace, "app.kubernetes.io/managed-by": "addon-operator",
-		}},
+		"metadata": map[string]any{"name": name, "labels": labels},
 	}}
 	got, err := w.res.Apply(ctx, name, u, metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
 	if err != nil {
 		return objRef{}, fmt.Errorf("create module object %s: %w", name, err)
 	}
 	w.wrote("create")
-	ref := objRef{uid: got.GetUID(), gen: got.GetGeneration()}
+	// Applied with force: the definition labels are those of s now.
+	ref := objRef{uid: got.GetUID(), gen: got.GetGeneration(), labels: maps.Clone(s.Labels)}
 	w.mu.Lock()
 	w.objs[name] = ref
 	w.mu.Unlock()

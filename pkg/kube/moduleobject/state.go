@@ -6,6 +6,7 @@
 package moduleobject
 
 import (
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -40,6 +41,11 @@ type State struct {
 	// what a run waits for, or why a module its sources enable is not.
 	Maintenance bool
 	Message     string
+	// Labels are the module's definition labels (DefinitionLabels), set
+	// on the object besides the writer's own.
+	Labels map[string]string
+	// Warnings list what the operator ignored in the module's module.yaml.
+	Warnings []string
 }
 
 // Reasons of the Module conditions.
@@ -93,6 +99,9 @@ func conditionsOf(phase, reason string, s State) (ready, reconciling, stalled me
 		return metav1.Condition{Type: typ, Status: st, Reason: reason, Message: msg}
 	}
 	msg := message(phase, reason, s)
+	if len(s.Warnings) > 0 && phase != v1.PhaseFailed {
+		msg = truncate(msg+" (warnings: "+strings.Join(s.Warnings, "; ")+")", 1000)
+	}
 	return cond(v1.ConditionReady, phase == v1.PhaseReady, msg),
 		cond(v1.ConditionReconciling, phase == v1.PhasePending || phase == v1.PhaseReconciling, msg),
 		cond(v1.ConditionStalled, phase == v1.PhaseFailed, msg)

@@ -84,6 +84,8 @@ type writeMetrics interface {
 type objRef struct {
 	uid types.UID
 	gen int64
+	// labels are the object's definition labels (DefinitionLabels).
+	labels map[string]string
 }
 
 // Writer keeps the Module objects. Update, Prune and Hold only record
