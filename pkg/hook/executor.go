@@ -62,6 +62,9 @@ type Executor struct {
 	// venvWarned holds the Python hooks already warned about for running
 	// without a venv (see withVenv).
 	venvWarned sync.Map
+	// checks remembers batch binaries' settings checks and their last
+	// answers (see CheckSettings).
+	checks settingsChecks
 }
 
 // RunKind selects the protocol of a Run.

@@ -276,7 +276,7 @@ func (o *Operator) moduleDelete(ctx context.Context, name string) error {
 // that it may be saved as the last applied configuration.
 func (o *Operator) applyConfig(c *config.Config) bool {
 	old := o.store.Config()
-	moduleErrs, globalErr := o.store.ValidateConfig(c)
+	moduleErrs, globalErr := o.validateConfig(c)
 	if !configAcceptable(old != nil, len(moduleErrs) > 0, globalErr) {
 		errs := o.sectionErrs(moduleErrs)
 		if globalErr != nil {

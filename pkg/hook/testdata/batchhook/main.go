@@ -2,11 +2,15 @@
 // speaks the batch protocol by hand: "hook list", "hook config" (the
 // versioned object, or with BATCH_FORM=array the older bare array),
 // "hook run <id>" and "hook ready", each run writing
-// {"op":"add","path":"/m/ran","value":"<id>"} to VALUES_JSON_PATCH_PATH.
+// {"op":"add","path":"/m/ran","value":"<id>"} to VALUES_JSON_PATCH_PATH,
+// and "hook check" (announced by has_settings_check), which rejects the
+// settings in SETTINGS_PATH when replicas is 0 and warns when it is 2, as
+// the module SDK's example check does.
 // With BATCH_PLAIN=1 it is a plain native hook that refuses "hook list".
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
@@ -37,7 +41,7 @@ func main() {
 	case args == "hook config" && os.Getenv("BATCH_FORM") == "array":
 		fmt.Println("[" + first + "," + second + "]")
 	case args == "hook config":
-		fmt.Println(`{"version":"v1","hooks":[` + first + "," + second + `],"readiness":` + ready + "}")
+		fmt.Println(`{"version":"v1","hooks":[` + first + "," + second + `],"readiness":` + ready + `,"has_settings_check":true}`)
 	case args == "hook run 0", args == "hook run 1", args == "hook ready":
 		id := os.Args[len(os.Args)-1]
 		patch := fmt.Sprintf(`{"op":"add","path":"/m/ran","value":%q}`, id)
@@ -45,8 +49,41 @@ func main() {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
+	case args == "hook check":
+		check()
 	default:
 		fmt.Fprintf(os.Stderr, "unexpected arguments %q\n", args)
 		os.Exit(2)
 	}
+}
+
+// check answers "hook check" as the module SDK does: exit 0 and nothing
+// written when the settings are fine, else exit 1 with the result on stderr.
+func check() {
+	data, err := os.ReadFile(os.Getenv("SETTINGS_PATH"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	var settings struct {
+		Replicas *int `json:"replicas"`
+	}
+	if err := json.Unmarshal(data, &settings); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	var result string
+	switch {
+	case settings.Replicas == nil:
+		return
+	case *settings.Replicas == 0:
+		result = `{"valid":false,"message":"replicas cannot be 0","warnings":null}`
+	case *settings.Replicas == 2:
+		result = `{"valid":true,"message":"","warnings":["two replicas are not highly available"]}`
+	default:
+		return
+	}
+	fmt.Fprintln(os.Stderr, `{"level":"error","msg":"failed to check settings"}`)
+	fmt.Fprint(os.Stderr, result+"\n")
+	os.Exit(1)
 }
