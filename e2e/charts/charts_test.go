@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
@@ -194,11 +195,16 @@ func TestChartsPublicChartsAsModules(t *testing.T) {
 	}
 
 	for _, c := range charts {
+		d := deployments[c.name]
+		// What is looked for is there while the module is enabled.
+		if left := strings.Join(leftovers(t, h, c.name, d.Spec.Selector), ", "); !strings.Contains(left, "Deployment "+h.Namespace+"/"+d.Name) || !strings.Contains(left, "Pod ") {
+			t.Errorf("objects of enabled %s: %s; want its Deployment and Pods", c.name, left)
+		}
 		config[enabledKey(c.name)] = "false"
 		h.SetConfig(config)
 		h.WaitModule(c.name, "Disabled", func(m status.ModuleStatus) bool { return m.Phase == status.PhaseDisabled })
 		h.Poll(c.name+"'s release and objects to be gone", func() bool {
-			return h.ReleaseRevision(c.name) == 0 && len(leftovers(t, h, c.name)) == 0
+			return h.ReleaseRevision(c.name) == 0 && len(leftovers(t, h, c.name, d.Spec.Selector)) == 0
 		})
 	}
 }
@@ -225,21 +231,29 @@ func available(d *appsv1.Deployment) bool {
 	return false
 }
 
-// leftovers names what remains of release name: objects of any listable
-// kind, in any namespace or none, that carry its module label, and Pods
-// (of its Deployments and hook Jobs) that carry its instance label.
-func leftovers(t *testing.T, h *operatortest.Harness, name string) []string {
+// leftovers names what is there of release name: objects of any listable
+// kind, in any namespace or none, that carry its module label, and Pods of
+// its Deployment (pods) or carrying its instance label (hook Jobs' Pods).
+func leftovers(t *testing.T, h *operatortest.Harness, name string, pods *metav1.LabelSelector) []string {
 	t.Helper()
 	ctx := t.Context()
-	var left []string
-	pods, err := h.Client.CoreV1().Pods("").List(ctx, metav1.ListOptions{LabelSelector: instanceLabel + "=" + name})
+	podSelector, err := metav1.LabelSelectorAsSelector(pods)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := range pods.Items {
-		left = append(left, "Pod "+pods.Items[i].Namespace+"/"+pods.Items[i].Name)
+	var left []string
+	for _, selector := range []string{podSelector.String(), instanceLabel + "=" + name} {
+		list, err := h.Client.CoreV1().Pods("").List(ctx, metav1.ListOptions{LabelSelector: selector})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range list.Items {
+			left = append(left, "Pod "+list.Items[i].Namespace+"/"+list.Items[i].Name)
+		}
 	}
-	dyn, err := dynamic.NewForConfig(cp.Config)
+	cfg := rest.CopyConfig(cp.Config)
+	cfg.WarningHandler = rest.NoWarnings{} // deprecated kinds listed
+	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,7 +276,9 @@ func leftovers(t *testing.T, h *operatortest.Harness, name string) []string {
 // only.
 func listable(t *testing.T) []schema.GroupVersionResource {
 	t.Helper()
-	dc, err := discovery.NewDiscoveryClientForConfig(cp.Config)
+	cfg := rest.CopyConfig(cp.Config)
+	cfg.WarningHandler = rest.NoWarnings{}
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
