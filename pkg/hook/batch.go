@@ -153,7 +153,11 @@ func ParseBatchConfig(source string, data []byte, kind Kind) ([]BatchHook, error
 		add(id, []string{"hook", "run", id}, raw)
 	}
 	if len(file.Readiness) > 0 && !bytes.Equal(bytes.TrimSpace(file.Readiness), []byte("null")) {
-		add(ReadinessID, []string{"hook", "ready"}, file.Readiness)
+		probe, err := probeConfig(file.Readiness, ReadinessQueue(source))
+		if err != nil {
+			return nil, &ConfigError{Source: source + "#" + ReadinessID, Err: err}
+		}
+		add(ReadinessID, []string{"hook", "ready"}, probe)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err

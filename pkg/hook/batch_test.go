@@ -92,7 +92,7 @@ func TestBatchHookProtocol(t *testing.T) {
 		Schedules: []string{"tick main allowFailure"},
 		Settings:  Settings{ExecutionMinInterval: 3 * time.Second, ExecutionBurst: 2},
 	}
-	readiness := batchSummary{ID: ReadinessID, Name: "readiness", Args: []string{"hook", "ready"}, Schedules: []string{"probe main strict"}}
+	readiness := batchSummary{ID: ReadinessID, Name: "readiness", Args: []string{"hook", "ready"}, Schedules: []string{"probe main allowFailure"}}
 	for _, tt := range []struct {
 		form string
 		want []batchSummary

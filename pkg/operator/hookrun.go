@@ -97,6 +97,7 @@ func (o *Operator) runRefHook(ctx context.Context, ref binding.Ref, contexts []h
 	}
 	contexts = o.withSnapshots(ref.Owner(), ref.Hook, contexts)
 	changed, err := o.runBindingHook(ctx, ref, contexts)
+	o.recordProbe(ref, err)
 	if err == nil || !ref.AllowFailure() {
 		return changed, err
 	}
