@@ -5,7 +5,8 @@
 // that their Deployments become available and their Helm hook Jobs
 // complete. It checks what a chart installed by Helm gets: its own
 // global: defaults, its hook Jobs awaited (and named when they do not
-// finish), its objects ready, healed and uninstalled.
+// finish), its objects ready, healed and uninstalled; and when a values
+// change upgrades a release whose manifests render the same.
 package charts
 
 import (
