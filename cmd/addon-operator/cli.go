@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -106,48 +107,57 @@ func warnf(w io.Writer, format string, args ...any) {
 
 // kubeFlags load a kubeconfig as kubectl does: --kubeconfig, else
 // $KUBECONFIG (a ':' list), else ~/.kube/config, else in-cluster
-// credentials; --context picks a context. The namespace is -n, else
-// ADDON_OPERATOR_NAMESPACE, else the context's.
+// credentials; --context picks a context. The namespace is the
+// operator's: -n, else ADDON_OPERATOR_NAMESPACE; it is never taken from
+// the kubeconfig, whose namespace is the user's, not the operator's.
 type kubeFlags struct {
 	kubeconfig string
 	context    string
 	namespace  string
 }
 
-// bind adds --kubeconfig, --context and -n/--namespace; the operator's
-// spellings --kube-config and --kube-context are accepted too.
+// bind adds --kubeconfig, --context and -n/--namespace, with the
+// operator's former spellings --kube-config and --kube-context as hidden
+// aliases.
 func (k *kubeFlags) bind(fs *pflag.FlagSet) {
-	fs.StringVar(&k.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, env KUBE_CONFIG, ~/.kube/config, in-cluster)")
-	fs.StringVar(&k.context, "context", "", "kubeconfig context (env KUBE_CONTEXT)")
-	fs.StringVarP(&k.namespace, "namespace", "n", "", "the operator's namespace (env ADDON_OPERATOR_NAMESPACE, else the context's)")
-	fs.SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
-		switch name {
-		case "kube-config":
-			name = "kubeconfig"
-		case "kube-context":
-			name = "context"
-		}
-		return pflag.NormalizedName(name)
-	})
+	k.bindCluster(fs)
+	fs.StringVarP(&k.namespace, "namespace", "n", "", namespaceUsage("required"))
 }
 
-// restConfig returns the cluster's client config and the namespace.
-func (k *kubeFlags) restConfig() (*rest.Config, string, error) {
+// bindCluster adds --kubeconfig and --context (and their aliases) alone,
+// for a command that only asks the cluster's version.
+func (k *kubeFlags) bindCluster(fs *pflag.FlagSet) {
+	fs.StringVar(&k.kubeconfig, "kubeconfig", "", kubeconfigUsage+" (env KUBE_CONFIG, KUBECONFIG; default: ~/.kube/config, else in-cluster credentials)")
+	fs.StringVar(&k.context, "context", "", contextUsage+" (env KUBE_CONTEXT)")
+	aliasFlag(fs, "kube-config", "kubeconfig")
+	aliasFlag(fs, "kube-context", "context")
+}
+
+// restConfig returns the cluster's client config.
+func (k *kubeFlags) restConfig() (*rest.Config, error) {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	rules.ExplicitPath = firstOf(k.kubeconfig, os.Getenv("KUBE_CONFIG"))
-	overrides := &clientcmd.ConfigOverrides{CurrentContext: firstOf(k.context, os.Getenv("KUBE_CONTEXT"))}
-	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides)
-	cfg, err := cc.ClientConfig()
-	if err != nil {
-		return nil, "", fmt.Errorf("load kubeconfig (--kubeconfig, $KUBECONFIG, ~/.kube/config or in-cluster): %w", err)
+	if path := firstOf(k.kubeconfig, os.Getenv("KUBE_CONFIG")); strings.Contains(path, string(filepath.ListSeparator)) {
+		rules.Precedence = filepath.SplitList(path) // $KUBECONFIG's list form
+	} else {
+		rules.ExplicitPath = path
 	}
+	overrides := &clientcmd.ConfigOverrides{CurrentContext: firstOf(k.context, os.Getenv("KUBE_CONTEXT"))}
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("load kubeconfig (--kubeconfig, $KUBECONFIG, ~/.kube/config or in-cluster): %w", err)
+	}
+	return cfg, nil
+}
+
+// operatorNamespace returns the operator's namespace: -n, else
+// ADDON_OPERATOR_NAMESPACE.
+func (k *kubeFlags) operatorNamespace() (string, error) {
 	ns := firstOf(k.namespace, os.Getenv("ADDON_OPERATOR_NAMESPACE"))
 	if ns == "" {
-		if ns, _, err = cc.Namespace(); err != nil {
-			return nil, "", fmt.Errorf("kubeconfig namespace: %w", err)
-		}
+		return "", errors.New("the operator's namespace is unknown: give -n/--namespace or set ADDON_OPERATOR_NAMESPACE " +
+			"(the kubeconfig's namespace is not taken: it is rarely the operator's)")
 	}
-	return cfg, ns, nil
+	return ns, nil
 }
 
 func firstOf(vs ...string) string {

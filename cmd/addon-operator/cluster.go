@@ -25,7 +25,11 @@ type clusterView struct {
 }
 
 func (k *kubeFlags) view(log *slog.Logger) (*clusterView, error) {
-	cfg, ns, err := k.restConfig()
+	ns, err := k.operatorNamespace()
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := k.restConfig()
 	if err != nil {
 		return nil, err
 	}

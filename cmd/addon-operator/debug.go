@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,7 +14,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"sigs.k8s.io/yaml"
 
 	"github.com/addon-operator/addon-operator/pkg/server"
 	"github.com/addon-operator/addon-operator/pkg/status"
@@ -91,7 +89,7 @@ kubectl exec deploy/addon-operator -- addon-operator ` + use + ` ...`}
 	fs.StringVar(&o.address, "address", o.address, "the operator's HTTP listener, e.g. http://10.0.0.5:9650; used instead of --debug-socket")
 	fs.StringVar(&o.tokenFile, "token-file", o.tokenFile, "file holding a bearer token sent to --address, which serves the debug API only with --debug-http "+
 		"and to authorized tokens, e.g. /var/run/secrets/kubernetes.io/serviceaccount/token")
-	fs.StringVarP(&o.output, "output", "o", o.output, "output format: text, json or yaml")
+	fs.StringVarP(&o.output, "output", "o", o.output, outputUsage())
 	return cmd
 }
 
@@ -135,10 +133,8 @@ func (o *debugOptions) client(fs *pflag.FlagSet) (*server.Client, error) {
 	if err := applyEnv(fs, os.LookupEnv); err != nil {
 		return nil, err
 	}
-	switch o.output {
-	case "text", "json", "yaml":
-	default:
-		return nil, fmt.Errorf("--output %q: want text, json or yaml", o.output)
+	if err := checkOutput(o.output); err != nil {
+		return nil, err
 	}
 	if o.address != "" {
 		c, err := server.NewHTTPClient(o.address)
@@ -200,26 +196,6 @@ func (o *debugOptions) renderCommand() *cobra.Command {
 		"(chart hooks are not compared); exit code 1 when anything would change")
 	r.kube.bind(fs)
 	return cmd
-}
-
-// writeOutput writes v as JSON or YAML, or as text through text (JSON when
-// nil).
-func writeOutput(w io.Writer, format string, v any, text func(io.Writer) error) error {
-	switch {
-	case format == "yaml":
-		out, err := yaml.Marshal(v)
-		if err != nil {
-			return err
-		}
-		_, err = w.Write(out)
-		return err
-	case format == "json" || text == nil:
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(v)
-	default:
-		return text(w)
-	}
 }
 
 func printQueues(w io.Writer, qs []status.QueueStatus) error {

@@ -192,14 +192,15 @@ func TestDebugCommandErrors(t *testing.T) {
 			[]string{"operator not reachable at unix socket " + missing, "the operator may not be running"}},
 		{"unknown module", []string{"module", "values", "nope", "--address", address}, []string{`no module "nope" (HTTP 404)`}},
 		{"unknown module to render", []string{"module", "render", "nope", "--diff", "--address", address}, []string{`no module "nope" (HTTP 404)`}},
-		{"bad output", []string{"module", "list", "-o", "xml", "--address", address}, []string{`--output "xml": want text, json or yaml`}},
+		{"bad output", []string{"module", "list", "-o", "xml", "--address", address}, []string{`--output "xml": want text, json, yaml, name or jsonpath=<expr>`}},
 		{"bad address", []string{"module", "list", "--address", "ftp://host"}, []string{`address "ftp://host"`}},
 		{"missing argument", []string{"module", "values"}, []string{"accepts 1 arg(s), received 0"}},
-		{"diff without a cluster", []string{"module", "render", "ingress", "--diff", "--address", address}, []string{"load kubeconfig", "no configuration has been provided"}},
+		{"diff without a cluster", []string{"module", "render", "ingress", "--diff", "--address", address, "-n", "ops"}, []string{"load kubeconfig", "no configuration has been provided"}},
+		{"diff without the operator's namespace", []string{"module", "render", "ingress", "--diff", "--address", address}, []string{"the operator's namespace is unknown"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			for _, env := range []string{"KUBE_CONFIG", "KUBECONFIG", "KUBERNETES_SERVICE_HOST", "ADDON_OPERATOR_DEBUG_SOCKET"} {
+			for _, env := range []string{"KUBE_CONFIG", "KUBECONFIG", "KUBERNETES_SERVICE_HOST", "ADDON_OPERATOR_DEBUG_SOCKET", "ADDON_OPERATOR_NAMESPACE"} {
 				t.Setenv(env, "")
 			}
 			t.Setenv("HOME", t.TempDir()) // no ~/.kube/config
@@ -230,7 +231,7 @@ func TestModuleRenderDiff(t *testing.T) {
 	address := debugServer(t).URL
 	for _, format := range []string{"txt", "json"} {
 		t.Run(format, func(t *testing.T) {
-			args := []string{"module", "render", "ingress", "--diff", "--address", address, "--kube-config", kubeconfig, "--namespace", "ops"}
+			args := []string{"module", "render", "ingress", "--diff", "--address", address, "--kubeconfig", kubeconfig, "-n", "ops"}
 			if format == "json" {
 				args = append(args, "-o", "json")
 			}
@@ -315,8 +316,8 @@ func TestProfileCommand(t *testing.T) {
 	}
 
 	file := filepath.Join(t.TempDir(), "goroutine.pb.gz")
-	if out, err := runDebug(t, "profile", "goroutine", "-f", file); err != nil || out != "" {
-		t.Fatalf("profile goroutine -f: %v, stdout %q", err, out)
+	if out, err := runDebug(t, "profile", "goroutine", "--file", file); err != nil || out != "" {
+		t.Fatalf("profile goroutine --file: %v, stdout %q", err, out)
 	}
 	data, err := os.ReadFile(file)
 	if err != nil {

@@ -81,13 +81,13 @@ Exit code, as kubectl diff: 0 nothing would change, 1 something would,
 	o.tree.bindOverrides(fs)
 	o.kube.bind(fs)
 	fs.StringVar(&o.configMap, "config-map", o.configMap, "the operator's ConfigMap, read when --config is not given (env ADDON_OPERATOR_CONFIG_MAP)")
-	fs.StringVarP(&o.output, "output", "o", o.output, "output format: text, json or yaml")
+	fs.StringVarP(&o.output, "output", "o", o.output, outputUsage())
 	return cmd
 }
 
 func (o *diffOptions) run(cmd *cobra.Command, only []string) ([]moduleChange, error) {
-	if o.output != "text" && o.output != "json" && o.output != "yaml" {
-		return nil, fmt.Errorf("--output %q: want text, json or yaml", o.output)
+	if err := checkOutput(o.output); err != nil {
+		return nil, err
 	}
 	if err := applyEnv(cmd.Flags(), os.LookupEnv); err != nil {
 		return nil, err

@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -41,11 +42,24 @@ func newExecutionHookCommand() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd.Context()) },
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&o.kubeconfig, "kube-config", os.Getenv("KUBECONFIG"), "Path of a kubeconfig; empty means the in-cluster config (env KUBECONFIG)")
-	fs.StringVar(&o.kubeContext, "kube-context", "", "Context of the kubeconfig to use")
+	fs.StringVar(&o.kubeconfig, "kubeconfig", os.Getenv("KUBECONFIG"), kubeconfigUsage+"; empty means the in-cluster config (env KUBECONFIG)")
+	fs.StringVar(&o.kubeContext, "context", "", contextUsage)
+	aliasFlag(fs, "kube-config", "kubeconfig")
+	aliasFlag(fs, "kube-context", "context")
 	fs.StringVar(&o.logLevel, "log-level", "info", "Log level: debug, info, warn or error")
 	fs.StringVar(&o.logType, "log-type", "text", "Log format: text or json")
-	o.controller.BindFlags(fs)
+	// -n/--namespace is the operator's namespace, as for every command;
+	// --operator-namespace stays as its former spelling.
+	own := pflag.NewFlagSet("controller", pflag.ContinueOnError)
+	o.controller.BindFlags(own)
+	own.VisitAll(func(f *pflag.Flag) {
+		if f.Name != "operator-namespace" {
+			fs.AddFlag(f)
+		}
+	})
+	fs.StringVarP(&o.controller.OperatorNamespace, "namespace", "n", "", namespaceUsage("required")+
+		": ExecutionHooks there never run and its ServiceAccounts never lend their rights to one")
+	aliasFlag(fs, "operator-namespace", "namespace")
 	return cmd
 }
 

@@ -7,8 +7,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/addon-operator/addon-operator/pkg/helm"
 	"github.com/addon-operator/addon-operator/pkg/hook"
 	"github.com/addon-operator/addon-operator/pkg/lint"
+	"github.com/addon-operator/addon-operator/pkg/values"
 )
 
 func newLintCommand() *cobra.Command {
@@ -28,13 +30,17 @@ Exit code: 0 when there are no errors (warnings allowed, unless --strict),
 1 otherwise.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if output != "text" && output != "json" && output != "yaml" {
-				return fmt.Errorf("--output %q: want text, json or yaml", output)
+			if err := checkOutput(output); err != nil {
+				return err
 			}
 			if err := applyEnv(cmd.Flags(), os.LookupEnv); err != nil {
 				return err
 			}
 			data, err := readConfigData(tree.configFile, cmd.InOrStdin())
+			if err != nil {
+				return err
+			}
+			overrides, err := lintOverrides(tree, cmd.InOrStdin())
 			if err != nil {
 				return err
 			}
@@ -45,6 +51,7 @@ Exit code: 0 when there are no errors (warnings allowed, unless --strict),
 				ConfigFile: tree.configFile,
 				ConfigData: data,
 				Runner:     &hook.Executor{Logger: newWarnLogger(io.Discard)},
+				Overrides:  overrides,
 				Base:       base,
 			})
 			if problems == nil {
@@ -62,10 +69,38 @@ Exit code: 0 when there are no errors (warnings allowed, unless --strict),
 	}
 	fs := cmd.Flags()
 	tree.bind(fs)
-	fs.StringVarP(&tree.operator.Namespace, "namespace", "n", "", "namespace charts render into (env ADDON_OPERATOR_NAMESPACE; default \"default\")")
+	tree.bindOverrides(fs)
+	fs.StringVarP(&tree.operator.Namespace, "namespace", "n", "", namespaceUsage(`charts render into it; default "default"`))
 	fs.BoolVar(&strict, "strict", false, "fail on warnings too")
-	fs.StringVarP(&output, "output", "o", output, "output format: text, json or yaml")
+	fs.StringVarP(&output, "output", "o", output, outputUsage())
 	return cmd
+}
+
+// lintOverrides reads --values files and --set arguments as lint's
+// overrides, each named by where it comes from.
+func lintOverrides(tree *treeOptions, stdin io.Reader) ([]lint.Override, error) {
+	var out []lint.Override
+	for _, f := range tree.valueFiles {
+		raw, err := readInput(f, stdin)
+		if err != nil {
+			return nil, fmt.Errorf("--values %s: %w", f, err)
+		}
+		v, err := values.FromYAML(raw)
+		if err != nil {
+			return nil, fmt.Errorf("--values %s: %w", f, err)
+		}
+		out = append(out, lint.Override{File: f, Values: v})
+	}
+	if len(tree.sets) > 0 {
+		set := map[string]any{}
+		for _, s := range tree.sets {
+			if err := helm.ParseSet(s, set); err != nil {
+				return nil, err
+			}
+		}
+		out = append(out, lint.Override{File: "--set", Values: set})
+	}
+	return out, nil
 }
 
 func printProblems(w io.Writer, problems []lint.Problem) error {

@@ -4,6 +4,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -27,14 +28,7 @@ func newRootCommand() *cobra.Command {
 		Version:       readVersion().String(),
 	}
 	root.SetVersionTemplate("{{.Version}}")
-	root.AddCommand(newStartCommand(), newModulesCommand(), newLintCommand(), newDiffCommand(), newLiveCommand(), newExecutionHookCommand(), &cobra.Command{
-		Use:   "version",
-		Short: "Print the operator's version, commit, and its Go, Helm and Kubernetes client versions",
-		Args:  cobra.NoArgs,
-		Run: func(cmd *cobra.Command, _ []string) {
-			fmt.Fprint(cmd.OutOrStdout(), readVersion())
-		},
-	})
+	root.AddCommand(newStartCommand(), newModulesCommand(), newLintCommand(), newDiffCommand(), newLiveCommand(), newExecutionHookCommand(), newVersionCommand())
 	// The live commands' former top-level spellings keep working, unlisted.
 	for _, c := range append(newDebugCommands(), newProfileCommand()) {
 		c.Hidden = true
@@ -44,4 +38,25 @@ func newRootCommand() *cobra.Command {
 	root.AddCommand(newRBACCommand())
 	requireSubcommand(root)
 	return root
+}
+
+func newVersionCommand() *cobra.Command {
+	output := "text"
+	cmd := &cobra.Command{
+		Use:   "version",
+		Short: "Print the operator's version, commit, and its Go, Helm and Kubernetes client versions",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkOutput(output); err != nil {
+				return err
+			}
+			v := readVersion()
+			return writeOutput(cmd.OutOrStdout(), output, v, func(w io.Writer) error {
+				_, err := fmt.Fprint(w, v)
+				return err
+			})
+		},
+	}
+	cmd.Flags().StringVarP(&output, "output", "o", output, outputUsage())
+	return cmd
 }

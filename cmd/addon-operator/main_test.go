@@ -69,7 +69,7 @@ func TestApplyEnv(t *testing.T) {
 		{
 			name: "KUBE_CONFIG before KUBECONFIG",
 			env:  map[string]string{"KUBECONFIG": "/b", "KUBE_CONFIG": "/a"},
-			want: map[string]string{"kube-config": "/a"},
+			want: map[string]string{"kubeconfig": "/a"},
 		},
 		{
 			name: "the webhook server's names",

@@ -23,15 +23,15 @@ const migrateFieldManager = "addon-operator-migrate"
 
 // migrateOptions are the flags of config migrate.
 type migrateOptions struct {
-	kube      startOptions // only the connection flags are used
-	namespace string
+	kube      kubeFlags
 	configMap string
 	dryRun    bool
+	output    string
 }
 
 func newConfigCommand() *cobra.Command {
 	cmd := &cobra.Command{Use: "config", Short: "Manage the operator's configuration source"}
-	o := &migrateOptions{configMap: config.DefaultName}
+	o := &migrateOptions{configMap: config.DefaultName, output: "text"}
 	migrate := &cobra.Command{
 		Use:   "migrate",
 		Short: "Write ModuleConfig objects that configure what the ConfigMap configures",
@@ -39,29 +39,33 @@ func newConfigCommand() *cobra.Command {
 configures (spec.settings from the module's key, spec.enabled from its
 <moduleKey>Enabled key) and one named "global" for the global key. Objects
 that exist are updated by server-side apply; other objects are not touched.
-With --dry-run the objects are printed as YAML and nothing is written.
+With --dry-run the objects are printed (as YAML unless -o says otherwise)
+and nothing is written.
 Then start the operator with --config-source=moduleconfig.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := applyEnv(cmd.Flags(), os.LookupEnv); err != nil {
 				return err
 			}
+			if err := checkOutput(o.output); err != nil {
+				return err
+			}
 			return o.run(cmd.Context(), cmd.OutOrStdout())
 		},
 	}
 	fs := migrate.Flags()
-	fs.StringVar(&o.namespace, "namespace", "", "namespace of the ConfigMap (env ADDON_OPERATOR_NAMESPACE; required)")
+	o.kube.bind(fs)
 	fs.StringVar(&o.configMap, "config-map", o.configMap, "name of the ConfigMap (env ADDON_OPERATOR_CONFIG_MAP)")
-	fs.BoolVar(&o.dryRun, "dry-run", false, "print the objects as YAML, write nothing")
-	fs.StringVar(&o.kube.kubeconfig, "kube-config", "", "kubeconfig file; in-cluster credentials when empty (env KUBE_CONFIG, KUBECONFIG)")
-	fs.StringVar(&o.kube.kubeContext, "kube-context", "", "kubeconfig context to use (env KUBE_CONTEXT)")
+	fs.BoolVar(&o.dryRun, "dry-run", false, "print the objects, write nothing")
+	fs.StringVarP(&o.output, "output", "o", o.output, outputUsage())
 	cmd.AddCommand(migrate)
 	return cmd
 }
 
 func (o *migrateOptions) run(ctx context.Context, out io.Writer) error {
-	if o.namespace == "" {
-		return fmt.Errorf("--namespace (ADDON_OPERATOR_NAMESPACE) is required")
+	namespace, err := o.kube.operatorNamespace()
+	if err != nil {
+		return err
 	}
 	restCfg, err := o.kube.restConfig()
 	if err != nil {
@@ -71,7 +75,7 @@ func (o *migrateOptions) run(ctx context.Context, out io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("kubernetes client: %w", err)
 	}
-	c, err := config.NewSource(client, o.namespace, o.configMap, nil, nil).Load(ctx)
+	c, err := config.NewSource(client, namespace, o.configMap, nil, nil).Load(ctx)
 	if err != nil {
 		return err
 	}
@@ -86,6 +90,10 @@ func (o *migrateOptions) run(ctx context.Context, out io.Writer) error {
 		delete(u["metadata"].(map[string]any), "creationTimestamp")
 		delete(u, "status")
 		objs = append(objs, u)
+	}
+	list := map[string]any{"apiVersion": "v1", "kind": "List", "items": objs}
+	if o.dryRun && o.output != "text" {
+		return writeOutput(out, o.output, list, nil)
 	}
 	if o.dryRun {
 		for _, u := range objs {
@@ -107,8 +115,13 @@ func (o *migrateOptions) run(ctx context.Context, out io.Writer) error {
 		if _, err := res.Apply(ctx, obj.GetName(), obj, metav1.ApplyOptions{FieldManager: migrateFieldManager, Force: true}); err != nil {
 			return fmt.Errorf("apply moduleconfig %s: %w", obj.GetName(), err)
 		}
-		fmt.Fprintf(out, "moduleconfig/%s applied\n", obj.GetName())
+		if o.output == "text" {
+			fmt.Fprintf(out, "moduleconfig/%s applied\n", obj.GetName())
+		}
 	}
-	fmt.Fprintf(out, "%d ModuleConfig objects written from configmap %s/%s\n", len(objs), o.namespace, o.configMap)
+	if o.output != "text" {
+		return writeOutput(out, o.output, list, nil)
+	}
+	fmt.Fprintf(out, "%d ModuleConfig objects written from configmap %s/%s\n", len(objs), namespace, o.configMap)
 	return nil
 }

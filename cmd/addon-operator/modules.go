@@ -167,17 +167,15 @@ patches: --values and --set stand in for them.`,
 	fs := cmd.PersistentFlags()
 	o.tree.bind(fs)
 	o.tree.bindOverrides(fs)
-	fs.StringVarP(&o.tree.operator.Namespace, "namespace", "n", "", "namespace charts render into (env ADDON_OPERATOR_NAMESPACE; default \"default\")")
-	fs.StringVarP(&o.output, "output", "o", o.output, "output format: text, json or yaml")
+	fs.StringVarP(&o.tree.operator.Namespace, "namespace", "n", "", namespaceUsage(`charts render into it; default "default"`))
+	fs.StringVarP(&o.output, "output", "o", o.output, outputUsage())
 	cmd.AddCommand(o.listCommand(), o.valuesCommand(), o.renderCommand(), o.hooksCommand())
 	return cmd
 }
 
 func (o *planOptions) offline(cmd *cobra.Command) (*plan.Offline, error) {
-	switch o.output {
-	case "text", "json", "yaml":
-	default:
-		return nil, fmt.Errorf("--output %q: want text, json or yaml", o.output)
+	if err := checkOutput(o.output); err != nil {
+		return nil, err
 	}
 	return o.tree.offline(cmd)
 }
@@ -267,18 +265,21 @@ Kubernetes version of the client libraries this binary is built with.`,
 				warnf(cmd.ErrOrStderr(), "%s", w)
 			}
 			docs := append([]string{r.Manifest}, r.Hooks...)
-			if o.output == "json" {
-				return writeList(cmd.OutOrStdout(), docs)
+			if o.output == "text" || o.output == "yaml" {
+				_, err = io.WriteString(cmd.OutOrStdout(), strings.Join(docs, "\n---\n"))
+				return err
 			}
-			_, err = io.WriteString(cmd.OutOrStdout(), strings.Join(docs, "\n---\n"))
-			return err
+			list, err := objectList(docs)
+			if err != nil {
+				return err
+			}
+			return writeOutput(cmd.OutOrStdout(), o.output, list, nil)
 		},
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&o.render.Capabilities.KubeVersion, "kube-version", "",
 		"Kubernetes version for .Capabilities.KubeVersion (default: the cluster's, else "+helm.DefaultKubeVersion()+")")
-	fs.StringVar(&cluster.kubeconfig, "kubeconfig", "", "kubeconfig of the cluster whose version charts render for (default: $KUBECONFIG, env KUBE_CONFIG, ~/.kube/config)")
-	fs.StringVar(&cluster.context, "context", "", "kubeconfig context (env KUBE_CONTEXT)")
+	cluster.bindCluster(fs)
 	fs.StringSliceVarP(&o.render.Capabilities.APIVersions, "api-versions", "a", nil, "API versions added to .Capabilities.APIVersions, e.g. monitoring.coreos.com/v1")
 	fs.BoolVar(&o.render.Capabilities.IncludeCRDs, "include-crds", false, "include the chart's crds/ in the output")
 	fs.StringArrayVarP(&o.render.ShowOnly, "show-only", "s", nil, "only the documents of this template, e.g. templates/deployment.yaml; repeatable")
@@ -293,7 +294,7 @@ const clusterVersionTimeout = 5 * time.Second
 // kubeconfig k loads, "" when none loads or its API server does not
 // answer (which is warned about on w).
 func clusterKubeVersion(w io.Writer, k kubeFlags) string {
-	cfg, _, err := k.restConfig()
+	cfg, err := k.restConfig()
 	if err != nil {
 		return "" // no kubeconfig: offline
 	}
@@ -310,21 +311,19 @@ func clusterKubeVersion(w io.Writer, k kubeFlags) string {
 	return ""
 }
 
-// writeList prints the objects of manifests as one v1 List in JSON.
-func writeList(w io.Writer, manifests []string) error {
+// objectList returns the objects of manifests as one v1 List.
+func objectList(manifests []string) (map[string]any, error) {
 	items := []any{}
 	for _, m := range manifests {
 		objs, err := kube.ManifestObjects(m)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		for _, obj := range objs {
 			items = append(items, obj)
 		}
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(map[string]any{"apiVersion": "v1", "kind": "List", "items": items})
+	return map[string]any{"apiVersion": "v1", "kind": "List", "items": items}, nil
 }
 
 func (o *planOptions) hooksCommand() *cobra.Command {

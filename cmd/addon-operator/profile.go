@@ -49,6 +49,8 @@ profile (CPU) or trace. Run it where the operator runs, e.g.
 	fs := cmd.Flags()
 	fs.StringVar(&socket, "debug-socket", socket, "the operator's debug socket (env ADDON_OPERATOR_DEBUG_SOCKET, DEBUG_UNIX_SOCKET)")
 	fs.StringVarP(&file, "file", "f", "", "write the profile to this file instead of stdout")
+	// -f is --values everywhere else; here it stays, hidden, for scripts.
+	_ = fs.MarkShorthandDeprecated("file", "use --file")
 	fs.IntVar(&seconds, "seconds", 0, "how long CPU profiles and traces record (Go's default, 30, when 0)")
 	return cmd
 }

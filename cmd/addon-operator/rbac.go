@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -49,17 +48,15 @@ switch off (an enabled script is taken to say yes), or every one with
 the ConfigMap of --config. Without --namespace, charts render into the
 release namespace, written {{ .Release.Namespace }} where a name carries it.
 
-Output: values (the chart's rbac.generated, to pass with -f), yaml or json
-(the rules alone). What the operator needs for itself (its ConfigMap, Helm
+Output: values or text (the chart's rbac.generated, to pass with -f), yaml,
+json, name or jsonpath=<expr> (the rules alone). What the operator needs for itself (its ConfigMap, Helm
 release Secrets, Events, Lease, webhook configurations, Module objects) the
 chart grants apart. Warnings (kinds taken as namespaced, bindings to roles
 the modules do not define) go to stderr.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			switch output {
-			case "values", "yaml", "json":
-			default:
-				return fmt.Errorf("--output %q: want values, yaml or json", output)
+			if err := checkOutput(output, "values"); err != nil {
+				return err
 			}
 			if !cmd.Flags().Changed("namespace") {
 				tree.operator.Namespace = releaseNamespace // unless the environment names one
@@ -80,7 +77,7 @@ the modules do not define) go to stderr.`,
 			if ns == releaseNamespace {
 				templateNamespace(&rules)
 			}
-			if output == "values" {
+			if output == "values" || output == "text" {
 				return writeOutput(cmd.OutOrStdout(), "yaml", map[string]any{"rbac": map[string]any{"generated": rules}}, nil)
 			}
 			return writeOutput(cmd.OutOrStdout(), output, rules, nil)
@@ -89,11 +86,11 @@ the modules do not define) go to stderr.`,
 	fs := cmd.Flags()
 	tree.bind(fs)
 	tree.bindOverrides(fs)
-	fs.StringVarP(&tree.operator.Namespace, "namespace", "n", "", "the operator's namespace, where charts render (env ADDON_OPERATOR_NAMESPACE; default: the chart's release namespace)")
+	fs.StringVarP(&tree.operator.Namespace, "namespace", "n", "", namespaceUsage("charts render into it; default: the chart's release namespace"))
 	fs.BoolVar(&access.All, "all", false, "cover every module on disk, also those switched off")
 	fs.StringVar(&access.Capabilities.KubeVersion, "kube-version", "", "Kubernetes version charts render for")
 	fs.StringSliceVarP(&access.Capabilities.APIVersions, "api-versions", "a", nil, "API versions added to .Capabilities.APIVersions, e.g. monitoring.coreos.com/v1")
-	fs.StringVarP(&output, "output", "o", output, "output format: values, yaml or json")
+	fs.StringVarP(&output, "output", "o", output, outputUsage("values (the default; text is the same)"))
 	return cmd
 }
 

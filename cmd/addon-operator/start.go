@@ -91,7 +91,7 @@ func newStartCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "start",
 		Short: "Run the operator: converge modules and react to ConfigMap changes",
-		Long: `Run the operator against the cluster of --kube-config (in-cluster credentials when
+		Long: `Run the operator against the cluster of --kubeconfig (in-cluster credentials when
 empty). It discovers modules and global hooks, reads the ConfigMap, runs global
 onStartup hooks, converges (beforeAll hooks, enabled modules, Helm releases,
 afterAll hooks), then reacts to ConfigMap changes until SIGTERM or SIGINT.
@@ -108,15 +108,17 @@ its default.`,
 		},
 	}
 	fs := cmd.Flags()
-	o.operator.BindFlags(fs)
+	bindOperatorFlags(fs, &o.operator)
 	o.helm.BindFlags(fs)
 	o.leader.bindFlags(fs)
 	o.server.BindFlags(fs)
 	o.webhook.BindFlags(fs)
 	o.api.bindFlags(fs)
 	o.moduleGuard.bindFlags(fs)
-	fs.StringVar(&o.kubeconfig, "kube-config", "", "kubeconfig file; in-cluster credentials when empty (env KUBE_CONFIG, KUBECONFIG)")
-	fs.StringVar(&o.kubeContext, "kube-context", "", "kubeconfig context to use (env KUBE_CONTEXT)")
+	fs.StringVar(&o.kubeconfig, "kubeconfig", "", kubeconfigUsage+"; in-cluster credentials when empty (env KUBE_CONFIG, KUBECONFIG)")
+	fs.StringVar(&o.kubeContext, "context", "", contextUsage+" (env KUBE_CONTEXT)")
+	aliasFlag(fs, "kube-config", "kubeconfig")
+	aliasFlag(fs, "kube-context", "context")
 	fs.Float32Var(&o.kubeQPS, "kube-client-qps", defaultKubeQPS, "client-side limit of requests per second to the API server, all of the operator's clients together (leader election apart); 0 or less: none, the server's priority and fairness applies (env ADDON_OPERATOR_KUBE_CLIENT_QPS, KUBE_CLIENT_QPS)")
 	fs.IntVar(&o.kubeBurst, "kube-client-burst", defaultKubeBurst, "requests that may go at once before --kube-client-qps paces them (env ADDON_OPERATOR_KUBE_CLIENT_BURST, KUBE_CLIENT_BURST)")
 	fs.StringVar(&o.logLevel, "log-level", o.logLevel, "debug, info, warn or error (env LOG_LEVEL)")
@@ -154,8 +156,8 @@ func envFallbacks() map[string][]string {
 		"helm-driver":              {"HELM_DRIVER"},
 		"adopt-objects":            {"ADDON_OPERATOR_ADOPT_OBJECTS"},
 		"adopt-unlabeled-releases": {"ADDON_OPERATOR_ADOPT_UNLABELED_RELEASES"},
-		"kube-config":              {"KUBE_CONFIG", "KUBECONFIG"},
-		"kube-context":             {"KUBE_CONTEXT"},
+		"kubeconfig":               {"KUBE_CONFIG", "KUBECONFIG"},
+		"context":                  {"KUBE_CONTEXT"},
 		"kube-client-qps":          {"ADDON_OPERATOR_KUBE_CLIENT_QPS", "KUBE_CLIENT_QPS"},
 		"gc-percent":               {"ADDON_OPERATOR_GC_PERCENT"},
 		"kube-client-burst":        {"ADDON_OPERATOR_KUBE_CLIENT_BURST", "KUBE_CLIENT_BURST"},
@@ -229,7 +231,7 @@ func (o *startOptions) restConfig() (*rest.Config, error) {
 	if o.kubeconfig == "" {
 		cfg, err := rest.InClusterConfig()
 		if err != nil {
-			return nil, fmt.Errorf("no --kube-config given and not in a cluster: %w", err)
+			return nil, fmt.Errorf("no --kubeconfig given and not in a cluster: %w", err)
 		}
 		return cfg, nil
 	}
@@ -571,4 +573,18 @@ type resultTee struct {
 func (t resultTee) Increment(ctx context.Context, code, method, host string) {
 	t.metrics.Increment(ctx, code, method, host)
 	t.health.Increment(ctx, code, method, host)
+}
+
+// bindOperatorFlags adds the operator's flags to fs, its --namespace with
+// the -n every command has, its help saying whose namespace it is.
+func bindOperatorFlags(fs *pflag.FlagSet, o *operator.Options) {
+	own := pflag.NewFlagSet("operator", pflag.ContinueOnError)
+	o.BindFlags(own)
+	own.VisitAll(func(f *pflag.Flag) {
+		if f.Name == "namespace" {
+			f.Shorthand = "n"
+			f.Usage = namespaceUsagePrefix + ": of its ConfigMap and of every module's Helm release (env ADDON_OPERATOR_NAMESPACE; required)"
+		}
+		fs.AddFlag(f)
+	})
 }
