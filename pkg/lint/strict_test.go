@@ -67,6 +67,11 @@ func strictCases() []strictCase {
 				{Severity: Error, File: "modules/010-echo/values.yaml", Key: "echo.mode", Rule: RuleValuesSchema},
 			},
 		},
+	}
+}
+
+func strictValuesCases() []strictCase {
+	return []strictCase{
 		{
 			name: "values.yaml default breaking the schema though the ConfigMap overrides it",
 			edit: func(tr tree) { tr["modules/010-echo/values.yaml"] = "echo:\n  image: nginx\n  replicas: many\n" },
@@ -87,12 +92,12 @@ func strictCases() []strictCase {
 				Message: "must be one of [fast safe] (schema modules/010-echo/openapi/values.yaml)"}},
 		},
 		{
-			name: "Enabled key of an unknown module in --set",
+			name:      "Enabled key of an unknown module in --set",
 			overrides: []Override{{File: "--set", Values: values.Values{"nopeEnabled": true}}},
-			want: []Problem{{Severity: Error, File: "--set", Key: "nopeEnabled", Rule: RuleUnknownKey, Message: `"nopeEnabled" names no module`}},
+			want:      []Problem{{Severity: Error, File: "--set", Key: "nopeEnabled", Rule: RuleUnknownKey, Message: `"nopeEnabled" names no module`}},
 		},
 		{
-			name: "value of --values breaking the schema names the file",
+			name:      "value of --values breaking the schema names the file",
 			overrides: []Override{{File: "over.yaml", Values: values.Values{"echo": map[string]any{"mode": "slow"}}}},
 			want: []Problem{{Severity: Error, File: "over.yaml", Key: "echo.mode", Rule: RuleValuesSchema,
 				Message: "must be one of [fast safe] (schema modules/010-echo/openapi/values.yaml)"}},
@@ -111,7 +116,7 @@ func strictCases() []strictCase {
 }
 
 func TestLintStrict(t *testing.T) {
-	for _, tt := range strictCases() {
+	for _, tt := range append(strictCases(), strictValuesCases()...) {
 		t.Run(tt.name, func(t *testing.T) {
 			tr := goodTree()
 			tr["modules/values.yaml"] = "global:\n  domain: example.com\nechoEnabled: true\n"

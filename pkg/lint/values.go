@@ -108,7 +108,7 @@ func (l *linter) overrideProblems(o Override, key string, err error) {
 	}
 	section, _ := o.Values[key].(map[string]any)
 	for _, v := range ve.Violations {
-		if _, held := lookupPath(section, key, v.Path); held {
+		if lookupPath(section, key, v.Path) {
 			l.violation(Error, o.File, RuleValuesSchema, ve.File, v)
 		}
 	}
@@ -124,7 +124,7 @@ type layer struct {
 // path, "" when none does (a missing key, a schema default).
 func sourceOf(layers []layer, key, path string) string {
 	for i := len(layers) - 1; i >= 0; i-- {
-		if _, ok := lookupPath(layers[i].values, key, path); ok {
+		if lookupPath(layers[i].values, key, path) {
 			return layers[i].file
 		}
 	}
@@ -133,39 +133,39 @@ func sourceOf(layers []layer, key, path string) string {
 
 var indexRE = regexp.MustCompile(`\[(\d+)\]`)
 
-// lookupPath finds a violation's path ("echo.hosts[0].name", rooted at
+// lookupPath tells whether section holds a violation's path ("echo.hosts[0].name", rooted at
 // the section key) in a section's values.
-func lookupPath(section map[string]any, key, path string) (any, bool) {
+func lookupPath(section map[string]any, key, path string) bool {
 	rest, ok := strings.CutPrefix(path, key)
 	if !ok || section == nil {
-		return nil, false
+		return false
 	}
 	rest = strings.TrimPrefix(indexRE.ReplaceAllString(rest, ".$1"), ".")
 	var cur any = section
 	if rest == "" {
-		return cur, true
+		return true
 	}
 	for part := range strings.SplitSeq(rest, ".") {
 		switch c := cur.(type) {
 		case map[string]any:
 			if cur, ok = c[part]; !ok {
-				return nil, false
+				return false
 			}
 		case values.Values:
 			if cur, ok = c[part]; !ok {
-				return nil, false
+				return false
 			}
 		case []any:
 			i, err := strconv.Atoi(part)
 			if err != nil || i < 0 || i >= len(c) {
-				return nil, false
+				return false
 			}
 			cur = c[i]
 		default:
-			return nil, false
+			return false
 		}
 	}
-	return cur, true
+	return true
 }
 
 // violation adds one schema violation found in file.
@@ -236,7 +236,7 @@ func (l *linter) module(ctx context.Context, st *store.Store, cfg *config.Config
 		reported := map[string]bool{}
 		static := staticLayers(m)
 		l.staticCheck(sch, m.Key(), static, reported)
-		layers := append(static, layer{file: l.in.ConfigFile, values: cfg.Modules[m.Key()]})
+		layers := append(slices.Clone(static), layer{file: l.in.ConfigFile, values: cfg.Modules[m.Key()]})
 		for _, o := range l.in.Overrides {
 			section, _ := o.Values[m.Key()].(map[string]any)
 			layers = append(layers, layer{file: o.File, values: section})
