@@ -19,12 +19,15 @@ func newLintCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "lint",
 		Short: "Check modules, global hooks and a ConfigMap as the operator would, reporting every problem",
-		Long: `Check the modules and global hooks on disk, and the ConfigMap of --config,
-with the operator's own validation: module names and duplicates, values
-files and their keys, ConfigMap keys and sections against the config-values
-schemas, schema files, every hook's --config, enabled scripts, every enabled
-module's values against its values schema (with x-required-for-helm) and its
-chart's render. Every problem is printed with its file, key and rule.
+		Long: `Check the modules and global hooks on disk, the ConfigMap of --config and the
+overrides of --values and --set, with the operator's own validation: module
+names, module.yaml and duplicates, values files and their keys, ConfigMap
+keys and sections against the config-values schemas, schema files, every
+hook's --config, enabled scripts; then every module, enabled or not: its
+values.yaml defaults against its values schema (whatever the ConfigMap sets
+over them), its effective values (with x-required-for-helm for charts) and
+its chart's render. One broken file hides no problem of another. Every
+problem is printed with the file holding the bad key, the key and the rule.
 
 Exit code: 0 when there are no errors (warnings allowed, unless --strict),
 1 otherwise.`,
