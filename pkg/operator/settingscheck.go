@@ -25,7 +25,8 @@ type settingsChecker interface {
 // by the settings checks of the module's batch binaries ("hook check").
 // A section a check rejects is invalid with the check's message, as a
 // schema error is: a new configuration with it is refused and the last
-// good one stays in force.
+// good one stays in force. Its callers (admission among them) have no
+// context: each check is bounded by hook.SettingsCheckTimeout instead.
 func (o *Operator) validateConfig(c *config.Config) (map[string]error, error) {
 	moduleErrs, globalErr := o.store.ValidateConfig(c)
 	checker, ok := o.runner.(settingsChecker)
@@ -52,6 +53,8 @@ func (o *Operator) validateConfig(c *config.Config) (map[string]error, error) {
 // checkSettings runs the settings check of each batch binary among paths
 // that has one, with section; the first rejection is the error. A check
 // that cannot run is an error too: settings it never saw are not taken.
+//
+//nolint:contextcheck,nolintlint // contextcheck reads this on the declaration: the context is made here, see validateConfig
 func (o *Operator) checkSettings(checker settingsChecker, module string, paths []string, section values.Values) error {
 	ctx, cancel := context.WithTimeout(context.Background(), hook.SettingsCheckTimeout)
 	defer cancel()
