@@ -194,3 +194,19 @@ func TestCriticalRequiringLaterModuleIsNoCycle(t *testing.T) {
 		t.Errorf("waits: helper->core %v, core->helper %v", helper.Waits(core), core.Waits(helper))
 	}
 }
+
+// TestDefinitionRBACFieldsAreKnown: the fields of rbac rules, promoted
+// from Kubernetes' PolicyRule, are not warned about; one no rule has is.
+func TestDefinitionRBACFieldsAreKnown(t *testing.T) {
+	_, set, _, err := discoverTree(t, map[string]node{
+		"m/a/module.yaml": file("rbac:\n- apiGroups: [\"\"]\n  resources: [configmaps]\n  resourceNames: [x]\n  verbs: [update]\n" +
+			"  namespaces: [default]\n  scope: all\n"),
+	}, Options{ModulesDirs: []string{"m"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := set.Module("a")
+	if diff := cmp.Diff([]string{`module.yaml: unknown field "rbac[0].scope" ignored`}, m.Warnings()); diff != "" {
+		t.Errorf("warnings (-want +got):\n%s", diff)
+	}
+}

@@ -282,12 +282,7 @@ func unknownFields(raw any, t reflect.Type, prefix string, out *[]string) {
 			return
 		}
 		fields := map[string]reflect.Type{}
-		for i := range t.NumField() {
-			f := t.Field(i)
-			if name, _, _ := strings.Cut(f.Tag.Get("json"), ","); name != "" && name != "-" {
-				fields[name] = f.Type
-			}
-		}
+		jsonFields(t, fields)
 		for _, k := range slices.Sorted(maps.Keys(m)) {
 			ft, known := fields[k]
 			switch {
@@ -307,6 +302,25 @@ func unknownFields(raw any, t reflect.Type, prefix string, out *[]string) {
 			unknownFields(item, t.Elem(), fmt.Sprintf("%s[%d].", strings.TrimSuffix(prefix, "."), i), out)
 		}
 	default:
+	}
+}
+
+// jsonFields adds to out the JSON names of t's fields and their types,
+// with those of embedded structs without a name of their own, as
+// encoding/json promotes them.
+func jsonFields(t reflect.Type, out map[string]reflect.Type) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch {
+		case name == "-":
+		case name == "" && f.Anonymous && f.Type.Kind() == reflect.Struct:
+			jsonFields(f.Type, out)
+		case name == "":
+			out[f.Name] = f.Type
+		default:
+			out[name] = f.Type
+		}
 	}
 }
 
