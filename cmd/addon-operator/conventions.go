@@ -126,7 +126,11 @@ func writeOutput(w io.Writer, format string, v any, text func(io.Writer) error) 
 		if err := jp.Execute(&b, data); err != nil {
 			return fmt.Errorf("--output %s: %w", format, err)
 		}
-		_, err = fmt.Fprintln(w, b.String())
+		out := b.String()
+		if !strings.HasSuffix(out, "\n") {
+			out += "\n" // a line, as the shell expects; a template ending in one keeps it
+		}
+		_, err = io.WriteString(w, out)
 		return err
 	case format == "json" || text == nil:
 		enc := json.NewEncoder(w)
