@@ -104,9 +104,10 @@ func (o *Operator) readChartVersions() map[string]string {
 }
 
 // ValidateConfig checks a configuration against the config-values schemas
-// of the global hooks and the modules, as a ConfigMap content is checked.
+// of the global hooks and the modules, and the module sections by their
+// batch binaries' settings checks, as a ConfigMap content is checked.
 func (o *Operator) ValidateConfig(c *config.Config) (moduleErrs map[string]error, globalErr error) {
-	return o.store.ValidateConfig(c)
+	return o.validateConfig(c)
 }
 
 // HasModule reports whether a module of that name was discovered.
