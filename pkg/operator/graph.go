@@ -33,11 +33,14 @@ import (
 //	RunModules       => runs on the module pool of the modules the plan's
 //	                    dependency graph lets start (plan.Schedule): what
 //	                    they require is ready, and modules without
-//	                    module.yaml find every lower order attempted; each
-//	                    attempt's end queues ModuleDone at the head of main
+//	                    module.yaml find every lower order applied (its
+//	                    release) or attempted; an attempt that parks to
+//	                    wait for its objects queues ModuleApplied, and each
+//	                    attempt's end ModuleDone, at the head of main
 //	                 -> AfterAll, once no first attempt runs and no module
 //	                    may start (those held by a requirement that is not
 //	                    ready start when it becomes ready)
+//	ModuleApplied m  -> RunModules
 //	ModuleDone m     -> RunModules
 //	AfterAll         -> GlobalHookRun afterAll ... -> ConvergeDone
 //	ConvergeDone     -> Converge, when afterAll hooks changed global values
@@ -92,6 +95,9 @@ type moduleDoneTask struct {
 	gen    int
 	module string
 	err    error
+	// applied is set when the attempt has only applied its release and
+	// waits for its objects: it releases the higher order groups.
+	applied bool
 }
 
 // afterAllTask runs afterAll hooks, then convergeDoneTask.
@@ -226,6 +232,9 @@ func (t globalHookTask) String() string {
 func (t runModulesTask) String() string { return fmt.Sprintf("RunModules (converge %d)", t.gen) }
 
 func (t moduleDoneTask) String() string {
+	if t.applied {
+		return fmt.Sprintf("ModuleApplied %s (converge %d)", t.module, t.gen)
+	}
 	return fmt.Sprintf("ModuleDone %s (converge %d)", t.module, t.gen)
 }
 

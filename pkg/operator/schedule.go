@@ -24,7 +24,9 @@ func (o *Operator) runModules(gen int) []task {
 		// A converge follows a change of global values or of the enabled
 		// set, inputs of every module: a failing one need not wait out its
 		// backoff.
-		o.pool.RetryNow(name, o.followAttempt(gen, name))
+		o.pool.RetryNowFollowing(name, o.followAttempt(gen, name), func() {
+			o.main.PushFront(moduleDoneTask{gen: gen, module: name, applied: true})
+		})
 	}
 	o.markHeld()
 	if !s.Done() || o.converge.passDone {
@@ -47,6 +49,10 @@ func (o *Operator) followAttempt(gen int, name string) func(error) {
 func (o *Operator) moduleDone(t moduleDoneTask) []task {
 	if t.gen != o.converge.gen || o.converge.schedule == nil {
 		return nil
+	}
+	if t.applied {
+		o.converge.schedule.Applied(t.module)
+		return o.runModules(t.gen)
 	}
 	isReady := t.err == nil && o.state.get(t.module).Phase == status.PhaseReady
 	o.converge.schedule.Finished(t.module, isReady)

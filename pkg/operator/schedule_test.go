@@ -347,3 +347,46 @@ func TestRetryingModuleStaysFailedUntilARunSucceeds(t *testing.T) {
 		return opened && o.state.get("web").Phase == status.PhaseReady
 	})
 }
+
+func TestOrderGroupWaitsForTheHelmStepNotForReadiness(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{
+		"modules/values.yaml":                "slowEnabled: true\nnextEnabled: true\n",
+		"modules/010-slow/templates/cm.yaml": "kind: ConfigMap",
+		"modules/010-slow/hooks/mod":         "",
+		"modules/020-next/hooks/mod":         "",
+		"global-hooks/hooks/global":          "",
+	})
+	runner := &fakeRunner{configs: map[string]string{
+		"mod":    "configVersion: v1\nbeforeHelm: 1\n",
+		"global": "configVersion: v1\nafterAll: 1\n",
+	}}
+	opts := DefaultOptions()
+	opts.ModulesDirs, opts.GlobalHooksDir, opts.Namespace = filepath.Join(dir, "modules"), filepath.Join(dir, "global-hooks"), "ns"
+	gate := make(chan struct{})
+	o, err := New(opts, Deps{
+		Hooks: runner, Releases: &fakeReleaser{runner: runner}, Config: &fakeConfig{},
+		Readiness: &gateReadiness{gates: map[string]chan struct{}{"ns": gate}}, // every release waits
+		Clock:     clock.RealClock{}, Logger: slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	called := func(call string) bool { return slices.Contains(runner.recorded(), call) }
+	opened := false
+	runUntil(t, o, func() bool {
+		if !opened {
+			// slow's release is applied and waits: next, of the higher
+			// order, starts; afterAll waits for every first attempt.
+			if !called("next:beforeHelm") {
+				return false
+			}
+			if o.state.get("slow").Phase == status.PhaseReady || called("global:afterAll") {
+				t.Errorf("before slow's objects are ready: slow %s, afterAll ran %v", o.state.get("slow").Phase, called("global:afterAll"))
+			}
+			close(gate)
+			opened = true
+		}
+		return called("global:afterAll")
+	})
+}

@@ -119,6 +119,7 @@ type progress int
 const (
 	notStarted progress = iota
 	started             // its first attempt runs
+	applied             // its first attempt applied its release and waits for its objects
 	attempted           // an attempt ended and it is not ready
 	ready               // an attempt ended with the module ready
 )
@@ -126,7 +127,9 @@ const (
 // Schedule walks one converge's modules through their dependency graph:
 // a module starts once every module it requires (module.yaml) is ready
 // and every module of a lower order that it waits for (no module.yaml)
-// finished its first attempt. Independent modules start together; the
+// applied its release in its first attempt (or finished that attempt):
+// an order group waits for the Helm step of the groups before it, not for
+// their objects to be ready. Independent modules start together; the
 // module pool runs them in parallel. A Schedule is not safe for
 // concurrent use: its owner serialises calls.
 //
@@ -189,13 +192,23 @@ func (s *Schedule) Finished(name string, isReady bool) {
 	}
 }
 
+// Applied records that a module's first attempt applied its release and
+// waits for its objects to be ready: the modules of higher orders without
+// module.yaml may start. A module not started, or not in the schedule, is
+// ignored.
+func (s *Schedule) Applied(name string) {
+	if s.state[name] == started {
+		s.state[name] = applied
+	}
+}
+
 // Done reports whether the converge's pass is over: no first attempt is
 // running and no module may start. Modules left waiting for a requirement
 // that is not ready start later, when it becomes ready.
 func (s *Schedule) Done() bool {
 	low := s.lowestOpenOrder()
 	for _, n := range s.names {
-		if s.state[n] == started || (s.state[n] == notStarted && s.free(n, low)) {
+		if s.state[n] == started || s.state[n] == applied || (s.state[n] == notStarted && s.free(n, low)) {
 			return false
 		}
 	}
@@ -209,7 +222,7 @@ func (s *Schedule) Ready(name string) bool { return s.state[name] == ready }
 // WaitingFor returns the modules that have not released a module yet, in
 // start order: what its module.yaml requires and is not ready (also when
 // outside the run), or, without module.yaml, the modules of the run of a
-// lower order whose first attempt has not ended.
+// lower order whose first attempt has not applied its release.
 func (s *Schedule) WaitingFor(name string) []string {
 	m := s.mods[name]
 	if m == nil {
@@ -237,8 +250,8 @@ func (s *Schedule) WaitingFor(name string) []string {
 	return out
 }
 
-// open reports whether a module of the run has not finished its first
-// attempt.
+// open reports whether a module of the run has not applied its release
+// in its first attempt, nor finished that attempt.
 func (s *Schedule) open(name string) bool {
 	st := s.state[name]
 	return st == notStarted || st == started

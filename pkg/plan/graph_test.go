@@ -60,19 +60,51 @@ func TestOrder(t *testing.T) {
 // step is one event of a schedule test: the modules that finished (and
 // whether ready) and the modules that may start next.
 type step struct {
+	// applied parks first attempts after their Helm step, before finished.
+	applied  []string
 	finished map[string]bool
 	next     []string
 	done     bool
 }
 
+// scheduleCase is one walk of a schedule: the modules on disk (name to
+// module.yaml, "" for none), the run, the first modules to start and the
+// steps after.
+type scheduleCase struct {
+	name  string
+	dirs  map[string]string
+	run   []string
+	first []string
+	steps []step
+}
+
 func TestSchedule(t *testing.T) {
-	tests := []struct {
-		name  string
-		dirs  map[string]string
-		run   []string
-		first []string
-		steps []step
-	}{
+	for _, tt := range scheduleCases() {
+		t.Run(tt.name, func(t *testing.T) {
+			s := NewSchedule(modulesOf(t, tt.dirs), tt.run)
+			if diff := cmp.Diff(tt.first, s.Next()); diff != "" {
+				t.Fatalf("first modules (-want +got):\n%s", diff)
+			}
+			for i, st := range tt.steps {
+				for _, name := range st.applied {
+					s.Applied(name)
+				}
+				for name, ok := range st.finished {
+					s.Finished(name, ok)
+				}
+				if diff := cmp.Diff(st.next, s.Next()); diff != "" {
+					t.Errorf("step %d: next (-want +got):\n%s", i, diff)
+				}
+				if got := s.Done(); got != st.done {
+					t.Errorf("step %d: done = %v, want %v", i, got, st.done)
+				}
+			}
+		})
+	}
+}
+
+func scheduleCases() []scheduleCase {
+	return []scheduleCase{
 		{
 			name:  "modules without module.yaml keep order groups; a failed group still lets the next start",
 			dirs:  map[string]string{"010-a": "", "010-b": "", "020-c": ""},
@@ -103,30 +135,35 @@ func TestSchedule(t *testing.T) {
 			},
 		},
 		{
+			name:  "an order group waits for the Helm step of the groups before it, not for their objects",
+			dirs:  map[string]string{"010-a": "", "020-b": "", "030-c": ""},
+			run:   []string{"a", "b", "c"},
+			first: []string{"a"},
+			steps: []step{
+				{applied: []string{"a"}, next: []string{"b"}},
+				{applied: []string{"b"}, next: []string{"c"}},
+				// The pass is over only when every first attempt ended.
+				{finished: map[string]bool{"c": true}},
+				{finished: map[string]bool{"a": true, "b": true}, done: true},
+			},
+		},
+		{
+			name:  "a required module releases its dependents when ready, not when applied",
+			dirs:  map[string]string{"base": "weight: 10\n", "app": "weight: 20\nrequires: {base: \"\"}\n"},
+			run:   []string{"base", "app"},
+			first: []string{"base"},
+			steps: []step{
+				{applied: []string{"base"}},
+				{finished: map[string]bool{"base": true}, next: []string{"app"}},
+				{finished: map[string]bool{"app": true}, done: true},
+			},
+		},
+		{
 			name:  "a module of the plan without its requirement in the run is held",
 			dirs:  map[string]string{"a": "", "b": "requires: {a: \"\"}\n"},
 			run:   []string{"b"},
 			steps: []step{{done: true}},
 		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			s := NewSchedule(modulesOf(t, tt.dirs), tt.run)
-			if diff := cmp.Diff(tt.first, s.Next()); diff != "" {
-				t.Fatalf("first modules (-want +got):\n%s", diff)
-			}
-			for i, st := range tt.steps {
-				for name, ok := range st.finished {
-					s.Finished(name, ok)
-				}
-				if diff := cmp.Diff(st.next, s.Next()); diff != "" {
-					t.Errorf("step %d: next (-want +got):\n%s", i, diff)
-				}
-				if got := s.Done(); got != st.done {
-					t.Errorf("step %d: done = %v, want %v", i, got, st.done)
-				}
-			}
-		})
 	}
 }
 

@@ -218,3 +218,30 @@ func TestTerminalErrorIsNotRetried(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestRetryNowFollowingHearsThePark(t *testing.T) {
+	gate := make(chan error)
+	p := &parkingRuns{gates: map[string]chan error{"slow": gate}}
+	r := startParking(t, 1, p)
+	parked, done := make(chan struct{}, 1), make(chan error, 1)
+	r.RetryNowFollowing("slow", func(err error) { done <- err }, func() { parked <- struct{}{} })
+	select {
+	case <-parked:
+	case <-time.After(10 * time.Second):
+		t.Fatal("parked never called while the attempt waits")
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("the attempt's end heard before its wait ended: %v", err)
+	default:
+	}
+	gate <- nil
+	if err := resultOf(t, done, "slow"); err != nil {
+		t.Fatal(err)
+	}
+	// An attempt that never parks drops the callback.
+	r.RetryNowFollowing("fast", func(err error) { done <- err }, func() { t.Error("parked called for an attempt that did not park") })
+	if err := resultOf(t, done, "fast"); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -93,7 +93,12 @@ type moduleState struct {
 	// progress.
 	waiters        []func(error)
 	runningWaiters []func(error)
-	idle           chan struct{} // closed when a running attempt ends; for cancel
+	// parkWaiters are called once when the next attempt to start after
+	// they were added parks (its Await begins); running holds those of
+	// the attempt in progress. An attempt that never parks drops them.
+	parkWaiters        []func()
+	runningParkWaiters []func()
+	idle               chan struct{} // closed when a running attempt ends; for cancel
 	// superseded is closed when RetryNow asks for a run while an attempt
 	// runs: the attempt may stop waiting for what the old inputs deployed.
 	superseded chan struct{}
@@ -161,9 +166,20 @@ func (r *Pool) failed(st *moduleState) {
 // once, and the next backoff starts again from the first delay. Otherwise
 // it is Request.
 func (r *Pool) RetryNow(name string, done func(error)) {
+	r.RetryNowFollowing(name, done, nil)
+}
+
+// RetryNowFollowing is RetryNow that also calls parked, when not nil, once
+// the attempt it asks for parks: its first step is over (a module's release
+// is applied) and it waits without a worker. done still hears the
+// attempt's end.
+func (r *Pool) RetryNowFollowing(name string, done func(error), parked func()) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	st := r.want(name, done)
+	if parked != nil {
+		st.parkWaiters = append(st.parkWaiters, parked)
+	}
 	r.skipBackoff(st)
 	if st.running {
 		select {
@@ -235,6 +251,7 @@ func (r *Pool) Cancel(name string) {
 	}
 	waiters := slices.Concat(st.waiters, st.runningWaiters)
 	st.waiters, st.runningWaiters = nil, nil
+	st.parkWaiters, st.runningParkWaiters = nil, nil
 	var idle chan struct{}
 	queuedStep := false
 	if st.running {
@@ -358,7 +375,12 @@ func (r *Pool) work(ctx context.Context, wg *sync.WaitGroup) {
 		}
 		r.mu.Lock()
 		st.parked = true
+		parked := st.runningParkWaiters
+		st.runningParkWaiters = nil
 		r.mu.Unlock()
+		for _, p := range parked {
+			p()
+		}
 		wg.Go(func() { r.resume(ctx, name, st, res, res.Await(runCtx)) })
 	}
 }
@@ -401,6 +423,7 @@ func (r *Pool) take(ctx context.Context) (string, *moduleState, context.Context,
 	}
 	st.queued, st.pending, st.running = false, false, true
 	st.runningWaiters, st.waiters = st.waiters, nil
+	st.runningParkWaiters, st.parkWaiters = st.parkWaiters, nil
 	st.idle = make(chan struct{})
 	st.superseded = make(chan struct{})
 	runCtx, cancel := context.WithCancel(ctx)
@@ -427,7 +450,7 @@ func (r *Pool) finish(poolStopped bool, name string, st *moduleState, again bool
 	st.running, st.runCtx = false, nil
 	close(st.idle)
 	waiters := st.runningWaiters
-	st.runningWaiters = nil
+	st.runningWaiters, st.runningParkWaiters = nil, nil
 	cancelled := poolStopped || st.stopped
 	urgent := st.urgent
 	st.stopped, st.urgent = false, false
