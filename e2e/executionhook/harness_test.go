@@ -167,7 +167,7 @@ func startController(t *testing.T, e *env, namespaces ...string) *controller {
 	t.Helper()
 	c := &controller{out: &syncBuffer{}, exited: make(chan struct{})}
 	c.cmd = exec.Command(bin, "execution-hook-controller", "--kube-config="+e.kubecfg, //nolint:noctx // stopped by the test or its cleanup
-		"--log-type=json", "--log-level=debug", "--metrics-address=127.0.0.1:0", "--operator-namespace="+e.h.Namespace,
+		"--log-type=json", "--log-level=debug", "--metrics-address=127.0.0.1:0", "--namespace="+e.h.Namespace,
 		"--namespaces="+strings.Join(namespaces, ","), "--default-action-timeout=20s")
 	c.cmd.Stdout, c.cmd.Stderr = c.out, c.out
 	c.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}

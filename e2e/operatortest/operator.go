@@ -62,7 +62,7 @@ func (h *Harness) Start(opts Options) *Operator {
 	}
 	args := []string{"start", "--log-type=json", "--log-level=debug", "--tmp-dir=" + t.TempDir(),
 		// A flag, so that no KUBE_CONFIG of the developer's shell wins.
-		"--kube-config=" + h.kubeconfig,
+		"--kubeconfig=" + h.kubeconfig,
 		"--listen-address=127.0.0.1:0", "--debug-socket=" + op.socket,
 	}
 	// The operator outlives t.Context(): Stop ends it, from a cleanup at

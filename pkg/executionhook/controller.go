@@ -66,7 +66,7 @@ func (o *Options) BindFlags(fs *pflag.FlagSet) {
 func (o *Options) Validate() error {
 	switch {
 	case o.OperatorNamespace == "":
-		return errors.New("--operator-namespace is required")
+		return errors.New("the operator's namespace is required: -n/--namespace or ADDON_OPERATOR_NAMESPACE")
 	case o.DefaultActionTimeout <= 0:
 		return fmt.Errorf("--default-action-timeout must be positive, got %s", o.DefaultActionTimeout)
 	case o.Workers < 1:
