@@ -47,8 +47,8 @@ func (s *Server) statusPage(w http.ResponseWriter, _ *http.Request) {
 		Modules:        s.modules(),
 		Queues:         s.queues(),
 	}
-	for _, m := range data.Modules {
-		if m.Enabled && m.Phase == status.PhaseFailed {
+	for i := range data.Modules {
+		if m := &data.Modules[i]; m.Enabled && m.Phase == status.PhaseFailed {
 			data.Failing = append(data.Failing, m.Name)
 		}
 	}
