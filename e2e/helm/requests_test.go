@@ -188,8 +188,14 @@ func TestModuleInstallRequests(t *testing.T) {
 		if !ok {
 			t.Fatalf("no module %s", name)
 		}
-		if _, _, err := releases.Deploy(t.Context(), m, map[string]any{"note": note}); err != nil {
+		_, wait, err := releases.Deploy(t.Context(), m, map[string]any{"note": note})
+		if err != nil {
 			t.Fatalf("deploy %s: %v", name, err)
+		}
+		if wait != nil { // as a module run does, parked
+			if err := wait(t.Context()); err != nil {
+				t.Fatalf("deploy %s: readiness: %v", name, err)
+			}
 		}
 		return log.take()
 	}
