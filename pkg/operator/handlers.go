@@ -138,6 +138,13 @@ func (o *Operator) planConverge(ctx context.Context) ([]task, error) {
 	o.log.Info("modules planned", slog.Any(logkey.Module, map[string][]string{"run": p.Run, "delete": p.Delete, "purge": p.Purge}))
 	var next []task
 	for _, name := range p.Delete {
+		if m, ok := o.modules.Module(name); ok && m.Err() != nil {
+			// Its files could not be read: "disabled" may only mean that
+			// its values.yaml was lost. An unreadable input never deletes.
+			o.log.Warn("module not deleted: its files cannot be read; fix them, or remove the module to delete its release",
+				slog.String(logkey.Module, name), logkey.Err(m.Err()))
+			continue
+		}
 		next = append(next, moduleDeleteTask{module: name})
 	}
 	for _, name := range p.Purge {

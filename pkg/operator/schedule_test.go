@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/addon-operator/addon-operator/pkg/config"
+	"github.com/addon-operator/addon-operator/pkg/helm"
 	"github.com/addon-operator/addon-operator/pkg/kube/readiness"
 	"github.com/addon-operator/addon-operator/pkg/status"
 )
@@ -389,4 +390,31 @@ func TestOrderGroupWaitsForTheHelmStepNotForReadiness(t *testing.T) {
 		}
 		return called("global:afterAll")
 	})
+}
+
+func TestModuleWhoseFilesCannotBeReadIsNotDeleted(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{
+		"modules/values.yaml": "okEnabled: true\n",
+		// Its own values.yaml enabled it; now it does not parse, so
+		// nothing enables it, and its release is still there.
+		"modules/010-lost/values.yaml":       "lostEnabled: [true\n",
+		"modules/010-lost/templates/cm.yaml": "kind: ConfigMap",
+		"modules/020-ok/templates/cm.yaml":   "kind: ConfigMap",
+	})
+	runner := &fakeRunner{}
+	opts := DefaultOptions()
+	opts.ModulesDirs, opts.Namespace = filepath.Join(dir, "modules"), "ns"
+	rel := &fakeReleaser{runner: runner, owned: []string{"lost", "ok"}, status: map[string]helm.Status{"lost": {}}}
+	o, err := New(opts, Deps{
+		Hooks: runner, Releases: rel, Config: &fakeConfig{},
+		Clock: clock.RealClock{}, Logger: slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runUntil(t, o, o.Ready)
+	if calls := runner.recorded(); slices.Contains(calls, "uninstall:lost") || !slices.Contains(calls, "helm:ok") {
+		t.Errorf("calls %v: want ok deployed and lost's release left alone", calls)
+	}
 }
