@@ -202,27 +202,16 @@ func TestNewInputsEndAReadinessWait(t *testing.T) {
 }
 
 func TestReadinessWaitHoldsNoWorker(t *testing.T) {
-	dir := t.TempDir()
 	files := map[string]string{"modules/values.yaml": "stuckEnabled: true\noneEnabled: true\ntwoEnabled: true\nthreeEnabled: true\n"}
 	for i, name := range []string{"stuck", "one", "two", "three"} {
 		files["modules/"+name+"/module.yaml"] = fmt.Sprintf("weight: %d\nnamespace: %s\n", 10*(i+1), name)
 		files["modules/"+name+"/templates/cm.yaml"] = "kind: ConfigMap"
 		files["modules/"+name+"/hooks/mod"] = ""
 	}
-	writeTree(t, dir, files)
 	runner := &fakeRunner{configs: map[string]string{"mod": "configVersion: v1\nafterHelm: 1\n"}}
-	opts := DefaultOptions()
-	opts.ModulesDirs, opts.Namespace = filepath.Join(dir, "modules"), "ns"
-	opts.ModuleWorkers = 1 // stuck's wait would hold the only worker
 	gate := make(chan struct{})
-	o, err := New(opts, Deps{
-		Hooks: runner, Releases: &fakeReleaser{runner: runner}, Config: &fakeConfig{},
-		Readiness: &gateReadiness{gates: map[string]chan struct{}{"stuck": gate}},
-		Clock:     clock.RealClock{}, Logger: slog.New(slog.DiscardHandler),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	o := newTreeOperator(t, files, Deps{Hooks: runner, Readiness: &gateReadiness{gates: map[string]chan struct{}{"stuck": gate}}},
+		func(o *Options) { o.ModuleWorkers = 1 }) // stuck's wait would hold the only worker
 	called := func(call string) bool { return slices.Contains(runner.recorded(), call) }
 	phase := func(name string) status.Phase { return o.state.get(name).Phase }
 	opened := false
@@ -249,30 +238,19 @@ func TestReadinessWaitHoldsNoWorker(t *testing.T) {
 }
 
 func TestReadinessTimeoutFailsOnlyThatModule(t *testing.T) {
-	dir := t.TempDir()
-	writeTree(t, dir, map[string]string{
+	notReady := &readiness.NotReadyError{Timeout: time.Minute, Pending: readiness.Pending{
+		Object: readiness.Object{Kind: "Deployment", Namespace: "never", Name: "x"}, Message: "Available: 0/1",
+	}}
+	o := newTreeOperator(t, map[string]string{
 		"modules/values.yaml":             "neverEnabled: true\nfineEnabled: true\n",
 		"modules/never/module.yaml":       "weight: 10\nnamespace: never\n",
 		"modules/never/templates/cm.yaml": "kind: ConfigMap",
 		"modules/fine/module.yaml":        "weight: 20\nnamespace: fine\n",
 		"modules/fine/templates/cm.yaml":  "kind: ConfigMap",
+	}, Deps{Readiness: failingReadiness{ns: "never", err: notReady}}, func(o *Options) {
+		o.ModuleWorkers = 1
+		o.RetryDelay, o.RetryMaxDelay = time.Hour, time.Hour
 	})
-	runner := &fakeRunner{}
-	opts := DefaultOptions()
-	opts.ModulesDirs, opts.Namespace = filepath.Join(dir, "modules"), "ns"
-	opts.ModuleWorkers = 1
-	opts.RetryDelay, opts.RetryMaxDelay = time.Hour, time.Hour
-	notReady := &readiness.NotReadyError{Timeout: time.Minute, Pending: readiness.Pending{
-		Object: readiness.Object{Kind: "Deployment", Namespace: "never", Name: "x"}, Message: "Available: 0/1",
-	}}
-	o, err := New(opts, Deps{
-		Hooks: runner, Releases: &fakeReleaser{runner: runner}, Config: &fakeConfig{},
-		Readiness: failingReadiness{ns: "never", err: notReady},
-		Clock:     clock.RealClock{}, Logger: slog.New(slog.DiscardHandler),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	runUntil(t, o, func() bool {
 		return o.state.get("never").Phase == status.PhaseFailed && o.state.get("fine").Phase == status.PhaseReady
 	})
@@ -317,24 +295,12 @@ func (f *failThenGate) Wait(ctx context.Context, _ string, _ []readiness.Object,
 }
 
 func TestRetryingModuleStaysFailedUntilARunSucceeds(t *testing.T) {
-	dir := t.TempDir()
-	writeTree(t, dir, map[string]string{
+	ready := &failThenGate{gate: make(chan struct{})}
+	o := newTreeOperator(t, map[string]string{
 		"modules/values.yaml":           "webEnabled: true\n",
 		"modules/web/module.yaml":       "namespace: web\n",
 		"modules/web/templates/cm.yaml": "kind: ConfigMap",
-	})
-	runner := &fakeRunner{}
-	opts := DefaultOptions()
-	opts.ModulesDirs, opts.Namespace = filepath.Join(dir, "modules"), "ns"
-	opts.RetryDelay, opts.RetryMaxDelay = time.Millisecond, time.Millisecond
-	ready := &failThenGate{gate: make(chan struct{})}
-	o, err := New(opts, Deps{
-		Hooks: runner, Releases: &fakeReleaser{runner: runner}, Config: &fakeConfig{}, Readiness: ready,
-		Clock: clock.RealClock{}, Logger: slog.New(slog.DiscardHandler),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	}, Deps{Readiness: ready}, func(o *Options) { o.RetryDelay, o.RetryMaxDelay = time.Millisecond, time.Millisecond })
 	opened := false
 	runUntil(t, o, func() bool {
 		if !opened && ready.calls.Load() == 2 {
@@ -350,29 +316,18 @@ func TestRetryingModuleStaysFailedUntilARunSucceeds(t *testing.T) {
 }
 
 func TestOrderGroupWaitsForTheHelmStepNotForReadiness(t *testing.T) {
-	dir := t.TempDir()
-	writeTree(t, dir, map[string]string{
+	runner := &fakeRunner{configs: map[string]string{
+		"mod":    "configVersion: v1\nbeforeHelm: 1\n",
+		"global": "configVersion: v1\nafterAll: 1\n",
+	}}
+	gate := make(chan struct{})
+	o := newTreeOperator(t, map[string]string{
 		"modules/values.yaml":                "slowEnabled: true\nnextEnabled: true\n",
 		"modules/010-slow/templates/cm.yaml": "kind: ConfigMap",
 		"modules/010-slow/hooks/mod":         "",
 		"modules/020-next/hooks/mod":         "",
 		"global-hooks/hooks/global":          "",
-	})
-	runner := &fakeRunner{configs: map[string]string{
-		"mod":    "configVersion: v1\nbeforeHelm: 1\n",
-		"global": "configVersion: v1\nafterAll: 1\n",
-	}}
-	opts := DefaultOptions()
-	opts.ModulesDirs, opts.GlobalHooksDir, opts.Namespace = filepath.Join(dir, "modules"), filepath.Join(dir, "global-hooks"), "ns"
-	gate := make(chan struct{})
-	o, err := New(opts, Deps{
-		Hooks: runner, Releases: &fakeReleaser{runner: runner}, Config: &fakeConfig{},
-		Readiness: &gateReadiness{gates: map[string]chan struct{}{"ns": gate}}, // every release waits
-		Clock:     clock.RealClock{}, Logger: slog.New(slog.DiscardHandler),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	}, Deps{Hooks: runner, Readiness: &gateReadiness{gates: map[string]chan struct{}{"ns": gate}}}, nil) // every release waits
 	called := func(call string) bool { return slices.Contains(runner.recorded(), call) }
 	opened := false
 	runUntil(t, o, func() bool {
@@ -393,28 +348,50 @@ func TestOrderGroupWaitsForTheHelmStepNotForReadiness(t *testing.T) {
 }
 
 func TestModuleWhoseFilesCannotBeReadIsNotDeleted(t *testing.T) {
-	dir := t.TempDir()
-	writeTree(t, dir, map[string]string{
+	runner := &fakeRunner{}
+	rel := &fakeReleaser{runner: runner, owned: []string{"lost", "ok"}, status: map[string]helm.Status{"lost": {}}}
+	o := newTreeOperator(t, map[string]string{
 		"modules/values.yaml": "okEnabled: true\n",
 		// Its own values.yaml enabled it; now it does not parse, so
 		// nothing enables it, and its release is still there.
 		"modules/010-lost/values.yaml":       "lostEnabled: [true\n",
 		"modules/010-lost/templates/cm.yaml": "kind: ConfigMap",
 		"modules/020-ok/templates/cm.yaml":   "kind: ConfigMap",
-	})
-	runner := &fakeRunner{}
-	opts := DefaultOptions()
-	opts.ModulesDirs, opts.Namespace = filepath.Join(dir, "modules"), "ns"
-	rel := &fakeReleaser{runner: runner, owned: []string{"lost", "ok"}, status: map[string]helm.Status{"lost": {}}}
-	o, err := New(opts, Deps{
-		Hooks: runner, Releases: rel, Config: &fakeConfig{},
-		Clock: clock.RealClock{}, Logger: slog.New(slog.DiscardHandler),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	}, Deps{Hooks: runner, Releases: rel}, nil)
 	runUntil(t, o, o.Ready)
 	if calls := runner.recorded(); slices.Contains(calls, "uninstall:lost") || !slices.Contains(calls, "helm:ok") {
 		t.Errorf("calls %v: want ok deployed and lost's release left alone", calls)
 	}
+}
+
+// newTreeOperator returns an operator over the tree in files (modules
+// under modules/, global hooks under global-hooks/), with namespace "ns",
+// deps' seams set as given (Hooks, Releases, Config, Clock and Logger
+// default to fakes) and opts changed by tweak.
+func newTreeOperator(t *testing.T, files map[string]string, deps Deps, tweak func(*Options)) *Operator {
+	t.Helper()
+	dir := t.TempDir()
+	writeTree(t, dir, files)
+	opts := DefaultOptions()
+	opts.ModulesDirs, opts.GlobalHooksDir, opts.Namespace = filepath.Join(dir, "modules"), filepath.Join(dir, "global-hooks"), "ns"
+	if tweak != nil {
+		tweak(&opts)
+	}
+	runner, _ := deps.Hooks.(*fakeRunner)
+	if deps.Hooks == nil {
+		runner = &fakeRunner{}
+		deps.Hooks = runner
+	}
+	if deps.Releases == nil {
+		deps.Releases = &fakeReleaser{runner: runner}
+	}
+	if deps.Config == nil {
+		deps.Config = &fakeConfig{}
+	}
+	deps.Clock, deps.Logger = clock.RealClock{}, slog.New(slog.DiscardHandler)
+	o, err := New(opts, deps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
 }
