@@ -22,6 +22,7 @@ import (
 
 	"github.com/addon-operator/addon-operator/pkg/hook"
 	"github.com/addon-operator/addon-operator/pkg/logkey"
+	"github.com/addon-operator/addon-operator/pkg/webhook/cert"
 )
 
 // fieldManager owns, in server-side apply, what the operator writes into
@@ -40,7 +41,7 @@ type configurer struct {
 	kube            kubernetes.Interface
 	crds            apiextensionsclient.Interface
 	reg             *registry
-	certs           *certs
+	certs           *cert.Keeper
 	clock           clock.Clock
 	log             *slog.Logger
 	checksConfigMap func() bool
@@ -67,7 +68,7 @@ func (c *configurer) run(ctx context.Context, serving <-chan struct{}) error {
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-c.certs.changed:
+		case <-c.certs.Changed():
 		case <-c.clock.After(c.opts.CertCheckInterval):
 		}
 	}
@@ -90,7 +91,7 @@ func (c *configurer) syncWithout(ctx context.Context, serving <-chan struct{}, s
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	admissions, crds := c.reg.snapshotWithout(skip)
-	bundle := c.certs.caBundle()
+	bundle := c.certs.CABundle()
 	if err := c.applyValidating(ctx, admissions, bundle); err != nil {
 		return err
 	}

@@ -8,6 +8,8 @@ import (
 
 	"github.com/spf13/pflag"
 	admissionv1 "k8s.io/api/admissionregistration/v1"
+
+	"github.com/addon-operator/addon-operator/pkg/webhook/cert"
 )
 
 // Options configure the webhook server, its certificates and the
@@ -219,4 +221,13 @@ func (o *Options) Validate() error {
 		errs = append(errs, fmt.Errorf("--config-map-validation-failure-policy must be Ignore or Fail, got %q", o.ConfigMapFailurePolicy))
 	}
 	return errors.Join(errs...)
+}
+
+// certOptions are the certificate's part of o.
+func (o Options) certOptions() cert.Options {
+	return cert.Options{
+		Namespace: o.Namespace, ServiceName: o.ServiceName, URL: o.URL,
+		ServerCert: o.ServerCert, ServerKey: o.ServerKey, CA: o.CA, Secret: o.CertSecret,
+		Validity: o.CertValidity, RenewBefore: o.CertRenewBefore, CheckInterval: o.CertCheckInterval,
+	}
 }

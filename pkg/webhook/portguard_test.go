@@ -127,7 +127,7 @@ func TestClientCertificates(t *testing.T) {
 	s := New(opts, Clients{Kube: fake.NewClientset()}, clocktesting.NewFakeClock(time.Now()), slog.New(slog.DiscardHandler))
 	runServing(t, s)
 	roots := x509.NewCertPool()
-	roots.AppendCertsFromPEM(s.certs.caBundle())
+	roots.AppendCertsFromPEM(s.certs.CABundle())
 
 	for name, tt := range map[string]struct {
 		cert *tls.Certificate

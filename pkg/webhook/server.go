@@ -22,6 +22,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/addon-operator/addon-operator/pkg/logkey"
+	"github.com/addon-operator/addon-operator/pkg/webhook/cert"
 )
 
 // Server is the HTTPS webhook server with its certificates and the
@@ -32,7 +33,7 @@ type Server struct {
 	opts  Options
 	log   *slog.Logger
 	reg   *registry
-	certs *certs
+	certs *cert.Keeper
 	conf  *configurer
 	sem   chan struct{}
 	mux   *http.ServeMux
@@ -64,7 +65,7 @@ func New(opts Options, clients Clients, clk clock.Clock, log *slog.Logger) *Serv
 	}
 	s.trusted = &lane{budget: semaphore.NewWeighted(opts.MaxInflightBytes), runs: s.sem}
 	s.anonymous = newLane(opts.MaxInflightBytes, opts.MaxConcurrentRuns)
-	s.certs = newCerts(opts, clients.Kube, clk, s.log)
+	s.certs = cert.New(opts.certOptions(), clients.Kube, clk, s.log)
 	s.conf = &configurer{opts: opts, kube: clients.Kube, crds: clients.CRDs, reg: s.reg, certs: s.certs, clock: clk, log: s.log, checksConfigMap: s.checksConfigMap,
 		checksModuleConfigs: s.checksModuleConfigs, guardsWrites: s.guardsWrites}
 	s.mux.HandleFunc("POST /validate/{name}", s.serveAdmission(false))
@@ -100,7 +101,7 @@ func (s *Server) Addr() string {
 
 // Run keeps the certificate fresh and serves until ctx ends.
 func (s *Server) Run(ctx context.Context) error {
-	tlsCfg := &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: s.certs.getCertificate}
+	tlsCfg := &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: s.certs.GetCertificate}
 	var auth *clientAuth
 	if s.opts.ClientCA != "" {
 		var err error
@@ -128,7 +129,7 @@ func (s *Server) Run(ctx context.Context) error {
 		MaxHeaderBytes: maxHeaderBytes, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 	}
 	g, ctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return s.certs.run(ctx) })
+	g.Go(func() error { return s.certs.Run(ctx) })
 	if auth != nil {
 		g.Go(func() error { return auth.run(ctx, s) })
 	}
@@ -154,12 +155,12 @@ func (s *Server) probe(ctx context.Context, addr string) error {
 	select {
 	case <-ctx.Done():
 		return nil
-	case <-s.certs.ready:
+	case <-s.certs.Ready():
 	}
 	_, port, _ := net.SplitHostPort(addr)
 	// The name the API server verifies: the URL's host or the Service's.
 	serverName := ""
-	if ips, dns := s.certs.hosts(); len(ips) > 0 {
+	if ips, dns := s.certs.Hosts(); len(ips) > 0 {
 		serverName = ips[0].String()
 	} else if len(dns) > 0 {
 		serverName = dns[0]
@@ -182,7 +183,7 @@ func (s *Server) probe(ctx context.Context, addr string) error {
 
 func (s *Server) probeOnce(ctx context.Context, addr, serverName string) error {
 	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: serverName}
-	if bundle := s.certs.caBundle(); len(bundle) > 0 {
+	if bundle := s.certs.CABundle(); len(bundle) > 0 {
 		pool := x509.NewCertPool()
 		pool.AppendCertsFromPEM(bundle)
 		cfg.RootCAs = pool

@@ -69,7 +69,7 @@ func TestServerProtocols(t *testing.T) {
 			s := New(opts, Clients{Kube: fake.NewClientset()}, clocktesting.NewFakeClock(time.Now()), slog.New(slog.DiscardHandler))
 			runServing(t, s)
 			pool := x509.NewCertPool()
-			pool.AppendCertsFromPEM(s.certs.caBundle())
+			pool.AppendCertsFromPEM(s.certs.CABundle())
 			d := tls.Dialer{Config: &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: pool, ServerName: "127.0.0.1", NextProtos: []string{"h2", "http/1.1"}}}
 			conn, err := d.DialContext(t.Context(), "tcp", s.Addr())
 			if err != nil {
