@@ -8,7 +8,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/addon-operator/addon-operator/pkg/config"
-	"github.com/addon-operator/addon-operator/pkg/kube/moduleobject"
 	"github.com/addon-operator/addon-operator/pkg/logkey"
 	"github.com/addon-operator/addon-operator/pkg/module"
 	"github.com/addon-operator/addon-operator/pkg/status"
@@ -38,13 +37,6 @@ func describeModule(st *status.ModuleStatus, m *module.Module) {
 	st.Version, st.Description = m.Version(), m.Description()
 	st.Critical, st.Stage, st.ExclusiveGroup = m.Critical(), def.Stage, m.ExclusiveGroup()
 	st.Tags, st.Subsystems, st.Warnings = def.Tags, def.Subsystems, m.Warnings()
-}
-
-// definitionLabels are the Module object labels of a module's
-// module.yaml fields.
-func definitionLabels(m *module.Module) map[string]string {
-	def := m.Definition()
-	return moduleobject.DefinitionLabels(m.Critical(), def.Stage, m.ExclusiveGroup(), def.Tags, def.Subsystems)
 }
 
 // CheckExclusiveConfigMap refuses a ConfigMap content that would enable a

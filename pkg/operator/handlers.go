@@ -133,7 +133,7 @@ func (o *Operator) planConverge(ctx context.Context) ([]task, error) {
 			}
 		})
 	}
-	o.objectsPlanned()
+	o.objects.Planned()
 	// The plan's actions are values of one module attribute, not keys.
 	o.log.Info("modules planned", slog.Any(logkey.Module, map[string][]string{"run": p.Run, "delete": p.Delete, "purge": p.Purge}))
 	var next []task
@@ -166,7 +166,7 @@ func (o *Operator) convergeDone(t convergeDoneTask) []task {
 	if o.recorder != nil {
 		o.recorder.Converge(o.clock.Since(o.converge.began), nil)
 	}
-	o.objectsConverged()
+	o.objects.Converged()
 	if o.ready.CompareAndSwap(false, true) {
 		o.dropStandbySnapshots()
 		o.logFirstConverge()

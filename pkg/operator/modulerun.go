@@ -227,7 +227,7 @@ func (o *Operator) deploy(ctx context.Context, m *module.Module) (release.Wait, 
 	rev, wait, err := o.releases.Deploy(ctx, m, vals)
 	if rev > 0 {
 		sum := ""
-		if o.objects != nil {
+		if o.objects.Enabled() {
 			sum = values.Checksum(vals)
 		}
 		o.state.update(m.Name(), func(s *moduleState) { s.Revision, s.ValuesChecksum = rev, sum })

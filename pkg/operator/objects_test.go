@@ -64,9 +64,8 @@ func (f *fakeObjects) last(name string) moduleobject.State {
 // objects are pruned once, after the plan.
 func TestModuleStateReachesModuleObjects(t *testing.T) {
 	runner := &fakeRunner{}
-	o, _ := newTestOperator(t, runner)
 	objs := &fakeObjects{updates: map[string][]moduleobject.State{}}
-	o.useModuleObjects(objs)
+	o, _ := newTestOperatorWith(t, runner, func(d *Deps) { d.ModuleObjects = objs })
 	runUntil(t, o, o.Ready)
 
 	if diff := cmp.Diff([]status.Phase{"", status.PhaseWaiting, status.PhaseRunning, status.PhaseReady}, objs.phases("a")); diff != "" {

@@ -18,10 +18,13 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/confighealth"
 	"github.com/addon-operator/addon-operator/pkg/hook"
 	"github.com/addon-operator/addon-operator/pkg/kube/heal"
+	"github.com/addon-operator/addon-operator/pkg/kube/moduleobject"
 	"github.com/addon-operator/addon-operator/pkg/kube/monitor"
 	"github.com/addon-operator/addon-operator/pkg/logkey"
 	"github.com/addon-operator/addon-operator/pkg/metrics"
 	"github.com/addon-operator/addon-operator/pkg/module"
+	"github.com/addon-operator/addon-operator/pkg/operator/modulepub"
+	"github.com/addon-operator/addon-operator/pkg/operator/queuemetrics"
 	"github.com/addon-operator/addon-operator/pkg/queue"
 	"github.com/addon-operator/addon-operator/pkg/redact"
 	"github.com/addon-operator/addon-operator/pkg/release"
@@ -80,7 +83,7 @@ type Deps struct {
 	ConfigMapEvents confighealth.Events
 	// ModuleObjects shows every module's state as a Module object; nil
 	// shows none.
-	ModuleObjects moduleObjects
+	ModuleObjects modulepub.Writer
 	// HookMetrics keeps hooks' metrics; Recorder records the operator's own.
 	HookMetrics hookMetricsSink
 	Recorder    *metrics.Recorder
@@ -132,6 +135,7 @@ type Operator struct {
 	patcher       objectPatcher
 	hookMetrics   hookMetricsSink
 	recorder      *metrics.Recorder
+	queueMetrics  *queuemetrics.Publisher[task]
 	moduleEvents  moduleEvents
 	healEvents    <-chan heal.Event
 	driftChanges  <-chan heal.Change
@@ -169,13 +173,8 @@ type Operator struct {
 	saved       *config.Config
 	savedErr    error
 	accepted    *config.Config
-	// objects and chartVersions serve the Module objects; objects is nil
-	// without them.
-	objects       moduleObjects
-	chartVersions map[string]string
-	// objectsStarted is set by the main queue worker once the objects may
-	// be written.
-	objectsStarted bool
+	// objects publishes the Module objects; nil without them.
+	objects *modulepub.Publisher
 	// foreign is the ForeignReleases condition, set once by startup on the
 	// main queue worker; nil when there is none.
 	foreign atomic.Pointer[status.Condition]
@@ -203,13 +202,19 @@ func New(opts Options, deps Deps) (*Operator, error) {
 	o := &Operator{
 		opts: opts, log: deps.Logger, clock: deps.Clock,
 		runner: deps.Hooks, config: deps.Config, events: deps.ConfigEvents,
-		modules: mods, store: st, state: newStates(names),
+		modules: mods, store: st,
 		monitors: deps.Monitors, monitorEvents: deps.MonitorEvents, scheduler: deps.Scheduler, ticks: deps.Ticks,
 		patcher: deps.Patcher, hookMetrics: deps.HookMetrics, recorder: deps.Recorder, moduleEvents: deps.Events, bindings: binding.New(),
 		healEvents: deps.HealEvents, driftChanges: deps.DriftChanges, webhooks: deps.Webhooks,
 		standby: newStandby(), standbyConfig: deps.StandbyConfig, standbyEvents: deps.StandbyConfigEvents,
 		lastApplied: deps.LastApplied, redactor: deps.Redactor,
 	}
+	// Module state and its publisher are built together: every change of
+	// a module's state reaches its Module object.
+	var ms *states
+	o.objects = modulepub.New(deps.ModuleObjects, mods, opts.Namespace, func(name string) moduleobject.State { return ms.objectState(name) })
+	ms = newStates(names, o.objects.Publish)
+	o.state = ms
 	for _, m := range mods.Modules() {
 		if len(m.Requires()) > 0 {
 			o.requiring = append(o.requiring, m)
@@ -228,9 +233,7 @@ func New(opts Options, deps Deps) (*Operator, error) {
 	o.queues = queue.NewSet(mainQueue, deps.Clock, backoff, mergeTasks)
 	o.pool = runner.New(opts.ModuleWorkers, o.attempt, backoff, deps.Clock)
 	o.main = o.queues.Get(mainQueue)
-	if deps.ModuleObjects != nil {
-		o.useModuleObjects(deps.ModuleObjects)
-	}
+	o.queueMetrics = queuemetrics.New(o.queues.Snapshots, queueRecorder(deps.Recorder), deps.Clock)
 	deps.Logger.Info("modules discovered", slog.Int(logkey.Count, len(names)),
 		slog.Group(logkey.Hook, slog.Int(logkey.Count, len(mods.Global().Hooks()))))
 	return o, nil
@@ -250,8 +253,8 @@ func (o *Operator) Run(ctx context.Context) error {
 	}
 	g.Go(func() error { return o.releases.Run(ctx) })
 	g.Go(func() error { return o.releases.RunDrift(ctx, o.driftChanges) })
-	if o.objects != nil {
-		g.Go(func() error { return o.runModuleObjects(ctx) })
+	if o.objects.Enabled() {
+		g.Go(func() error { return o.objects.Run(ctx) })
 	}
 	if runMonitors {
 		g.Go(func() error { return o.monitors.Run(ctx) })
@@ -261,34 +264,17 @@ func (o *Operator) Run(ctx context.Context) error {
 	g.Go(func() error { return o.pool.Run(ctx) })
 	g.Go(func() error { return o.watchConfig(ctx) })
 	g.Go(func() error { return o.routeBindingEvents(ctx) })
-	g.Go(func() error { return o.recordQueues(ctx) })
+	g.Go(func() error { return o.queueMetrics.Run(ctx) })
 	return g.Wait()
 }
 
-// queueMetricsInterval is how often queue lengths are published.
-const queueMetricsInterval = 5 * time.Second
-
-// recordQueues publishes every queue's length and its head task's wait.
-func (o *Operator) recordQueues(ctx context.Context) error {
-	if o.recorder == nil {
+// queueRecorder is rec as the queue metrics' recorder: nil (none) when
+// rec is nil, not an interface holding a nil pointer.
+func queueRecorder(rec *metrics.Recorder) queuemetrics.Recorder {
+	if rec == nil {
 		return nil
 	}
-	tick := o.clock.NewTimer(queueMetricsInterval)
-	defer tick.Stop()
-	for {
-		for _, s := range o.queues.Snapshots() {
-			o.recorder.QueueLength(s.Name, len(s.Items))
-			if len(s.Items) > 0 {
-				o.recorder.QueueWait(s.Name, o.clock.Since(s.Items[0].Queued))
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-tick.C():
-			tick.Reset(queueMetricsInterval)
-		}
-	}
+	return rec
 }
 
 // routeBindingEvents turns monitor events and schedule ticks into hook

@@ -166,6 +166,13 @@ func writeTree(t *testing.T, dir string, files map[string]string) {
 // (hooks only, order 20), both enabled, and a global hook.
 func newTestOperator(t *testing.T, runner *fakeRunner, opts ...func(*Options)) (*Operator, *fakeReleaser) {
 	t.Helper()
+	return newTestOperatorWith(t, runner, nil, opts...)
+}
+
+// newTestOperatorWith is newTestOperator with deps changing the operator's
+// dependencies (nil: none) before it is built.
+func newTestOperatorWith(t *testing.T, runner *fakeRunner, deps func(*Deps), opts ...func(*Options)) (*Operator, *fakeReleaser) {
+	t.Helper()
 	dir := t.TempDir()
 	writeTree(t, dir, map[string]string{
 		"modules/values.yaml":             "aEnabled: true\nbEnabled: true\n",
@@ -187,10 +194,14 @@ func newTestOperator(t *testing.T, runner *fakeRunner, opts ...func(*Options)) (
 		f(&o)
 	}
 	rel := &fakeReleaser{runner: runner}
-	op, err := New(o, Deps{
+	d := Deps{
 		Hooks: runner, Releases: rel, Config: &fakeConfig{},
 		Clock: clock.RealClock{}, Logger: slog.New(slog.DiscardHandler),
-	})
+	}
+	if deps != nil {
+		deps(&d)
+	}
+	op, err := New(o, d)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}

@@ -62,13 +62,15 @@ type states struct {
 	mu     sync.RWMutex
 	order  []string // module names in module order
 	byName map[string]*moduleState
-	// onChange, when set, is called with a module's name after each update
-	// of its state, outside the lock; set before the operator runs.
+	// onChange is called with a module's name after each update of its
+	// state, outside the lock.
 	onChange func(name string)
 }
 
-func newStates(names []string) *states {
-	s := &states{order: names, byName: make(map[string]*moduleState, len(names))}
+// newStates returns the states of the modules names, disabled, calling
+// onChange (which may be nil) after each update.
+func newStates(names []string, onChange func(name string)) *states {
+	s := &states{order: names, byName: make(map[string]*moduleState, len(names)), onChange: onChange}
 	for _, n := range names {
 		s.byName[n] = &moduleState{}
 	}
