@@ -8,14 +8,18 @@
 package cel
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/google/cel-go/cel"
+	"github.com/google/cel-go/common/types"
+	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/ext"
 )
 
@@ -28,6 +32,19 @@ const (
 // costLimit bounds one rule's evaluation, as the API server's per-rule
 // limit does, so that a rule over a long list cannot stall admission.
 const costLimit = 1_000_000
+
+// ValidationBudget bounds the cost of all rules of one Validate call, as
+// the API server's per-object budget does: a rule at a list's items runs
+// once per item, so without it a long list would multiply the per-rule
+// limit. Once spent, the remaining rules are not evaluated and the value
+// is refused with a violation that says so.
+const ValidationBudget = 10_000_000
+
+// ValidationTimeLimit bounds the time of one Validate call: cost units
+// are estimates, and rules over large JSON values cost more time per unit
+// here than in the API server, so a value within the cost budget could
+// still hold an admission request past its webhook's timeout (5 s).
+const ValidationTimeLimit = 2 * time.Second
 
 // rule is one compiled rule.
 type rule struct {
@@ -53,7 +70,13 @@ type node struct {
 }
 
 // Rules are a schema's compiled rules. A nil *Rules has none.
-type Rules struct{ root *node }
+type Rules struct {
+	root *node
+	// budget and timeLimit bound one Validate call: ValidationBudget and
+	// ValidationTimeLimit unless a test sets them.
+	budget    uint64
+	timeLimit time.Duration
+}
 
 // Violation is one rule that failed: Path is the dotted key path rooted
 // at the section key, list indices in brackets; Message is the rule's
@@ -79,7 +102,7 @@ func Compile(doc map[string]any) (*Rules, error) {
 	if root == nil || !root.hasRules {
 		return nil, nil
 	}
-	return &Rules{root: root}, nil
+	return &Rules{root: root, budget: ValidationBudget, timeLimit: ValidationTimeLimit}, nil
 }
 
 func newEnv() (*cel.Env, error) {
@@ -230,7 +253,7 @@ func (r *rule) compile(env *cel.Env) error {
 			r.transition = true
 		}
 	}
-	prog, err := env.Program(ast, cel.CostLimit(costLimit), cel.InterruptCheckFrequency(100))
+	prog, err := env.Program(ast, cel.CostLimit(costLimit), cel.InterruptCheckFrequency(100), cel.EvalOptions(cel.OptTrackCost))
 	if err != nil {
 		return fmt.Errorf("program %q: %w", r.expr, err)
 	}
@@ -272,21 +295,56 @@ func (r *Rules) Validate(key string, value, old any) []Violation {
 	if r == nil {
 		return nil
 	}
-	var out []Violation
-	r.root.validate(key, value, old, old != nil, &out)
+	ctx, cancel := context.WithTimeout(context.Background(), r.timeLimit)
+	defer cancel()
+	run := &validation{ctx: ctx, budget: r.budget, limits: r}
+	r.root.validate(key, value, old, old != nil, run)
+	out := run.out
 	slices.SortStableFunc(out, func(a, b Violation) int { return strings.Compare(a.Path, b.Path) })
+	if run.spentAt != "" {
+		out = append(out, Violation{Path: run.spentAt, Message: "validation rules not evaluated from here on: " + run.spentWhy + "; make the value (its lists) smaller"})
+	}
 	return out
 }
 
-func (n *node) validate(path string, value, old any, hasOld bool, out *[]Violation) {
-	if n == nil || !n.hasRules {
+// validation is the state of one Validate call.
+type validation struct {
+	ctx      context.Context //nolint:containedctx // the deadline of one Validate call, passed down its walk
+	out      []Violation
+	budget   uint64
+	spentAt  string // the path where the budget ran out
+	spentWhy string
+	limits   *Rules
+}
+
+// spend charges cost to the budget; false when the budget or the time is
+// spent, and the walk stops at path.
+func (run *validation) spend(path string, cost uint64) bool {
+	switch {
+	case run.ctx.Err() != nil:
+		run.spentAt, run.spentWhy = path, fmt.Sprintf("their evaluation took longer than %s for one value", run.limits.timeLimit)
+	case cost >= run.budget:
+		run.spentAt, run.spentWhy = path, fmt.Sprintf("their cost exceeded the budget of %d for one value", run.limits.budget)
+	default:
+		run.budget -= cost
+		return true
+	}
+	return false
+}
+
+func (n *node) validate(path string, value, old any, hasOld bool, run *validation) {
+	if n == nil || !n.hasRules || run.spentAt != "" {
 		return
 	}
 	if len(n.rules) > 0 {
 		self, oldSelf := n.convert(value), n.convert(old)
 		for i := range n.rules {
-			if v, failed := n.rules[i].eval(path, self, oldSelf, hasOld); failed {
-				*out = append(*out, v)
+			v, failed, cost := n.rules[i].eval(run.ctx, path, self, oldSelf, hasOld)
+			if !run.spend(path, cost) {
+				return
+			}
+			if failed {
+				run.out = append(run.out, v)
 			}
 		}
 	}
@@ -299,21 +357,23 @@ func (n *node) validate(path string, value, old any, hasOld bool, out *[]Violati
 				child = n.additional
 			}
 			ov, has := oldMap[k]
-			child.validate(joinKey(path, k), v[k], ov, hasOld && has, out)
+			child.validate(joinKey(path, k), v[k], ov, hasOld && has, run)
 		}
 	case []any:
 		// List items have no identity to correlate with the old list:
 		// transition rules below a list are not evaluated, as for
 		// Kubernetes' atomic lists.
 		for i, item := range v {
-			n.items.validate(path+"["+strconv.Itoa(i)+"]", item, nil, false, out)
+			n.items.validate(path+"["+strconv.Itoa(i)+"]", item, nil, false, run)
 		}
 	}
 }
 
-func (r *rule) eval(path string, self, oldSelf any, hasOld bool) (Violation, bool) {
+// eval evaluates the rule; cost is what the evaluation cost (the whole
+// per-rule limit when it was exceeded).
+func (r *rule) eval(ctx context.Context, path string, self, oldSelf any, hasOld bool) (v Violation, failed bool, cost uint64) {
 	if r.transition && !hasOld {
-		return Violation{}, false
+		return Violation{}, false, 0
 	}
 	at := path
 	if r.fieldPath != "" {
@@ -323,59 +383,69 @@ func (r *rule) eval(path string, self, oldSelf any, hasOld bool) (Violation, boo
 	if hasOld {
 		vars["oldSelf"] = oldSelf
 	}
-	res, _, err := r.prog.Eval(vars)
+	res, details, err := r.prog.ContextEval(ctx, vars)
+	cost = costLimit
+	if details != nil && details.ActualCost() != nil {
+		cost = *details.ActualCost()
+	}
 	if err != nil {
 		if r.lenientMissing && strings.Contains(err.Error(), "no such key") {
-			return Violation{}, false
+			return Violation{}, false, cost
 		}
-		return Violation{Path: at, Message: fmt.Sprintf("%s (rule %q could not be evaluated: %v)", r.message, r.expr, err)}, true
+		return Violation{Path: at, Message: fmt.Sprintf("%s (rule %q could not be evaluated: %v)", r.message, r.expr, err)}, true, cost
 	}
 	pass, ok := res.Value().(bool)
 	if !ok {
-		return Violation{Path: at, Message: fmt.Sprintf("%s (rule %q did not evaluate to a boolean)", r.message, r.expr)}, true
+		return Violation{Path: at, Message: fmt.Sprintf("%s (rule %q did not evaluate to a boolean)", r.message, r.expr)}, true, cost
 	}
 	if pass {
-		return Violation{}, false
+		return Violation{}, false, cost
 	}
-	return Violation{Path: at, Message: r.message}, true
+	return Violation{Path: at, Message: r.message}, true, cost
 }
 
-// convert turns the JSON numbers of integer schema nodes into int64, so
+// convert turns a JSON tree into CEL values once, before any rule reads
+// it: a rule over a list would otherwise convert each element again on
+// every access. The numbers of integer schema nodes become CEL ints, so
 // that rules compare and compute with integers as they do for Kubernetes
 // objects.
-func (n *node) convert(value any) any {
-	if n == nil {
-		return value
-	}
+func (n *node) convert(value any) ref.Val {
 	switch v := value.(type) {
+	case nil:
+		return types.NullValue
+	case bool:
+		return types.Bool(v)
+	case string:
+		return types.String(v)
 	case float64:
-		if n.typ == "integer" && v == float64(int64(v)) {
-			return int64(v)
+		if n != nil && n.typ == "integer" && v == float64(int64(v)) {
+			return types.Int(int64(v))
 		}
+		return types.Double(v)
 	case map[string]any:
-		if n.properties == nil && n.additional == nil {
-			return v
-		}
-		out := make(map[string]any, len(v))
+		out := make(map[ref.Val]ref.Val, len(v))
 		for k, item := range v {
-			child := n.properties[k]
-			if child == nil {
-				child = n.additional
+			var child *node
+			if n != nil {
+				if child = n.properties[k]; child == nil {
+					child = n.additional
+				}
 			}
-			out[k] = child.convert(item)
+			out[types.String(k)] = child.convert(item)
 		}
-		return out
+		return types.NewRefValMap(types.DefaultTypeAdapter, out)
 	case []any:
-		if n.items == nil {
-			return v
+		var items *node
+		if n != nil {
+			items = n.items
 		}
-		out := make([]any, len(v))
+		out := make([]ref.Val, len(v))
 		for i, item := range v {
-			out[i] = n.items.convert(item)
+			out[i] = items.convert(item)
 		}
-		return out
+		return types.NewRefValList(types.DefaultTypeAdapter, out)
 	}
-	return value
+	return types.DefaultTypeAdapter.NativeToValue(value)
 }
 
 func joinKey(path, key string) string {

@@ -3,6 +3,7 @@ package cel
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"sigs.k8s.io/yaml"
 )
@@ -171,5 +172,74 @@ func TestNoRulesIsNil(t *testing.T) {
 	r := compileYAML(t, `{type: object, properties: {a: {type: string}}}`)
 	if r != nil || r.Validate("m", map[string]any{"a": "x"}, nil) != nil || r.HasTransitions() {
 		t.Fatal("a schema without rules compiles to nil")
+	}
+}
+
+// listRules has a rule at the items of a list, which runs once per item.
+const listRules = `
+type: object
+properties:
+  groups:
+    type: array
+    items:
+      type: array
+      items: {type: integer}
+      x-kubernetes-validations:
+      - rule: "self.all(x, x >= 0)"
+        message: no negative numbers
+`
+
+// groups is a value of n lists of 100 numbers.
+func groups(n int) any {
+	inner := make([]any, 100)
+	for i := range inner {
+		inner[i] = float64(i)
+	}
+	out := make([]any, n)
+	for i := range out {
+		out[i] = inner
+	}
+	return map[string]any{"groups": out}
+}
+
+// The cost budget of one Validate call stops a long list from multiplying
+// the per-rule limit: the value is refused with a violation that says
+// why and where, and no rule runs past it.
+func TestValidationBudgetStopsLongLists(t *testing.T) {
+	r := compileYAML(t, listRules)
+	r.budget = 10_000
+
+	if vs := r.Validate("m", groups(2), nil); len(vs) != 0 {
+		t.Fatalf("two groups fit the budget, got %v", vs)
+	}
+	vs := r.Validate("m", groups(500), nil)
+	if len(vs) != 1 {
+		t.Fatalf("want one budget violation, got %d: %v", len(vs), vs)
+	}
+	if !strings.Contains(vs[0].Message, "exceeded the budget of 10000") || !strings.HasPrefix(vs[0].Path, "m.groups[") || vs[0].Path == "m.groups[499]" {
+		t.Fatalf("violation does not name the budget and where it ran out: %+v", vs[0])
+	}
+}
+
+// The time limit of one Validate call holds even when the cost estimate
+// does not: the value is refused, naming the limit.
+func TestValidationTimeLimit(t *testing.T) {
+	r := compileYAML(t, listRules)
+	r.timeLimit = time.Nanosecond
+	vs := r.Validate("m", groups(3), nil)
+	if len(vs) != 1 || !strings.Contains(vs[0].Message, "took longer than 1ns") {
+		t.Fatalf("want one time-limit violation, got %v", vs)
+	}
+}
+
+// The shipped limits are the API server's per-object budget and a time
+// well inside an admission webhook's timeout.
+func TestValidationLimitsDefaults(t *testing.T) {
+	r := compileYAML(t, listRules)
+	if r.budget != ValidationBudget || r.timeLimit != ValidationTimeLimit || ValidationTimeLimit >= 5*time.Second {
+		t.Fatalf("limits %d, %s", r.budget, r.timeLimit)
+	}
+	if vs := r.Validate("m", groups(50), nil); len(vs) != 0 {
+		t.Fatalf("a value of 5,000 numbers is within the limits: %v", vs)
 	}
 }
