@@ -483,7 +483,7 @@ func (o *startOptions) serveChecks(hooksSrv *webhook.Server, op *operator.Operat
 	})
 	if o.api.configSource == configSourceModuleConfig {
 		hooksSrv.SetModuleConfigCheck(func(object []byte) error {
-			if err := config.CheckModuleConfig(object, op.HasModule, op.ValidateConfig); err != nil {
+			if err := config.CheckModuleConfig(object, op.HasModule, op.AdmitConfig); err != nil {
 				return err
 			}
 			return op.CheckExclusiveModuleConfig(object)

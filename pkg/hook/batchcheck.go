@@ -121,6 +121,21 @@ func (e *Executor) HasSettingsCheck(ctx context.Context, path string) (bool, err
 	return has, nil
 }
 
+// CachedSettingsCheck is the answer CheckSettings would give for settings
+// without running the check, when the file and the settings are those of
+// the last answer.
+func (e *Executor) CachedSettingsCheck(path string, settings values.Values) (SettingsCheckResult, bool) {
+	stamp, err := stampOf(path)
+	if err != nil {
+		return SettingsCheckResult{}, false
+	}
+	known, ok := e.checks.get(path, stamp)
+	if !ok || known.result == nil || known.checksum != values.Checksum(settings) {
+		return SettingsCheckResult{}, false
+	}
+	return *known.result, true
+}
+
 // CheckSettings runs the settings check of the batch binary at path with
 // settings (a module's configuration section). A check that rejects them
 // is a result with Valid false, not an error; the error is for a check

@@ -20,7 +20,7 @@ func (o *Operator) CheckConfigMap(data map[string]string) ([]string, error) {
 		return nil, err
 	}
 	warnings := o.unknownModuleKeys(c)
-	moduleErrs, globalErr := o.validateConfig(c)
+	moduleErrs, globalErr := o.validateConfig(c, admissionCheck)
 	errs := o.sectionErrs(moduleErrs)
 	if globalErr != nil {
 		errs = append([]error{&config.KeyError{Key: config.GlobalKey, Err: globalErr}}, errs...)

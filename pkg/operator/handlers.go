@@ -283,7 +283,7 @@ func (o *Operator) moduleDelete(ctx context.Context, name string) error {
 // that it may be saved as the last applied configuration.
 func (o *Operator) applyConfig(c *config.Config) bool {
 	old := o.store.Config()
-	moduleErrs, globalErr := o.validateConfig(c)
+	moduleErrs, globalErr := o.validateConfig(c, ownCheck)
 	if !configAcceptable(old != nil, len(moduleErrs) > 0, globalErr) {
 		errs := o.sectionErrs(moduleErrs)
 		if globalErr != nil {

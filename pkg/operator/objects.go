@@ -30,7 +30,14 @@ func objectMessage(st moduleState) string {
 // of the global hooks and the modules, and the module sections by their
 // batch binaries' settings checks, as a ConfigMap content is checked.
 func (o *Operator) ValidateConfig(c *config.Config) (moduleErrs map[string]error, globalErr error) {
-	return o.validateConfig(c)
+	return o.validateConfig(c, ownCheck)
+}
+
+// AdmitConfig is ValidateConfig for an admission request: its settings
+// checks share the admission slots and its time is bounded within the
+// webhook's timeout.
+func (o *Operator) AdmitConfig(c *config.Config) (moduleErrs map[string]error, globalErr error) {
+	return o.validateConfig(c, admissionCheck)
 }
 
 // HasModule reports whether a module of that name was discovered.

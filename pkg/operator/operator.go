@@ -180,6 +180,9 @@ type Operator struct {
 	foreign atomic.Pointer[status.Condition]
 	// redactor learns secret values; nil learns none.
 	redactor *redact.Redactor
+	// admissionChecks bounds the settings checks admission requests run
+	// (settingscheck.go).
+	admissionChecks checkSlots
 }
 
 // New discovers modules and global hooks and prepares the operator.
@@ -208,6 +211,7 @@ func New(opts Options, deps Deps) (*Operator, error) {
 		healEvents: deps.HealEvents, driftChanges: deps.DriftChanges, webhooks: deps.Webhooks,
 		standby: newStandby(), standbyConfig: deps.StandbyConfig, standbyEvents: deps.StandbyConfigEvents,
 		lastApplied: deps.LastApplied, redactor: deps.Redactor,
+		admissionChecks: checkSlots{tokens: make(chan struct{}, admissionCheckSlots), time: admissionCheckTime},
 	}
 	// Module state and its publisher are built together: every change of
 	// a module's state reaches its Module object.

@@ -3,9 +3,12 @@ package operator
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/addon-operator/addon-operator/pkg/config"
 	"github.com/addon-operator/addon-operator/pkg/hook"
@@ -22,6 +25,10 @@ type checkingRunner struct {
 
 func (c *checkingRunner) HasSettingsCheck(_ context.Context, path string) (bool, error) {
 	return strings.HasSuffix(path, filepath.Join("020-b", "hooks", "mod")), nil
+}
+
+func (c *checkingRunner) CachedSettingsCheck(string, values.Values) (hook.SettingsCheckResult, bool) {
+	return hook.SettingsCheckResult{}, false
 }
 
 func (c *checkingRunner) CheckSettings(_ context.Context, _ string, settings values.Values) (hook.SettingsCheckResult, error) {
@@ -72,5 +79,90 @@ func TestSettingsCheckRefusesSectionAtAdmissionAndLoad(t *testing.T) {
 	runner.broken = true
 	if _, err := o.CheckConfigMap(map[string]string{"b": "replicas: 1\n"}); err == nil || !strings.Contains(err.Error(), "settings check failed to run: exit code 2") {
 		t.Errorf("broken check: %v", err)
+	}
+}
+
+// blockingChecker's checks of module b run until released, counting how
+// many run at once.
+type blockingChecker struct {
+	*checkingRunner
+	release chan struct{}
+	mu      sync.Mutex
+	running int
+	most    int
+	started chan struct{}
+}
+
+func (c *blockingChecker) CachedSettingsCheck(string, values.Values) (hook.SettingsCheckResult, bool) {
+	return hook.SettingsCheckResult{}, false
+}
+
+func (c *blockingChecker) CheckSettings(ctx context.Context, _ string, _ values.Values) (hook.SettingsCheckResult, error) {
+	c.mu.Lock()
+	c.running++
+	c.most = max(c.most, c.running)
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		c.running--
+		c.mu.Unlock()
+	}()
+	c.started <- struct{}{}
+	select {
+	case <-c.release:
+		return hook.SettingsCheckResult{Valid: true}, nil
+	case <-ctx.Done():
+		return hook.SettingsCheckResult{}, ctx.Err()
+	}
+}
+
+// TestAdmissionSettingsChecksAreBounded: admission requests run at most
+// admissionCheckSlots settings checks at once; one that finds them taken
+// for its whole time is refused with a message that says so, while the
+// operator's own check of a configuration it applies takes no slot.
+func TestAdmissionSettingsChecksAreBounded(t *testing.T) {
+	checker := &blockingChecker{
+		checkingRunner: &checkingRunner{fakeRunner: &fakeRunner{}},
+		release:        make(chan struct{}), started: make(chan struct{}, 16),
+	}
+	o, _ := newTestOperator(t, checker.fakeRunner)
+	o.runner = checker
+	o.admissionChecks.time = 300 * time.Millisecond
+
+	// Fill the slots with checks that run until released.
+	held := o.admissionChecks.time
+	o.admissionChecks.time = time.Minute
+	results := make(chan error, admissionCheckSlots)
+	for i := range admissionCheckSlots {
+		go func() {
+			_, err := o.CheckConfigMap(map[string]string{"b": fmt.Sprintf("replicas: %d\n", i+1)})
+			results <- err
+		}()
+		<-checker.started
+	}
+	o.admissionChecks.time = held
+
+	_, err := o.CheckConfigMap(map[string]string{"b": "replicas: 9\n"})
+	if err == nil || !strings.Contains(err.Error(), "every admission check slot stayed busy") {
+		t.Fatalf("admission request with every slot taken: %v, want refused as busy", err)
+	}
+
+	// The operator's own check runs beside the held slots.
+	done := make(chan bool)
+	go func() {
+		done <- o.applyConfig(&config.Config{Modules: map[string]values.Values{"b": {"replicas": float64(4)}}})
+	}()
+	<-checker.started
+	close(checker.release)
+	if !<-done {
+		t.Fatal("configuration applied by the operator refused while admission slots were taken")
+	}
+	for range admissionCheckSlots {
+		if err := <-results; err != nil {
+			t.Errorf("held admission check: %v", err)
+		}
+	}
+	if checker.most != admissionCheckSlots+1 {
+		t.Errorf("at most %d checks ran at once, want the %d admission slots and the operator's own", checker.most, admissionCheckSlots+1)
 	}
 }

@@ -359,7 +359,7 @@ func (o *Operator) takeStandbyConfig(ev config.Event, seen bool) bool {
 		return seen || !ev.Absent
 	}
 	o.standby.while(func() {
-		moduleErrs, globalErr := o.validateConfig(ev.Config)
+		moduleErrs, globalErr := o.validateConfig(ev.Config, ownCheck)
 		if !configAcceptable(o.store.Config() != nil, len(moduleErrs) > 0, globalErr) {
 			o.log.Warn("configuration not taken on this standby: the last valid one stays in force",
 				slog.Int(logkey.Count, len(moduleErrs)), logkey.Err(globalErr))

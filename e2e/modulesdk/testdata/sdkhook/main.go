@@ -3,7 +3,9 @@
 // every second and a settings check, spoken by hand. The probe passes once
 // a file named "ready" is next to the binary and fails before, as an SDK
 // probe does: exit 1 and {"message":"execute: ..."} on stderr. The check
-// rejects replicas: 0 with "replicas cannot be 0".
+// rejects replicas: 0 with "replicas cannot be 0", and takes holdSeconds
+// seconds when the settings ask for it, as a check that reads the cluster
+// might.
 package main
 
 import (
@@ -12,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 const config = `{"version":"v1","hooks":[{"configVersion":"v1","metadata":{"name":"marker","path":"hooks"},"beforeHelm":1}],` +
@@ -49,12 +52,14 @@ func check() {
 		os.Exit(2)
 	}
 	var settings struct {
-		Replicas *int `json:"replicas"`
+		Replicas    *int `json:"replicas"`
+		HoldSeconds int  `json:"holdSeconds"`
 	}
 	if err := json.Unmarshal(data, &settings); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
+	time.Sleep(time.Duration(settings.HoldSeconds) * time.Second)
 	if settings.Replicas != nil && *settings.Replicas == 0 {
 		fmt.Fprintln(os.Stderr, `{"valid":false,"message":"replicas cannot be 0","warnings":null}`)
 		os.Exit(1)
