@@ -34,7 +34,8 @@ type Options struct {
 	// Detach starts the processes in their own session so they outlive the
 	// caller (make cluster-up). Otherwise they are killed when the caller dies.
 	Detach bool
-	// Log receives progress lines; the servers' own output goes to files in Dir.
+	// Log receives progress lines (none when nil); the servers' own output
+	// goes to files in Dir.
 	Log io.Writer
 	// APIServerArgs are more kube-apiserver flags, after Start's own.
 	APIServerArgs []string
@@ -79,8 +80,13 @@ const readyTimeout = 60 * time.Second
 // the API server reports ready; with Options.Workloads, also the
 // controllers, the scheduler and kwok, until the simulated nodes are ready.
 // On error nothing is left running.
-func Start(ctx context.Context, opts Options) (cp *ControlPlane, err error) {
-	cp = &ControlPlane{Dir: opts.Dir, Version: opts.Binaries.Version, opts: opts}
+func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
+	// The deferred Stop needs the control plane itself: a named result
+	// would be nil by then, each error path returning nil.
+	if opts.Log == nil {
+		opts.Log = io.Discard
+	}
+	cp := &ControlPlane{Dir: opts.Dir, Version: opts.Binaries.Version, opts: opts}
 	defer func() {
 		if err != nil {
 			_ = cp.Stop()
