@@ -127,7 +127,7 @@ func TestDriftConfigMapEditedByAPerson(t *testing.T) {
 
 	e.change(t, driftConfigMap, "settings", "kubectl-edit", `{"data":{"key":"edited"}}`)
 	e.change(t, driftConfigMap, "settings", "kubectl-client-side-apply", `{"metadata":{"labels":{"app.kubernetes.io/name":"x"}}}`)
-	want := map[string][]string{"settings": {"data.key", `metadata.labels["app.kubernetes.io/name"]`}}
+	want := map[string][]string{"settings": {".data.key", ".metadata.labels.app.kubernetes.io/name"}}
 	e.expect(t, "edited", driftConfigMap, want)
 
 	drifts, err := e.checker.Check(t.Context(), driftConfigMap)
@@ -190,9 +190,9 @@ func TestDriftDeploymentScaledByAnAutoscaler(t *testing.T) {
 
 	e.change(t, driftDeployment, "web", "kubectl-edit",
 		`{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"nginx:evil","args":[],"env":[{"name":"EMPTY"},{"name":"MODE","value":"prod"}],"resources":{"limits":{"cpu":"1","memory":"1Gi"},"requests":{"cpu":"500m","memory":"128M"}},"ports":[{"containerPort":80,"name":"http"}]}]}}}}`)
-	e.expect(t, "image edited", driftDeployment, map[string][]string{"web": {"spec.template.spec.containers[0].image"}})
+	e.expect(t, "image edited", driftDeployment, map[string][]string{"web": {`.spec.template.spec.containers[name="app"].image`}})
 	e.change(t, driftDeployment, "web", "kubectl-scale", `{"spec":{"replicas":5}}`, "scale")
-	want := map[string][]string{"web": {"spec.replicas", "spec.template.spec.containers[0].image"}}
+	want := map[string][]string{"web": {".spec.replicas", `.spec.template.spec.containers[name="app"].image`}}
 	e.expect(t, "scaled by a person", driftDeployment, want)
 
 	drifts, err := e.checker.Check(t.Context(), driftDeployment)
@@ -238,7 +238,7 @@ func TestDriftSecretAndInjectedCABundle(t *testing.T) {
 	e.change(t, webhook, e.ns, "cainjector",
 		`{"webhooks":[{"name":"drift.example.com","admissionReviewVersions":["v1"],"sideEffects":"None","clientConfig":{"url":"https://drift.example.com/mutate","caBundle":"c2Vjb25k"}}]}`)
 	e.change(t, driftOpaque, "opaque", "kubectl-edit", `{"data":{"note":"Y2hhbmdlZA=="}}`)
-	e.expect(t, "injected CA, edited Secret", manifest, map[string][]string{"opaque": {"data.note"}})
+	e.expect(t, "injected CA, edited Secret", manifest, map[string][]string{"opaque": {".data.note"}})
 
 	drifts, err := e.checker.Check(t.Context(), manifest)
 	if err != nil {
@@ -335,7 +335,7 @@ func TestDriftOneVolumeMountedTwice(t *testing.T) {
 
 	e.change(t, driftTwoMounts, "mounts", "kubectl-edit",
 		`{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"nginx:1.27","volumeMounts":[{"name":"data","mountPath":"/var/cache"},{"name":"data","mountPath":"/var/log","subPath":"edited"}]}]}}}}`)
-	e.expect(t, "subPath edited", driftTwoMounts, map[string][]string{"mounts": {"spec.template.spec.containers[0].volumeMounts[1].subPath"}})
+	e.expect(t, "subPath edited", driftTwoMounts, map[string][]string{"mounts": {`.spec.template.spec.containers[name="app"].volumeMounts[mountPath="/var/log"].subPath`}})
 
 	drifts, err := e.checker.Check(t.Context(), driftTwoMounts)
 	if err != nil {

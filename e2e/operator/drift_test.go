@@ -34,7 +34,7 @@ func TestManualEditRevertedWithoutModuleRun(t *testing.T) {
 	h.WaitReady()
 	alphaRuns := map[string]string{"module": "alpha"}
 	runs := h.Metric(operatortest.ModuleRuns, alphaRuns)
-	drift := map[string]string{"module": "alpha", "name": "alpha", "fields": "data.message"}
+	drift := map[string]string{"module": "alpha", "name": "alpha", "fields": ".data.message"}
 	before := h.CountLog("release object drifted from its manifest", drift)
 
 	edited := time.Now()
@@ -60,7 +60,7 @@ func TestManualEditReportedOnly(t *testing.T) {
 	h.start("--drift-resync=300ms", "--log-level=debug")
 	h.WaitReady()
 	h.editAlpha("edited-by-hand")
-	drift := map[string]string{"module": "alpha", "name": "alpha", "fields": "data.message"}
+	drift := map[string]string{"module": "alpha", "name": "alpha", "fields": ".data.message"}
 	h.WaitLog(1, "release object drifted from its manifest", drift)
 	h.WaitMetric("addon_operator_drifted_objects", map[string]string{"module": "alpha"}, "to be 1", func(v float64) bool { return v == 1 })
 	h.WaitLog(1, "release object still drifted from its manifest", nil)
@@ -95,7 +95,7 @@ func TestMaintenanceStopsHealing(t *testing.T) {
 
 	// An edit is reported, not reverted.
 	h.editAlpha("edited-in-maintenance")
-	h.WaitLog(1, "release object drifted from its manifest", map[string]string{"module": "alpha", "fields": "data.message"})
+	h.WaitLog(1, "release object drifted from its manifest", map[string]string{"module": "alpha", "fields": ".data.message"})
 	if got := h.alphaData()["message"]; got != "edited-in-maintenance" {
 		t.Errorf("alpha's message = %q, want the edit left in maintenance", got)
 	}

@@ -68,8 +68,8 @@ func TestDriftIsReportedAndRevertedOnRequest(t *testing.T) {
 	}
 	h.start("--heal-drift")
 	h.WaitReady() // of the new run
-	if n := h.CountLog("release object drifted from its manifest", map[string]string{"module": "alpha", "name": "alpha", "fields": "data.message"}); n != 1 {
-		t.Errorf("drift log lines naming data.message = %d, want 1", n)
+	if n := h.CountLog("release object drifted from its manifest", map[string]string{"module": "alpha", "name": "alpha", "fields": ".data.message"}); n != 1 {
+		t.Errorf("drift log lines naming .data.message = %d, want 1", n)
 	}
 	h.Poll("alpha's drift to be reverted", func() bool { return h.alphaData()["message"] == "from-values-yaml" })
 	if got := h.ReleaseRevision("alpha"); got != 1 {

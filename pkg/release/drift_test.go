@@ -37,7 +37,7 @@ func (f *fakeDrift) Check(ctx context.Context, manifest string) ([]drift.Drift, 
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	return []drift.Drift{{Object: drift.Object{APIVersion: "v1", Kind: "ConfigMap", Name: "c"}, Fields: []string{"data.a"}}}, nil
+	return []drift.Drift{{Object: drift.Object{APIVersion: "v1", Kind: "ConfigMap", Name: "c"}, Fields: []string{".data.a"}}}, nil
 }
 
 func (f *fakeDrift) Revert(ctx context.Context, manifest string, _ []drift.Drift) error {

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/addon-operator/addon-operator/pkg/kube"
 	"github.com/addon-operator/addon-operator/pkg/logkey"
@@ -50,25 +51,33 @@ func (o Object) String() string {
 // Drift is an object whose live state differs from its release's manifest.
 type Drift struct {
 	Object Object
-	// Fields are the paths of the drifted fields in the order of their
-	// sorted keys: fields joined by dots, list items as [n] with their
-	// position in the list as the manifest's apply would leave it, keys that are not plain words
-	// quoted in brackets. For example data.key,
-	// spec.template.spec.containers[0].image,
-	// metadata.labels["app.kubernetes.io/name"].
+	// Fields name the drifted fields in the API server's field path
+	// syntax, the one of server-side apply conflicts, in the order of
+	// Paths: fields as .name, items of associative lists by their keys,
+	// of sets by their value. For example .data.key,
+	// .spec.template.spec.containers[name="app"].image,
+	// .metadata.labels.app.kubernetes.io/name.
 	Fields []string
+	// Paths are the drifted fields as structured-merge-diff paths, in the
+	// order of its sets (sorted, a map's fields before what is nested in
+	// its other fields); Revert puts them back. A Drift made by hand without them is nothing
+	// to revert.
+	Paths []fieldpath.Path
 }
 
 // Checker compares a release's objects with the cluster. It is safe for
 // concurrent use; with WithWatched it remembers which objects it found
 // without drift.
 //
-// The rule: a field is drift when a server-side apply of the manifest
-// (made as a dry run, so nothing changes) would change its live value
-// (anything but status, and of metadata only labels and annotations),
-// unless the field is a caBundle (CA injectors fill
-// webhook configurations) or a controller owns its live value according to
-// metadata.managedFields. A controller is a manager whose name contains
+// The rule: a field the manifest sets is drift when a server-side apply
+// of the manifest (made as a dry run, so nothing changes) would change its
+// live value (anything but status, and of metadata only labels and
+// annotations), unless the field is a caBundle (CA injectors fill webhook
+// configurations) or a controller owns its live value according to
+// metadata.managedFields. The fields the manifest sets are the set the API
+// server tracks for the dry run's manager (FieldManager) in its answer's
+// managedFields, paths of the kind's schema; each is compared where the
+// answer and the live object hold it. A controller is a manager whose name contains
 // "controller" (kube-controller-manager and most operators), the
 // autoscalers horizontal-pod-autoscaler, vpa-updater and vpa-recommender,
 // or a name given to WithControllers. A change by a person
@@ -118,7 +127,7 @@ func (c *Checker) WithControllers(managers ...string) *Checker {
 // Check returns the drifted objects of manifest, a release's rendered
 // objects as multi-document YAML, in the manifest's order; objects without
 // drift are left out. It reads each object with one GET and one dry-run
-// server-side apply, and compares the two (see driftDiffs). Objects that do
+// server-side apply, and compares the two (see driftPaths). Objects that do
 // not exist, also because their kind is unknown to the server, are skipped.
 // An error names the object and wraps the API error.
 func (c *Checker) Check(ctx context.Context, manifest string) ([]Drift, error) {
@@ -195,15 +204,17 @@ func (c *Checker) compare(ctx context.Context, t driftTarget, obj map[string]any
 			slog.String(logkey.Kind, t.ref.Kind), slog.String(logkey.Namespace, t.ref.Namespace), slog.String(logkey.Name, t.ref.Name), logkey.Err(err))
 		return Drift{Object: t.ref}, nil
 	}
-	managed, err := decodeManaged(live.GetManagedFields())
+	set, err := appliedFields(applied.GetManagedFields())
 	if err != nil {
 		return Drift{}, fmt.Errorf("check %s: %w", t.ref, err)
 	}
-	d := Drift{Object: t.ref}
-	for _, path := range driftDiffs(applied.Object, live.Object) {
-		if isDrift(path, managed, c.controllers) {
-			d.Fields = append(d.Fields, pathString(path))
-		}
+	owned, err := controllerFields(live.GetManagedFields(), c.controllers)
+	if err != nil {
+		return Drift{}, fmt.Errorf("check %s: %w", t.ref, err)
+	}
+	d := Drift{Object: t.ref, Paths: driftPaths(set, owned, applied.Object, live.Object)}
+	for _, p := range d.Paths {
+		d.Fields = append(d.Fields, p.String())
 	}
 	return d, nil
 }
@@ -225,21 +236,21 @@ func (c *Checker) dryRun(ctx context.Context, t driftTarget, obj map[string]any,
 	})
 }
 
-// Revert puts the manifest's values of the drifted fields back, one
-// server-side apply per object with field manager FieldManager and
-// force, so the fields change owner whoever held them. The applied object
-// holds only the drifted fields, each cut before its first list item (see
-// Drift.Fields), so a list goes back whole; the API server merges
+// Revert puts the manifest's values of the drifted fields (Drift.Paths)
+// back, one server-side apply per object with field manager FieldManager
+// and force, so the fields change owner whoever held them. The applied
+// object holds only the drifted fields, each cut before its first list
+// item, so a list goes back whole; the API server merges
 // associative lists such as containers by key, keeping items others added.
 // The apply carries the live uid and resourceVersion, so it never creates
 // an object deleted meanwhile (a missing object is skipped) and is retried
 // on conflicts. Every object is tried; the error joins the failures, each
 // naming its object. A drift whose object is not in manifest is an error.
 func (c *Checker) Revert(ctx context.Context, manifest string, drifts []Drift) error {
-	pending := map[Object][]string{}
+	pending := map[Object][]fieldpath.Path{}
 	for _, d := range drifts {
-		if len(d.Fields) > 0 {
-			pending[d.Object] = append(pending[d.Object], d.Fields...)
+		if len(d.Paths) > 0 {
+			pending[d.Object] = append(pending[d.Object], d.Paths...)
 		}
 	}
 	if len(pending) == 0 {
@@ -275,8 +286,8 @@ func (c *Checker) Revert(ctx context.Context, manifest string, drifts []Drift) e
 	return errors.Join(errs...)
 }
 
-func (c *Checker) revert(ctx context.Context, t driftTarget, obj map[string]any, fields []string) error {
-	partial, err := driftPartial(kube.SecretData(obj), t.ref, fields)
+func (c *Checker) revert(ctx context.Context, t driftTarget, obj map[string]any, paths []fieldpath.Path) error {
+	partial, err := driftPartial(kube.SecretData(obj), t.ref, paths)
 	if err != nil {
 		return err
 	}
@@ -343,7 +354,7 @@ func (c *Checker) target(ctx context.Context, obj map[string]any) (t driftTarget
 
 // mayBeOneOf reports whether obj has the apiVersion, kind and name of
 // an object in refs, before its namespace is resolved.
-func mayBeOneOf(obj map[string]any, refs map[Object][]string) bool {
+func mayBeOneOf(obj map[string]any, refs map[Object][]fieldpath.Path) bool {
 	u := unstructured.Unstructured{Object: obj}
 	for ref := range refs {
 		if ref.APIVersion == u.GetAPIVersion() && ref.Kind == u.GetKind() && ref.Name == u.GetName() {

@@ -16,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	clienttesting "k8s.io/client-go/testing"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+	"sigs.k8s.io/structured-merge-diff/v6/typed"
 
 	"github.com/addon-operator/addon-operator/pkg/kube"
 )
@@ -55,10 +57,47 @@ func driftDryRuns(t *testing.T, client *dynamicfake.FakeDynamicClient) {
 		if err != nil {
 			return true, nil, err
 		}
-		out := runtime.DeepCopyJSON(live.(*unstructured.Unstructured).Object)
-		driftMerge(out, testObject(t, string(patch.GetPatch())))
-		return true, &unstructured.Unstructured{Object: out}, nil
+		out := &unstructured.Unstructured{Object: runtime.DeepCopyJSON(live.(*unstructured.Unstructured).Object)}
+		applied := testObject(t, string(patch.GetPatch()))
+		driftMerge(out.Object, applied)
+		out.SetManagedFields(append(out.GetManagedFields(), driftAppliedEntry(t, applied)))
+		return true, out, nil
 	})
+}
+
+// driftAppliedEntry is the managedFields entry a server-side apply of obj
+// by FieldManager records, with the schema the server deduces for kinds it
+// knows none of: maps field by field, lists whole.
+func driftAppliedEntry(t *testing.T, obj map[string]any) metav1.ManagedFieldsEntry {
+	t.Helper()
+	tv, err := typed.DeducedParseableType.FromUnstructured(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := tv.ToFieldSet()
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := set.ToJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return metav1.ManagedFieldsEntry{
+		Manager: FieldManager, Operation: metav1.ManagedFieldsOperationApply,
+		FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(string(raw)),
+	}
+}
+
+// testDrift is the drift of ref in the fields at paths, each a list of
+// field names.
+func testDrift(ref Object, paths ...[]any) Drift {
+	d := Drift{Object: ref}
+	for _, parts := range paths {
+		p := fieldpath.MakePathOrDie(parts...)
+		d.Paths = append(d.Paths, p)
+		d.Fields = append(d.Fields, p.String())
+	}
+	return d
 }
 
 func driftMerge(dst, src map[string]any) {
@@ -126,11 +165,14 @@ func TestDriftCheck(t *testing.T) {
 		t.Fatalf("Check: %v", err)
 	}
 	want := []Drift{
-		{Object: Object{APIVersion: "v1", Kind: "ConfigMap", Namespace: "ns", Name: "edited"}, Fields: []string{"data.key"}},
-		{Object: Object{APIVersion: "v1", Kind: "Namespace", Name: "cluster"}, Fields: []string{"metadata.labels.team"}},
+		testDrift(Object{APIVersion: "v1", Kind: "ConfigMap", Namespace: "ns", Name: "edited"}, []any{"data", "key"}),
+		testDrift(Object{APIVersion: "v1", Kind: "Namespace", Name: "cluster"}, []any{"metadata", "labels", "team"}),
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("drifts (-want +got):\n%s", d)
+	}
+	if len(got) > 0 && !slices.Equal(got[0].Fields, []string{".data.key"}) {
+		t.Errorf("fields = %q, want the API server's field path syntax: .data.key", got[0].Fields)
 	}
 }
 
@@ -182,15 +224,16 @@ func TestDriftRevert(t *testing.T) {
 	checker, client := driftFake(t, testLive()...)
 	applies := driftApplies(client)
 	drifts := []Drift{
-		{Object: Object{APIVersion: "v1", Kind: "ConfigMap", Namespace: "ns", Name: "edited"}, Fields: []string{"data.key"}},
-		{Object: Object{APIVersion: "v1", Kind: "ConfigMap", Namespace: "ns", Name: "missing"}, Fields: []string{"data.key"}},
+		testDrift(Object{APIVersion: "v1", Kind: "ConfigMap", Namespace: "ns", Name: "edited"}, []any{"data", "key"}),
+		testDrift(Object{APIVersion: "v1", Kind: "ConfigMap", Namespace: "ns", Name: "missing"}, []any{"data", "key"}),
 		{Object: Object{APIVersion: "v1", Kind: "ConfigMap", Namespace: "ns", Name: "same"}},
+		{Object: Object{APIVersion: "v1", Kind: "ConfigMap", Namespace: "ns", Name: "edited"}, Fields: []string{".data.other"}},
 	}
 	if err := checker.Revert(t.Context(), testManifest, drifts); err != nil {
 		t.Fatalf("Revert: %v", err)
 	}
 	if len(*applies) != 1 {
-		t.Fatalf("applies = %d, want 1 (the missing object is skipped, no fields is nothing to do)", len(*applies))
+		t.Fatalf("applies = %d, want 1 (the missing object is skipped, no paths is nothing to do)", len(*applies))
 	}
 	apply := (*applies)[0]
 	opts := apply.GetPatchOptions()
@@ -210,9 +253,9 @@ func TestDriftRevertErrors(t *testing.T) {
 	checker, client := driftFake(t, testLive()...)
 	applies := driftApplies(client)
 	drifts := []Drift{
-		{Object: Object{APIVersion: "v1", Kind: "ConfigMap", Namespace: "ns", Name: "notinmanifest"}, Fields: []string{"data.key"}},
-		{Object: Object{APIVersion: "v1", Kind: "ConfigMap", Namespace: "ns", Name: "edited"}, Fields: []string{"data.nope"}},
-		{Object: Object{APIVersion: "v1", Kind: "Namespace", Name: "cluster"}, Fields: []string{"metadata.labels.team"}},
+		testDrift(Object{APIVersion: "v1", Kind: "ConfigMap", Namespace: "ns", Name: "notinmanifest"}, []any{"data", "key"}),
+		testDrift(Object{APIVersion: "v1", Kind: "ConfigMap", Namespace: "ns", Name: "edited"}, []any{"data", "nope"}),
+		testDrift(Object{APIVersion: "v1", Kind: "Namespace", Name: "cluster"}, []any{"metadata", "labels", "team"}),
 	}
 	err := checker.Revert(t.Context(), testManifest, drifts)
 	for _, name := range []string{"ns/notinmanifest", "ns/edited"} {
@@ -258,7 +301,7 @@ func TestDriftCheckSkipsRefusedDryRuns(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Check: %v", err)
 	}
-	want := []Drift{{Object: Object{APIVersion: "v1", Kind: "ConfigMap", Namespace: "ns", Name: "edited"}, Fields: []string{"data.key"}}}
+	want := []Drift{testDrift(Object{APIVersion: "v1", Kind: "ConfigMap", Namespace: "ns", Name: "edited"}, []any{"data", "key"})}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("drifts (-want +got):\n%s", d)
 	}

@@ -1,188 +1,182 @@
 package drift
 
 import (
-	"encoding/json"
+	"bytes"
 	"fmt"
-	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	utiljson "k8s.io/apimachinery/pkg/util/json"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+	"sigs.k8s.io/structured-merge-diff/v6/value"
 )
 
-// fieldSet is one node of a decoded fieldsV1 set, the format of
-// metadata.managedFields[].fieldsV1: what a manager owns at one position of
-// an object and below it. A node with no entries at all is a leaf: the
-// manager owns the whole value there (a scalar, or an atomic map or list).
-type fieldSet struct {
-	// fields are the "f:<name>" entries: struct fields and map keys.
-	fields map[string]*fieldSet
-	// keyed are the "k:<json object>" entries: items of associative lists,
-	// named by the values of their key fields.
-	keyed []keyedItem
-	// values are the "v:<json value>" entries: items of set lists.
-	values []valueItem
-	// indexes are the "i:<n>" entries: list items by position.
-	indexes map[int]*fieldSet
-	// self is the "." entry: the position itself (a map or a list item)
-	// exists because of the manager; it says nothing about what is below.
-	self bool
-}
-
-type keyedItem struct {
-	keys map[string]any
-	set  *fieldSet
-}
-
-type valueItem struct {
-	value any
-	set   *fieldSet
-}
-
-// driftManaged is what one managedFields entry owns.
-type driftManaged struct {
-	manager string
-	set     *fieldSet
-}
-
-// decodeManaged decodes the fieldsV1 sets of a live object's
-// managedFields. Entries in another format, or without fields, own nothing
-// and are left out. Entries of subresources (status, scale) count like the
-// others: a controller scaling through /scale owns spec.replicas.
-func decodeManaged(entries []metav1.ManagedFieldsEntry) ([]driftManaged, error) {
-	out := make([]driftManaged, 0, len(entries))
+// appliedFields returns the fields the manifest sets, as the API server
+// tracks them: the set of FieldManager's Apply entry in the managedFields of
+// the dry-run answer. The server computed it with the kind's schema, so
+// associative list items are named by their keys (containers by name,
+// volume mounts by mount path) and atomic values are leaves. Without
+// that entry the set is empty: the server keeps no entry of a manager that
+// owns nothing, as for a manifest object of a name alone.
+func appliedFields(entries []metav1.ManagedFieldsEntry) (*fieldpath.Set, error) {
 	for _, e := range entries {
-		if e.FieldsType != "FieldsV1" || e.FieldsV1 == nil {
+		if e.Manager != FieldManager || e.Operation != metav1.ManagedFieldsOperationApply || e.Subresource != "" {
 			continue
 		}
-		set, err := decodeFields(e.FieldsV1.GetRawBytes())
-		if err != nil {
-			return nil, fmt.Errorf("managedFields of %q: %w", e.Manager, err)
-		}
-		out = append(out, driftManaged{manager: e.Manager, set: set})
+		return decodeFields(e)
 	}
-	return out, nil
+	return &fieldpath.Set{}, nil
 }
 
-// decodeFields decodes one fieldsV1 JSON object. Keys other than ".",
-// "f:", "k:", "v:" and "i:" entries are an error.
-func decodeFields(raw []byte) (*fieldSet, error) {
-	var entries map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &entries); err != nil {
-		return nil, fmt.Errorf("decode fieldsV1: %w", err)
+// decodeFields decodes one managedFields entry's fieldsV1 set. An entry in
+// another format, or without fields, owns nothing.
+func decodeFields(e metav1.ManagedFieldsEntry) (*fieldpath.Set, error) {
+	set := &fieldpath.Set{}
+	if e.FieldsType != "FieldsV1" || e.FieldsV1 == nil {
+		return set, nil
 	}
-	set := &fieldSet{}
-	for key, sub := range entries {
-		if key == "." {
-			set.self = true
-			continue
-		}
-		child, err := decodeFields(sub)
-		if err != nil {
-			return nil, err
-		}
-		if err := set.add(key, child); err != nil {
-			return nil, err
-		}
+	if err := set.FromJSON(bytes.NewReader(e.FieldsV1.GetRawBytes())); err != nil {
+		return nil, fmt.Errorf("managedFields of %q: %w", e.Manager, err)
 	}
 	return set, nil
 }
 
-// add records child under the fieldsV1 key.
-func (s *fieldSet) add(key string, child *fieldSet) error {
-	prefix, rest, _ := strings.Cut(key, ":")
-	switch prefix {
-	case "f":
-		if s.fields == nil {
-			s.fields = map[string]*fieldSet{}
+// controllerFields returns the union of the fields the controllers among
+// a live object's managers own (see isController). Entries of subresources
+// count like the others: a controller scaling through /scale owns
+// spec.replicas.
+func controllerFields(entries []metav1.ManagedFieldsEntry, extra []string) (*fieldpath.Set, error) {
+	owned := &fieldpath.Set{}
+	for _, e := range entries {
+		if !isController(e.Manager, extra) {
+			continue
 		}
-		s.fields[rest] = child
-	case "k":
-		var keys map[string]any
-		if err := utiljson.Unmarshal([]byte(rest), &keys); err != nil {
-			return fmt.Errorf("fieldsV1 key %q: %w", key, err)
-		}
-		s.keyed = append(s.keyed, keyedItem{keys: keys, set: child})
-	case "v":
-		var value any
-		if err := utiljson.Unmarshal([]byte(rest), &value); err != nil {
-			return fmt.Errorf("fieldsV1 key %q: %w", key, err)
-		}
-		s.values = append(s.values, valueItem{value: value, set: child})
-	case "i":
-		i, err := strconv.Atoi(rest)
+		set, err := decodeFields(e)
 		if err != nil {
-			return fmt.Errorf("fieldsV1 key %q: %w", key, err)
+			return nil, err
 		}
-		if s.indexes == nil {
-			s.indexes = map[int]*fieldSet{}
+		owned = owned.Union(set)
+	}
+	return owned, nil
+}
+
+// driftPaths returns the fields of set, the fields the manifest sets,
+// whose value in applied (the dry-run answer) differs from live's, in the
+// set's order. Only leaves are compared: a map or list item the manifest
+// sets is compared through the fields it sets in it, an atomic value
+// whole. Of metadata only labels and annotations count, status never:
+// the rest is the server's bookkeeping. A field controllers own (owned),
+// and a webhook's caBundle, which CA injectors fill, are not drift.
+func driftPaths(set, owned *fieldpath.Set, applied, live map[string]any) []fieldpath.Path {
+	var out []fieldpath.Path
+	for path := range set.Leaves().All() {
+		if !compared(path) || owned.Has(path) {
+			continue
 		}
-		s.indexes[i] = child
+		if n := len(path); path[n-1].FieldName != nil && *path[n-1].FieldName == "caBundle" {
+			continue
+		}
+		a, _ := lookup(applied, path)
+		l, _ := lookup(live, path)
+		if !equal(a, l) {
+			out = append(out, path.Copy())
+		}
+	}
+	return out
+}
+
+// compared reports whether a change of the field at path can be drift:
+// anything but apiVersion, kind and status, and of metadata only labels
+// and annotations.
+func compared(path fieldpath.Path) bool {
+	if len(path) == 0 || path[0].FieldName == nil {
+		return false
+	}
+	switch *path[0].FieldName {
+	case "apiVersion", "kind", "status":
+		return false
+	case "metadata":
+		return len(path) > 2 && path[1].FieldName != nil &&
+			(*path[1].FieldName == "labels" || *path[1].FieldName == "annotations")
 	default:
-		return fmt.Errorf("fieldsV1 key %q: unknown prefix", key)
+		return true
 	}
-	return nil
 }
 
-func (s *fieldSet) leaf() bool {
-	return !s.self && len(s.fields) == 0 && len(s.keyed) == 0 && len(s.values) == 0 && len(s.indexes) == 0
+// lookup returns the value at path in obj, a decoded JSON object: a field
+// of a map, the item of a list with the key fields' values, the item equal
+// to a value, or the item at an index. ok is false when there is none.
+func lookup(obj any, path fieldpath.Path) (v any, ok bool) {
+	v = obj
+	for _, pe := range path {
+		switch {
+		case pe.FieldName != nil:
+			m, isMap := v.(map[string]any)
+			if v, ok = m[*pe.FieldName]; !isMap || !ok {
+				return nil, false
+			}
+		case pe.Index != nil:
+			list, _ := v.([]any)
+			if *pe.Index < 0 || *pe.Index >= len(list) {
+				return nil, false
+			}
+			v = list[*pe.Index]
+		default:
+			list, _ := v.([]any)
+			i := slices.IndexFunc(list, func(item any) bool { return matches(pe, item) })
+			if i < 0 {
+				return nil, false
+			}
+			v = list[i]
+		}
+	}
+	return v, true
 }
 
-// owns reports whether the set owns the value at path: the set has the
-// position itself, or an ancestor of it as a leaf (an atomic map or list).
-// List steps are matched against the live item the step found.
-func (s *fieldSet) owns(path []driftStep) bool {
-	node := s
-	for _, step := range path {
-		node = node.child(step)
-		if node == nil {
+// matches reports whether item is the list item the key or value
+// element pe names.
+func matches(pe fieldpath.PathElement, item any) bool {
+	switch {
+	case pe.Key != nil:
+		m, ok := item.(map[string]any)
+		if !ok {
 			return false
 		}
-		if node.leaf() {
-			return true
+		for _, f := range *pe.Key {
+			got, ok := m[f.Name]
+			if !ok || !value.Equals(value.NewValueInterface(got), f.Value) {
+				return false
+			}
 		}
+		return len(*pe.Key) > 0
+	case pe.Value != nil:
+		return value.Equals(value.NewValueInterface(item), *pe.Value)
+	default:
+		return false
 	}
-	return true
 }
 
-func (s *fieldSet) child(step driftStep) *fieldSet {
-	if !step.isList() {
-		return s.fields[step.key]
+// equal reports whether two decoded JSON values are equal, numbers by
+// value whatever their Go type; an empty map or list counts as absent.
+func equal(a, b any) bool {
+	if empty(a) || empty(b) {
+		return empty(a) && empty(b)
 	}
-	if step.live < 0 {
-		return nil
-	}
-	if set, ok := s.indexes[step.live]; ok {
-		return set
-	}
-	for _, v := range s.values {
-		if reflect.DeepEqual(v.value, step.item) {
-			return v.set
-		}
-	}
-	item, ok := step.item.(map[string]any)
-	if !ok {
-		return nil
-	}
-	for _, k := range s.keyed {
-		if hasKeys(item, k.keys) {
-			return k.set
-		}
-	}
-	return nil
+	return value.Equals(value.NewValueInterface(a), value.NewValueInterface(b))
 }
 
-// hasKeys reports whether item has every key field with its value.
-func hasKeys(item, keys map[string]any) bool {
-	for name, want := range keys {
-		got, ok := item[name]
-		if !ok || !reflect.DeepEqual(got, want) {
-			return false
-		}
+// empty reports whether v is absent: nil, an empty map or an empty list.
+func empty(v any) bool {
+	switch v := v.(type) {
+	case nil:
+		return true
+	case map[string]any:
+		return len(v) == 0
+	case []any:
+		return len(v) == 0
+	default:
+		return false
 	}
-	return len(keys) > 0
 }
 
 // defaultControllers are managers, beyond those whose name contains
@@ -198,23 +192,4 @@ func isController(manager string, extra []string) bool {
 	return strings.Contains(strings.ToLower(manager), "controller") ||
 		slices.Contains(defaultControllers(), manager) ||
 		slices.Contains(extra, manager)
-}
-
-// isDrift decides whether a field whose live value differs from the
-// manifest is drift. It is not when the field is a webhook's caBundle (CA
-// injectors own those by design) or when any live owner of the field is a
-// controller (see isController). Every other difference is drift:
-// a change by a person (kubectl-edit, kubectl-client-side-apply, kubectl
-// patch), a field with no owner at all, and a field still owned by the
-// release's own manager (an upgrade that did not land).
-func isDrift(path []driftStep, managed []driftManaged, controllers []string) bool {
-	if n := len(path); n > 0 && path[n-1].key == "caBundle" {
-		return false
-	}
-	for _, m := range managed {
-		if isController(m.manager, controllers) && m.set.owns(path) {
-			return false
-		}
-	}
-	return true
 }

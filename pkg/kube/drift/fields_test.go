@@ -3,8 +3,11 @@ package drift
 import (
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+	"sigs.k8s.io/structured-merge-diff/v6/value"
 )
 
 // testObject decodes a YAML object the way the dynamic client does.
@@ -17,157 +20,177 @@ func testObject(t *testing.T, doc string) map[string]any {
 	return obj
 }
 
-// testPath parses a field path and resolves its list steps against
-// live by position, as walk does for items without a name.
-func testPath(t *testing.T, live map[string]any, field string) []driftStep {
+// testEntry is a managedFields entry of manager with the fieldsV1 set raw.
+func testEntry(manager string, op metav1.ManagedFieldsOperationType, raw string) metav1.ManagedFieldsEntry {
+	return metav1.ManagedFieldsEntry{Manager: manager, Operation: op, FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(raw)}
+}
+
+// testSet decodes a fieldsV1 set.
+func testSet(t *testing.T, raw string) *fieldpath.Set {
 	t.Helper()
-	path, err := parsePath(field)
+	set, err := decodeFields(testEntry("test", metav1.ManagedFieldsOperationApply, raw))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var at any = live
-	for i, step := range path {
-		if !step.isList() {
-			m, _ := at.(map[string]any)
-			at = m[step.key]
-			continue
-		}
-		list, _ := at.([]any)
-		at = nil
-		if step.index < len(list) {
-			at = list[step.index]
-			path[i].live, path[i].item = step.index, at
-		}
-	}
-	return path
+	return set
 }
 
-func TestDriftFieldSetOwns(t *testing.T) {
-	containers := `{spec: {containers: [{name: side, image: s}, {name: app, image: a}],
-		ports: [{containerPort: 80, protocol: TCP, name: http}], args: [a, b], list: [{x: 1}, {x: 2}]},
-		metadata: {finalizers: [b, a]}}`
-	tests := []struct {
-		name   string
-		fields string
-		path   string
-		want   bool
-	}{
-		{name: "f: a leaf owns its field", fields: `{"f:data":{"f:key":{}}}`, path: "data.key", want: true},
-		{name: "f: a sibling is not owned", fields: `{"f:data":{"f:key":{}}}`, path: "data.other"},
-		{name: "f: an unrelated field is not owned", fields: `{"f:data":{"f:key":{}}}`, path: "spec.replicas"},
-		{name: "f: a dotted key", fields: `{"f:metadata":{"f:labels":{"f:app.kubernetes.io/name":{}}}}`,
-			path: `metadata.labels["app.kubernetes.io/name"]`, want: true},
-		{name: "f: a leaf owns an atomic list's items", fields: `{"f:spec":{"f:args":{}}}`, path: "spec.args[1]", want: true},
-		{name: "f: a map with children owns only them", fields: `{"f:spec":{".":{},"f:replicas":{}}}`, path: "spec.paused"},
-		{name: "k: the item with the key", fields: `{"f:spec":{"f:containers":{"k:{\"name\":\"app\"}":{".":{},"f:image":{}}}}}`,
-			path: "spec.containers[1].image", want: true},
-		{name: "k: another item", fields: `{"f:spec":{"f:containers":{"k:{\"name\":\"app\"}":{".":{},"f:image":{}}}}}`,
-			path: "spec.containers[0].image"},
-		{name: "k: the item but not the field", fields: `{"f:spec":{"f:containers":{"k:{\"name\":\"app\"}":{".":{}}}}}`,
-			path: "spec.containers[1].image"},
-		{name: "k: several keys, a number among them",
-			fields: `{"f:spec":{"f:ports":{"k:{\"containerPort\":80,\"protocol\":\"TCP\"}":{"f:name":{}}}}}`,
-			path:   "spec.ports[0].name", want: true},
-		{name: "k: a key value that differs", fields: `{"f:spec":{"f:ports":{"k:{\"containerPort\":81,\"protocol\":\"TCP\"}":{"f:name":{}}}}}`,
-			path: "spec.ports[0].name"},
-		{name: "v: the set item of that value", fields: `{"f:metadata":{"f:finalizers":{"v:\"a\"":{}}}}`, path: "metadata.finalizers[1]", want: true},
-		{name: "v: another set item", fields: `{"f:metadata":{"f:finalizers":{"v:\"a\"":{}}}}`, path: "metadata.finalizers[0]"},
-		{name: "i: the item at that index", fields: `{"f:spec":{"f:list":{"i:1":{"f:x":{}}}}}`, path: "spec.list[1].x", want: true},
-		{name: "i: another index", fields: `{"f:spec":{"f:list":{"i:1":{"f:x":{}}}}}`, path: "spec.list[0].x"},
-		{name: "a missing live item is not owned", fields: `{"f:spec":{"f:list":{"i:5":{}}}}`, path: "spec.list[5]"},
-		{name: "an empty set owns nothing", fields: `{}`, path: "data.key"},
+func testStrings(paths []fieldpath.Path) []string {
+	out := make([]string, 0, len(paths))
+	for _, p := range paths {
+		out = append(out, p.String())
 	}
-	live := testObject(t, containers)
+	return out
+}
+
+func TestDriftPaths(t *testing.T) {
+	const set = `{
+		"f:metadata": {"f:name": {}, "f:labels": {".": {}, "f:app.kubernetes.io/name": {}, "f:tier": {}}, "f:finalizers": {}},
+		"f:spec": {"f:replicas": {}, "f:paused": {}, "f:args": {}, "f:template": {"f:spec": {"f:containers": {
+			"k:{\"name\":\"app\"}": {".": {}, "f:name": {}, "f:image": {}, "f:env": {"k:{\"name\":\"EMPTY\"}": {".": {}, "f:name": {}, "f:value": {}}}},
+			"k:{\"name\":\"side\"}": {".": {}, "f:name": {}, "f:image": {}}},
+			"f:finalizers": {"v:\"a\"": {}}}}},
+		"f:status": {"f:replicas": {}},
+		"f:webhooks": {"k:{\"name\":\"w\"}": {"f:clientConfig": {"f:caBundle": {}}}}}`
+	applied := testObject(t, `{metadata: {name: d, labels: {app.kubernetes.io/name: d, tier: web}, finalizers: [x]},
+		spec: {replicas: 2, paused: false, args: [], template: {spec: {
+			containers: [{name: side, image: s}, {name: app, image: a, env: [{name: EMPTY}]}], finalizers: [a]}}},
+		status: {replicas: 1}, webhooks: [{name: w, clientConfig: {caBundle: one}}]}`)
+	live := testObject(t, `{metadata: {name: d, labels: {app.kubernetes.io/name: x, tier: web}},
+		spec: {replicas: 2.0, template: {spec: {
+			containers: [{name: app, image: b, env: [{name: EMPTY}]}]}}},
+		status: {replicas: 9}, webhooks: [{name: w, clientConfig: {caBundle: two}}]}`)
+	tests := []struct {
+		name  string
+		owned string
+		want  []string
+	}{
+		{name: "no controllers", owned: `{}`, want: []string{
+			".metadata.labels.app.kubernetes.io/name",
+			".spec.paused",
+			`.spec.template.spec.containers[name="app"].image`,
+			`.spec.template.spec.containers[name="side"].image`,
+			`.spec.template.spec.containers[name="side"].name`,
+			`.spec.template.spec.finalizers[="a"]`,
+		}},
+		{name: "a controller owns the image", owned: `{"f:spec": {"f:template": {"f:spec": {"f:containers": {"k:{\"name\":\"app\"}": {"f:image": {}}}}}}}`, want: []string{
+			".metadata.labels.app.kubernetes.io/name",
+			".spec.paused",
+			`.spec.template.spec.containers[name="side"].image`,
+			`.spec.template.spec.containers[name="side"].name`,
+			`.spec.template.spec.finalizers[="a"]`,
+		}},
+	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			set, err := decodeFields([]byte(tt.fields))
-			if err != nil {
-				t.Fatalf("decodeFields: %v", err)
-			}
-			if got := set.owns(testPath(t, live, tt.path)); got != tt.want {
-				t.Errorf("owns(%s) = %v, want %v", tt.path, got, tt.want)
+			got := testStrings(driftPaths(testSet(t, set), testSet(t, tt.owned), applied, live))
+			if d := cmp.Diff(tt.want, got); d != "" {
+				t.Errorf("drifted fields (-want +got):\n%s", d)
 			}
 		})
 	}
 }
 
-func TestDriftDecodeFieldsErrors(t *testing.T) {
-	for _, raw := range []string{
-		`not json`,
-		`{"x:foo":{}}`,
-		`{"nocolon":{}}`,
-		`{"f:spec":{"i:one":{}}}`,
-		`{"f:spec":{"k:{broken":{}}}`,
-		`{"f:spec":{"v:[unterminated":{}}}`,
-		`{"f:spec":[]}`,
-	} {
-		if _, err := decodeFields([]byte(raw)); err == nil {
-			t.Errorf("decodeFields(%s) succeeded, want an error", raw)
-		}
-	}
-}
-
-func TestDriftDecodeManaged(t *testing.T) {
-	entries := []metav1.ManagedFieldsEntry{
-		{Manager: "helm", FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:data":{"f:key":{}}}`)},
-		{Manager: "old", FieldsType: "FieldsV2", FieldsV1: metav1.NewFieldsV1(`{"f:data":{}}`)},
-		{Manager: "empty", FieldsType: "FieldsV1"},
-	}
-	managed, err := decodeManaged(entries)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(managed) != 1 || managed[0].manager != "helm" {
-		t.Fatalf("decoded %d entries (first %+v), want only helm's", len(managed), managed)
-	}
-	bad := []metav1.ManagedFieldsEntry{
-		entries[0],
-		{Manager: "bad", FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"q:x":{}}`)},
-	}
-	if _, err := decodeManaged(bad); err == nil {
-		t.Error("an undecodable entry is no error")
-	}
-}
-
-func TestDriftIsDrift(t *testing.T) {
-	live := testObject(t, `{data: {key: v}, spec: {replicas: 3}, webhooks: [{clientConfig: {caBundle: x}}]}`)
-	owner := func(manager, fields string) driftManaged {
-		set, err := decodeFields([]byte(fields))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return driftManaged{manager: manager, set: set}
-	}
-	data := `{"f:data":{"f:key":{}}}`
-	replicas := `{"f:spec":{"f:replicas":{}}}`
+func TestDriftLookup(t *testing.T) {
+	obj := testObject(t, `{spec: {list: [{name: a, port: 80, v: 1}, {name: a, port: 81, v: 2}], set: [a1, b2], plain: [p, q]}}`)
 	tests := []struct {
-		name        string
-		path        string
-		managed     []driftManaged
-		controllers []string
-		want        bool
+		name   string
+		path   fieldpath.Path
+		want   any
+		wantOK bool
 	}{
-		{name: "a change by kubectl-edit", path: "data.key", managed: []driftManaged{owner("helm", `{}`), owner("kubectl-edit", data)}, want: true},
-		{name: "a change by client-side apply", path: "data.key", managed: []driftManaged{owner("kubectl-client-side-apply", data)}, want: true},
-		{name: "a field still owned by the release", path: "data.key", managed: []driftManaged{owner("helm", data)}, want: true},
-		{name: "a field nobody owns", path: "data.key", want: true},
-		{name: "replicas under an HPA", path: "spec.replicas", managed: []driftManaged{owner("horizontal-pod-autoscaler", replicas)}},
-		{name: "a field of kube-controller-manager", path: "spec.replicas", managed: []driftManaged{owner("kube-controller-manager", replicas)}},
-		{name: "a field of some operator's controller", path: "spec.replicas", managed: []driftManaged{owner("Widget-Controller", replicas)}},
-		{name: "a controller owns another field only", path: "data.key",
-			managed: []driftManaged{owner("kube-controller-manager", replicas), owner("kubectl-edit", data)}, want: true},
-		{name: "shared with a controller", path: "data.key", managed: []driftManaged{owner("kubectl", data), owner("vpa-updater", data)}},
-		{name: "a manager named as a controller", path: "data.key", managed: []driftManaged{owner("cainjector", data)},
-			controllers: []string{"cainjector"}},
-		{name: "a manager not named", path: "data.key", managed: []driftManaged{owner("cainjector", data)},
-			controllers: []string{"other"}, want: true},
-		{name: "a webhook's caBundle", path: "webhooks[0].clientConfig.caBundle",
-			managed: []driftManaged{owner("kubectl-edit", `{"f:webhooks":{}}`)}},
+		{name: "by two keys", path: fieldpath.MakePathOrDie("spec", "list", fieldpath.KeyByFields("name", "a", "port", 81), "v"), want: int64(2), wantOK: true},
+		{name: "keys that match no item", path: fieldpath.MakePathOrDie("spec", "list", fieldpath.KeyByFields("name", "b"), "v")},
+		{name: "by value", path: fieldpath.MakePathOrDie("spec", "set", value.NewValueInterface("b2")), want: "b2", wantOK: true},
+		{name: "by index", path: fieldpath.MakePathOrDie("spec", "plain", 1), want: "q", wantOK: true},
+		{name: "index out of range", path: fieldpath.MakePathOrDie("spec", "plain", 2)},
+		{name: "through a scalar", path: fieldpath.MakePathOrDie("spec", "list", fieldpath.KeyByFields("name", "a", "port", 80), "v", "x")},
+		{name: "a key into a map", path: fieldpath.MakePathOrDie("spec", fieldpath.KeyByFields("name", "a"))},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := isDrift(testPath(t, live, tt.path), tt.managed, tt.controllers); got != tt.want {
-				t.Errorf("isDrift(%s) = %v, want %v", tt.path, got, tt.want)
+			got, ok := lookup(obj, tt.path)
+			if ok != tt.wantOK || !cmp.Equal(got, tt.want) {
+				t.Errorf("lookup(%s) = %v, %v; want %v, %v", tt.path, got, ok, tt.want, tt.wantOK)
+			}
+		})
+	}
+}
+
+func TestDriftAppliedFields(t *testing.T) {
+	entries := []metav1.ManagedFieldsEntry{
+		testEntry("helm", metav1.ManagedFieldsOperationUpdate, `{"f:data": {"f:a": {}}}`),
+		testEntry(FieldManager, metav1.ManagedFieldsOperationUpdate, `{"f:data": {"f:b": {}}}`),
+		testEntry(FieldManager, metav1.ManagedFieldsOperationApply, `{"f:data": {"f:c": {}}}`),
+	}
+	set, err := appliedFields(entries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := set.String(); got != ".data.c" {
+		t.Errorf("applied fields = %q, want only the Apply entry's .data.c", got)
+	}
+	if set, err := appliedFields(entries[:2]); err != nil || !set.Empty() {
+		t.Errorf("without the Apply entry: %v, %v; want no fields (the manifest sets none the server tracks)", set, err)
+	}
+	bad := []metav1.ManagedFieldsEntry{testEntry(FieldManager, metav1.ManagedFieldsOperationApply, `{"f:a": [}`)}
+	if _, err := appliedFields(bad); err == nil {
+		t.Error("an undecodable fieldsV1 set is no error")
+	}
+}
+
+func TestDriftControllerFields(t *testing.T) {
+	hpa := testEntry("horizontal-pod-autoscaler", metav1.ManagedFieldsOperationUpdate, `{"f:spec": {"f:replicas": {}}}`)
+	hpa.Subresource = "scale"
+	entries := []metav1.ManagedFieldsEntry{
+		hpa,
+		testEntry("kube-controller-manager", metav1.ManagedFieldsOperationUpdate, `{"f:status": {"f:replicas": {}}}`),
+		testEntry("kubectl-edit", metav1.ManagedFieldsOperationUpdate, `{"f:spec": {"f:paused": {}}}`),
+		testEntry("my-operator", metav1.ManagedFieldsOperationApply, `{"f:spec": {"f:minReadySeconds": {}}}`),
+		{Manager: "before-fieldsv1", FieldsType: "FieldsV0"},
+	}
+	tests := []struct {
+		name  string
+		extra []string
+		want  []string
+	}{
+		{name: "defaults", want: []string{".spec.replicas", ".status.replicas"}},
+		{name: "one more", extra: []string{"my-operator"}, want: []string{".spec.minReadySeconds", ".spec.replicas", ".status.replicas"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			owned, err := controllerFields(entries, tt.extra)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for p := range owned.All() {
+				got = append(got, p.String())
+			}
+			if d := cmp.Diff(tt.want, got); d != "" {
+				t.Errorf("controllers' fields (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+func TestDriftEqual(t *testing.T) {
+	tests := []struct {
+		name string
+		a, b any
+		want bool
+	}{
+		{name: "int and float", a: int64(2), b: 2.0, want: true},
+		{name: "absent and empty list", a: nil, b: []any{}, want: true},
+		{name: "absent and empty map", a: map[string]any{}, b: nil, want: true},
+		{name: "absent and empty string", a: nil, b: "", want: false},
+		{name: "lists in another order", a: []any{"a", "b"}, b: []any{"b", "a"}, want: false},
+		{name: "string and number", a: "1", b: int64(1), want: false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := equal(tt.a, tt.b); got != tt.want {
+				t.Errorf("equal(%v, %v) = %v, want %v", tt.a, tt.b, got, tt.want)
 			}
 		})
 	}
