@@ -91,14 +91,10 @@ func perVerb(reqs []string) map[string]int {
 	return n
 }
 
-// fourObjectModules writes a modules directory of two modules of the
-// benchmark's shape, each a chart of a ConfigMap, a Secret, a
-// ServiceAccount and a headless Service.
-func fourObjectModules(t *testing.T) *module.Set {
-	t.Helper()
-	dir := t.TempDir()
-	for _, m := range []string{"010-warm", "020-four"} {
-		writeFile(t, filepath.Join(dir, m), "templates/objects.yaml", `apiVersion: v1
+// fourObjects is the template of the benchmark's module shape: a
+// ConfigMap, a Secret, a ServiceAccount and a headless Service, the first
+// two with .Values.note.
+const fourObjects = `apiVersion: v1
 kind: ConfigMap
 metadata:
   name: {{ .Release.Name }}
@@ -128,7 +124,16 @@ spec:
   ports:
   - name: http
     port: 80
-`)
+`
+
+// fourObjectModules writes a modules directory of two modules of the
+// benchmark's shape, each a chart of a ConfigMap, a Secret, a
+// ServiceAccount and a headless Service.
+func fourObjectModules(t *testing.T) *module.Set {
+	t.Helper()
+	dir := t.TempDir()
+	for _, m := range []string{"010-warm", "020-four"} {
+		writeFile(t, filepath.Join(dir, m), "templates/objects.yaml", fourObjects)
 	}
 	set, err := module.Discover(module.Options{ModulesDirs: []string{dir}})
 	if err != nil {
