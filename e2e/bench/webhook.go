@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -20,15 +21,18 @@ import (
 )
 
 // bashAdmissionHook is the bash admission hook of the webhook benchmark:
-// one jq call reads the object's name, as a typical hook does.
-const bashAdmissionHook = `#!/usr/bin/env bash
+// one jq call reads the object's name, as a typical hook does. Both
+// servers run it; only its webhook's name and the label value it selects
+// differ (label is also the name the denial message gives).
+func bashAdmissionHook(name, label string) string {
+	return `#!/usr/bin/env bash
 set -euo pipefail
 if [[ "${1:-}" == --config ]]; then
   cat <<'YAML'
 configVersion: v1
 kubernetesValidating:
-- name: bash.bench.addon-operator.io
-  labelSelector: {matchLabels: {hook: bash}}
+- name: ` + name + `
+  labelSelector: {matchLabels: {hook: ` + label + `}}
   rules:
   - {apiGroups: [""], apiVersions: [v1], resources: [configmaps], operations: [CREATE]}
 YAML
@@ -36,34 +40,85 @@ YAML
 fi
 name=$(jq -r '.[0].review.request.object.metadata | (.name // "") + (.generateName // "")' "$BINDING_CONTEXT_PATH")
 if [[ "$name" == deny-* ]]; then
-  echo '{"allowed": false, "message": "denied by the bash hook"}' > "$VALIDATING_RESPONSE_PATH"
+  echo '{"allowed": false, "message": "denied by the ` + label + ` hook"}' > "$VALIDATING_RESPONSE_PATH"
 else
   echo '{"allowed": true}' > "$VALIDATING_RESPONSE_PATH"
 fi
 `
+}
 
-// WebhookResult is the admission round trip through the API server for one
-// hook at one concurrency: dry-run creates of a ConfigMap the hook's
-// webhook selects, timed at the client.
+// The webhooks of the benchmark, by the label value each selects.
+const (
+	hookNone     = "none"     // no webhook: the API server's own round trip
+	hookBash     = "bash"     // ours, bash
+	hookCompiled = "compiled" // ours, compiled
+	hookShell    = "shell"    // shell-operator, the same bash hook
+)
+
+// webhookNames are the webhooks' names, by label value.
+var webhookNames = map[string]string{
+	hookBash:     "bash.bench.addon-operator.io",
+	hookCompiled: "compiled.bench.addon-operator.io",
+	hookShell:    "shell.bench.addon-operator.io",
+}
+
+// Routes of a request.
+const (
+	RouteAPIServer = "API server" // a dry-run create the API server sends on
+	RouteDirect    = "direct"     // an AdmissionReview posted to the server
+)
+
+// WebhookResult is one hook's admission round trip at one concurrency,
+// timed at the client.
 type WebhookResult struct {
-	// Hook is "bash", "compiled" or "none" (no webhook selects the object:
-	// the API server's own round trip).
+	// Route is RouteAPIServer or RouteDirect.
+	Route string
+	// Server is "addon-operator" or "shell-operator"; empty for Hook
+	// "none".
+	Server string
+	// Hook is "bash", "compiled" or "none" (no webhook selects the
+	// object: the API server's own round trip).
 	Hook        string
 	Concurrency int
 	Requests    int
 	P50, P99    time.Duration
-	// OperatorCPU and HookCPU are the CPU time per request of the
-	// operator's process and of the hook processes it ran (its waited-for
+	// ServerCPU and HookCPU are the CPU time per request of the serving
+	// process and of the hook processes it ran (its waited-for
 	// children), from /proc.
-	OperatorCPU, HookCPU time.Duration
+	ServerCPU, HookCPU time.Duration
 }
 
-// RunWebhooks starts a control plane and the operator with its webhook
-// server over one module with a bash and a compiled admission hook, and
-// measures requests round trips at each concurrency.
-func RunWebhooks(ctx context.Context, env Env, requests int, concurrency []int) (res []WebhookResult, err error) {
+// webhookTarget is one hook on one server.
+type webhookTarget struct {
+	server, hook, label string
+	pid                 int
+	url                 string // for RouteDirect
+}
+
+// WebhookOptions say what RunWebhooks measures.
+type WebhookOptions struct {
+	Requests    int
+	Concurrency []int
+	// ShellOperator is the shell-operator binary run beside ours; empty
+	// measures ours only.
+	ShellOperator string
+	// Direct also posts AdmissionReviews to each server, past the API
+	// server.
+	Direct bool
+}
+
+// RunWebhooks starts a control plane, the operator with its webhook
+// server over one module with a bash and a compiled admission hook and,
+// with o.ShellOperator, shell-operator with the same bash hook, and
+// measures o.Requests round trips for each hook at each concurrency:
+// through the API server and, with o.Direct, posted to each server.
+func RunWebhooks(ctx context.Context, env Env, o WebhookOptions) (res []WebhookResult, err error) {
 	dir := filepath.Join(env.Dir, "webhook")
 	layout, err := writeWebhookModule(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	certs, err := writeWebhookCerts(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -76,16 +131,17 @@ func RunWebhooks(ctx context.Context, env Env, requests int, concurrency []int) 
 	if err := createNamespace(ctx, client, ns); err != nil {
 		return nil, err
 	}
-	port, err := freePort(ctx)
+	ports, err := freePorts(ctx, 2)
 	if err != nil {
 		return nil, err
 	}
-	env.progressf("webhook: starting the operator (webhook port %s)", port)
+	env.progressf("webhook: starting the operator (webhook port %s)", ports[0])
 	op, err := StartOperator(ctx, OperatorOptions{
 		Binary: env.Binary, Kubeconfig: cp.Kubeconfig, Namespace: ns, Layout: layout, Workers: 4, Dir: dir,
 		Args: append([]string{
-			"--webhook-server", "--webhook-url=https://127.0.0.1:" + port, "--config-map-validation=false",
-			"--validating-webhook-listen-address=127.0.0.1", "--validating-webhook-listen-port=" + port,
+			"--webhook-server", "--webhook-url=https://127.0.0.1:" + ports[0], "--config-map-validation=false",
+			"--validating-webhook-listen-address=127.0.0.1", "--validating-webhook-listen-port=" + ports[0],
+			"--validating-webhook-server-cert=" + certs.Cert, "--validating-webhook-server-key=" + certs.Key, "--validating-webhook-ca=" + certs.CA,
 		}, env.OperatorArgs...),
 	})
 	if err != nil {
@@ -97,6 +153,39 @@ func RunWebhooks(ctx context.Context, env Env, requests int, concurrency []int) 
 	if _, err := op.Logs.Wait(wctx, 0, Message(msgConverged)); err != nil {
 		return nil, fmt.Errorf("wait for the first converge (log %s): %w", op.LogPath(), err)
 	}
+	targets := []webhookTarget{
+		{server: "addon-operator", hook: hookBash, label: hookBash, pid: op.Pid()},
+		{server: "addon-operator", hook: hookCompiled, label: hookCompiled, pid: op.Pid()},
+	}
+	for i := range targets {
+		if targets[i].url, err = ourWebhookURL(wctx, client, webhookNames[targets[i].label]); err != nil {
+			return nil, err
+		}
+	}
+	if o.ShellOperator != "" {
+		hooks := filepath.Join(dir, "shell-operator-hooks")
+		if err := os.MkdirAll(hooks, 0o750); err != nil {
+			return nil, fmt.Errorf("create %s: %w", hooks, err)
+		}
+		if err := os.WriteFile(filepath.Join(hooks, "bash"), []byte(bashAdmissionHook(webhookNames[hookShell], hookShell)), 0o700); err != nil { //nolint:gosec // G306: a hook must be executable
+			return nil, fmt.Errorf("write shell-operator's hook: %w", err)
+		}
+		env.progressf("webhook: starting shell-operator (webhook port %s)", ports[1])
+		so, err := startShellOperator(ctx, o.ShellOperator, dir, hooks, cp.Kubeconfig, ns, ports[1], certs)
+		if err != nil {
+			return nil, err
+		}
+		defer so.stop()
+		path, err := pointShellOperatorAtLoopback(wctx, client, ports[1], webhookNames[hookShell])
+		if err != nil {
+			return nil, fmt.Errorf("log %s: %w", so.log, err)
+		}
+		// Ours and shell-operator's bash hook side by side: ours first
+		// at each step, then shell-operator's, then ours compiled.
+		targets = []webhookTarget{targets[0],
+			{server: "shell-operator", hook: hookBash, label: hookShell, pid: so.pid, url: "https://" + net.JoinHostPort("127.0.0.1", ports[1]) + path},
+			targets[1]}
+	}
 	cfg := rest.CopyConfig(cp.Config)
 	cfg.QPS, cfg.Burst = -1, 0 // no client-side limit: the server's round trip is measured
 	fast, err := kubernetes.NewForConfig(cfg)
@@ -104,35 +193,77 @@ func RunWebhooks(ctx context.Context, env Env, requests int, concurrency []int) 
 		return nil, err
 	}
 	cms := fast.CoreV1().ConfigMaps(ns)
-	for _, hook := range []string{"bash", "compiled"} {
-		if err := waitDenied(wctx, cms, hook); err != nil {
+	for _, t := range targets {
+		if err := waitDenied(wctx, cms, t.label); err != nil {
 			return nil, err
 		}
 	}
+	direct, err := newDirectClient(certs.CA, slices.Max(o.Concurrency))
+	if err != nil {
+		return nil, err
+	}
+	routes := []string{RouteAPIServer}
+	if o.Direct {
+		routes = append(routes, RouteDirect)
+	}
 	hz := clockTicks(ctx)
-	for _, hook := range []string{"none", "bash", "compiled"} {
-		for _, c := range concurrency {
-			env.progressf("webhook: %s hook, %d concurrent, %d requests", hook, c, requests)
-			before, err := readCPU(op.Pid())
-			if err != nil {
-				return res, err
+	for _, route := range routes {
+		for _, c := range o.Concurrency {
+			ts := targets
+			if route == RouteAPIServer {
+				ts = append([]webhookTarget{{hook: hookNone, label: hookNone}}, targets...)
 			}
-			d, err := roundTrips(ctx, cms, hook, requests, c)
-			if err != nil {
-				return res, err
+			for _, t := range ts {
+				env.progressf("webhook: %s, %s hook, %d concurrent, %d requests", route, strings.TrimSpace(t.server+" "+t.hook), c, o.Requests)
+				var before, after cpuTimes
+				if t.pid != 0 {
+					if before, err = readCPU(t.pid); err != nil {
+						return res, err
+					}
+				}
+				var d []time.Duration
+				if route == RouteAPIServer {
+					d, err = roundTrips(ctx, o.Requests, c, func(ctx context.Context) error {
+						cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{GenerateName: "ok-", Labels: map[string]string{"hook": t.label}}}
+						_, err := cms.Create(ctx, cm, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+						return err
+					})
+				} else {
+					d, err = roundTrips(ctx, o.Requests, c, func(ctx context.Context) error {
+						return direct.review(ctx, t.url, ns, t.label)
+					})
+				}
+				if err != nil {
+					return res, fmt.Errorf("%s, %s %s hook: %w", route, t.server, t.hook, err)
+				}
+				r := WebhookResult{Route: route, Server: t.server, Hook: t.hook, Concurrency: c, Requests: o.Requests, P50: percentile(d, 0.50), P99: percentile(d, 0.99)}
+				if t.pid != 0 {
+					if after, err = readCPU(t.pid); err != nil {
+						return res, err
+					}
+					r.ServerCPU = cpuDuration(after.self-before.self, hz) / time.Duration(o.Requests)
+					r.HookCPU = cpuDuration(after.children-before.children, hz) / time.Duration(o.Requests)
+				}
+				res = append(res, r)
 			}
-			after, err := readCPU(op.Pid())
-			if err != nil {
-				return res, err
-			}
-			res = append(res, WebhookResult{
-				Hook: hook, Concurrency: c, Requests: requests, P50: percentile(d, 0.50), P99: percentile(d, 0.99),
-				OperatorCPU: cpuDuration(after.self-before.self, hz) / time.Duration(requests),
-				HookCPU:     cpuDuration(after.children-before.children, hz) / time.Duration(requests),
-			})
 		}
 	}
 	return res, nil
+}
+
+// ourWebhookURL returns the URL of our webhook named name, from the
+// operator's ValidatingWebhookConfiguration.
+func ourWebhookURL(ctx context.Context, client kubernetes.Interface, name string) (string, error) {
+	cfg, err := client.AdmissionregistrationV1().ValidatingWebhookConfigurations().Get(ctx, "addon-operator-hooks", metav1.GetOptions{})
+	if err != nil {
+		return "", fmt.Errorf("read the operator's webhook configuration: %w", err)
+	}
+	for _, w := range cfg.Webhooks {
+		if w.Name == name && w.ClientConfig.URL != nil {
+			return *w.ClientConfig.URL, nil
+		}
+	}
+	return "", fmt.Errorf("the operator's webhook configuration has no URL for %s", name)
 }
 
 type configMaps interface {
@@ -158,9 +289,9 @@ func waitDenied(ctx context.Context, cms configMaps, hook string) error {
 	}
 }
 
-// roundTrips sends n dry-run creates from c goroutines and returns each
-// one's duration.
-func roundTrips(ctx context.Context, cms configMaps, hook string, n, c int) ([]time.Duration, error) {
+// roundTrips runs send n times from c goroutines and returns each run's
+// duration.
+func roundTrips(ctx context.Context, n, c int, send func(context.Context) error) ([]time.Duration, error) {
 	var mu sync.Mutex
 	out := make([]time.Duration, 0, n)
 	var errs []error
@@ -173,9 +304,8 @@ func roundTrips(ctx context.Context, cms configMaps, hook string, n, c int) ([]t
 	for range c {
 		wg.Go(func() {
 			for range next {
-				cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{GenerateName: "ok-", Labels: map[string]string{"hook": hook}}}
 				start := time.Now()
-				_, err := cms.Create(ctx, cm, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+				err := send(ctx)
 				d := time.Since(start)
 				mu.Lock()
 				if err != nil {
@@ -204,7 +334,7 @@ func writeWebhookModule(ctx context.Context, dir string) (Layout, error) {
 			return Layout{}, fmt.Errorf("create %s: %w", d, err)
 		}
 	}
-	if err := os.WriteFile(filepath.Join(hooks, "bash"), []byte(bashAdmissionHook), 0o700); err != nil { //nolint:gosec // G306: a hook must be executable
+	if err := os.WriteFile(filepath.Join(hooks, "bash"), []byte(bashAdmissionHook(webhookNames[hookBash], hookBash)), 0o700); err != nil { //nolint:gosec // G306: a hook must be executable
 		return Layout{}, fmt.Errorf("write bash hook: %w", err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "modules", "values.yaml"), []byte("benchHooksEnabled: true\n"), 0o600); err != nil {
@@ -229,13 +359,33 @@ func freePort(ctx context.Context) (string, error) {
 	return port, ln.Close()
 }
 
-// WebhookReport formats results as a Markdown table.
+// WebhookReport formats results as Markdown tables: every figure, then,
+// where shell-operator ran, its p50 and p99 over ours for the same bash
+// hook at each route and concurrency.
 func WebhookReport(res []WebhookResult) string {
 	var b strings.Builder
-	b.WriteString("| hook | concurrent requests | requests | p50 | p99 | CPU per request: operator | hook processes |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	b.WriteString("| route | server | hook | concurrent requests | requests | p50 | p99 | CPU per request: server | hook processes |\n" +
+		"| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	for _, r := range res {
-		fmt.Fprintf(&b, "| %s | %d | %d | %s | %s | %s | %s |\n", r.Hook, r.Concurrency, r.Requests, r.P50.Round(100*time.Microsecond), r.P99.Round(100*time.Microsecond),
-			cpuCell(r.OperatorCPU), cpuCell(r.HookCPU))
+		fmt.Fprintf(&b, "| %s | %s | %s | %d | %d | %s | %s | %s | %s |\n", r.Route, r.Server, r.Hook, r.Concurrency, r.Requests,
+			r.P50.Round(100*time.Microsecond), r.P99.Round(100*time.Microsecond), cpuCell(r.ServerCPU), cpuCell(r.HookCPU))
+	}
+	var ratios []string
+	for _, s := range res {
+		if s.Server != "shell-operator" {
+			continue
+		}
+		for _, o := range res {
+			if o.Server == "addon-operator" && o.Hook == s.Hook && o.Route == s.Route && o.Concurrency == s.Concurrency {
+				ratios = append(ratios, fmt.Sprintf("| %s | %s | %d | %.2fx | %.2fx |\n", s.Route, s.Hook, s.Concurrency,
+					float64(s.P50)/float64(o.P50), float64(s.P99)/float64(o.P99)))
+			}
+		}
+	}
+	if len(ratios) > 0 {
+		b.WriteString("\nshell-operator v1.4.12 / addon-operator, the same bash hook (above 1: ours is faster):\n\n" +
+			"| route | hook | concurrent requests | p50 | p99 |\n| --- | --- | ---: | ---: | ---: |\n")
+		b.WriteString(strings.Join(ratios, ""))
 	}
 	return b.String()
 }

@@ -2,7 +2,10 @@ module addon-operator-reference
 
 go 1.24
 
-require github.com/flant/addon-operator v1.5.0
+require (
+	github.com/flant/addon-operator v1.5.0
+	github.com/flant/shell-operator v1.4.12
+)
 
 require (
 	github.com/AdaLogics/go-fuzz-headers v0.0.0-20230811130428-ced1acdcaa24 // indirect
@@ -41,7 +44,6 @@ require (
 	github.com/felixge/httpsnoop v1.0.4 // indirect
 	github.com/flant/kube-client v1.2.0 // indirect
 	github.com/flant/libjq-go v1.6.3-0.20201126171326-c46a40ff22ee // indirect
-	github.com/flant/shell-operator v1.4.12 // indirect
 	github.com/fogleman/gg v1.3.0 // indirect
 	github.com/go-chi/chi/v5 v5.1.0 // indirect
 	github.com/go-errors/errors v1.4.2 // indirect
