@@ -90,9 +90,9 @@ tidy: ## tidy every Go module in the repository
 CORPUS_CHARTS ?= $(CURDIR)/../shared/corpus/charts
 
 .PHONY: bench
-bench: ## measure Deployment modules (100 and 1000, pods ready after 0 s and 2 s) and the corpus's charts beside the reference v1.5.0; hook runs; start-to-converged, reactions, healing, idle CPU and RSS for 10, 100 and 1000 modules; Module objects' cost; webhook round trips
+bench: ## measure Deployment modules (100 and 1000, pods ready after 0 s and 2 s) and the corpus's charts beside the reference v1.5.0; 100 modules with one never ready; hook runs; start-to-converged, reactions, healing, idle CPU and RSS for 10, 100 and 1000 modules; Module objects' cost; webhook round trips beside shell-operator v1.4.12
 	jq=$$(hack/jq/build.sh) && \
-	$(GO) run ./e2e/bench/cmd/bench -jq "$$jq" -deploy-n 100,1000 -deploy-delays 0s,2s -deploy-reference 100 -charts "$(CORPUS_CHARTS)" \
+	$(GO) run ./e2e/bench/cmd/bench -jq "$$jq" -deploy-n 100,1000 -deploy-delays 0s,2s -deploy-reference 100 -deploy-stuck 100 -charts "$(CORPUS_CHARTS)" \
 		-n 10,100,1000 -reference 100 -watched 10000 -burst 200 -workers-sweep 1,2,4,8 -objects-n 100 && \
 	$(GO) run ./e2e/bench/cmd/webhookbench -jq "$$jq" -requests 400 -concurrency 1,10
 

@@ -28,8 +28,9 @@ type DeploySide struct {
 	// Available is until every Deployment of the modules is available
 	// with all its replicas: what a user waits for.
 	Available time.Duration
-	// CPU is the operator's and its hooks' CPU time until both ended.
-	CPU time.Duration
+	// CPU is the operator's and its hooks' CPU time until both ended;
+	// OperatorCPU the operator's part.
+	CPU, OperatorCPU time.Duration
 	// Load is the machine's 1-minute load average at the start.
 	Load string
 }
@@ -143,13 +144,20 @@ func (env Env) oursSide(ctx context.Context, dir, ns string, layout Layout, depl
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	avail := watchAvailable(wctx, client, ns, deployments)
-	s, err := startConverged(ctx, client, OperatorOptions{
+	o := OperatorOptions{
 		Binary: env.Binary, Kubeconfig: cp.Kubeconfig, Namespace: ns, Layout: layout, Workers: env.workers(), Dir: dir, Args: env.OperatorArgs,
-	})
+	}
+	if env.CPUProfile != "" {
+		o.CPUProfile = filepath.Join(env.CPUProfile, ns)
+	}
+	s, err := startConverged(ctx, client, o)
 	if err != nil {
 		return side, err
 	}
 	defer s.stop()
+	if len(s.profiles) > 0 {
+		env.progressf("%s: CPU profiles of the first converge: %s-*.pprof (%d of %s)", ns, o.CPUProfile, len(s.profiles), cpuProfileSlice)
+	}
 	side.Converge = s.first.Wall
 	at, err := avail.wait(ctx)
 	if err != nil {
@@ -162,6 +170,8 @@ func (env Env) oursSide(ctx context.Context, dir, ns string, layout Layout, depl
 	}
 	hz := clockTicks(ctx)
 	side.CPU = cpuDuration(cpu.self, hz) + cpuDuration(cpu.children, hz)
+	side.OperatorCPU = cpuDuration(cpu.self, hz)
+	env.progressf("%s: CPU until all available: operator %s, hooks %s", ns, formatDuration(side.OperatorCPU), formatDuration(side.CPU-side.OperatorCPU))
 	return side, nil
 }
 

@@ -50,6 +50,10 @@ type OperatorOptions struct {
 	// Args are appended to the operator's command line, e.g.
 	// --kube-client-qps=20; see CheckOperatorArgs.
 	Args []string
+	// CPUProfile, when set, is the file name prefix of CPU profiles of
+	// the operator's first converge, taken through its debug socket
+	// (startConverged).
+	CPUProfile string
 }
 
 // maxSocketPath is the longest unix socket path used: Linux takes 107

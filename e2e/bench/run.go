@@ -60,6 +60,10 @@ type Env struct {
 	DriftSamples int
 	// OperatorArgs are appended to the operator's command line.
 	OperatorArgs []string
+	// CPUProfile, when set, is a directory that receives CPU profiles of
+	// ours in the Deployment runs, from its start to its first converge
+	// (<namespace>-NN.pprof, consecutive slices for go tool pprof).
+	CPUProfile string
 	// Progress receives a line per step.
 	Progress io.Writer
 }

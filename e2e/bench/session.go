@@ -36,6 +36,9 @@ type session struct {
 	metrics *metricsScraper
 	// first is the operator's first converge.
 	first Converge
+	// profiles are the CPU profiles of the first converge, with
+	// OperatorOptions.CPUProfile.
+	profiles []string
 }
 
 // createNamespace creates a namespace with the operator's ConfigMap,
@@ -60,7 +63,19 @@ func startConverged(ctx context.Context, client kubernetes.Interface, o Operator
 		return nil, err
 	}
 	s := &session{client: client, ns: o.Namespace, op: op, keys: o.Layout.Keys, mem: startMemSampler(ctx, op.Pid(), memInterval)}
-	if err := s.waitConverged(ctx); err != nil {
+	var prof *cpuProfiler
+	if o.CPUProfile != "" {
+		prof = startCPUProfile(ctx, op.Socket, o.CPUProfile)
+	}
+	err = s.waitConverged(ctx)
+	if prof != nil {
+		files, perr := prof.stop()
+		err = errors.Join(err, perr)
+		if perr == nil {
+			s.profiles = files
+		}
+	}
+	if err != nil {
 		s.stop()
 		return nil, err
 	}

@@ -4,7 +4,8 @@
 //
 //	go run ./e2e/bench/cmd/bench [-n 10,100|none] [-workers 4] [-workers-sweep 1,2,4,8] [-objects-n 100] [-out FILE]
 //	    [-hooks jq|sh] [-hook-runs 200] [-reference 100]
-//	    [-deploy-n 100,1000 -deploy-delays 0s,2s -deploy-reference 100] [-charts ../shared/corpus/charts]
+//	    [-deploy-n 100,1000 -deploy-delays 0s,2s -deploy-reference 100] [-deploy-stuck 100] [-cpuprofile DIR]
+//	    [-charts ../shared/corpus/charts]
 //	    [-operator-args '--kube-client-qps=20 --kube-client-burst=10']
 package main
 
@@ -63,6 +64,11 @@ type options struct {
 	// of deployDelays; deployRef those the reference runs too.
 	deployN, deployRef []int
 	deployDelays       []time.Duration
+	// deployStuck are the module counts of DeployStuck, at each of
+	// deployDelays.
+	deployStuck []int
+	// cpuProfile is Env.CPUProfile.
+	cpuProfile string
 	// charts is the corpus's charts directory ("" skips the charts run),
 	// chartsDelay its pod start delay; chartsRef runs the reference too.
 	charts      string
@@ -115,6 +121,8 @@ func parseFlags(args []string) (options, error) {
 	hooks := fs.String("hooks", string(bench.HooksJQ), "generated hooks: jq (bash and jq, as users write them) or sh (POSIX sh, sed and grep)")
 	deployN := fs.String("deploy-n", "", "numbers of generated modules whose charts hold a Deployment, for a start to all Deployments available, e.g. 100,1000; empty skips it")
 	deployDelays := fs.String("deploy-delays", "0s,2s", "pod start delays of the simulated nodes for -deploy-n, one run each")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "directory for CPU profiles of ours in the -deploy-n runs, from its start to its first converge (<namespace>-NN.pprof: consecutive 5 s slices through the debug socket; go tool pprof merges them)")
+	deployStuck := fs.String("deploy-stuck", "", "numbers of generated Deployment modules ours runs, at each of -deploy-delays, without and with the first module's Pod never ready (an hour's start delay), for when the other modules are done, e.g. 100; empty skips it")
 	deployRef := fs.String("deploy-reference", "", "numbers of -deploy-n the reference v1.5.0 runs too, e.g. 100")
 	fs.StringVar(&o.charts, "charts", "", "the corpus's charts directory (e.g. ../shared/corpus/charts): its charts as modules, start to all Deployments available, ours and the reference; empty skips it")
 	fs.DurationVar(&o.chartsDelay, "charts-delay", 2*time.Second, "pod start delay of the simulated nodes for -charts")
@@ -144,6 +152,12 @@ func parseFlags(args []string) (options, error) {
 	}
 	o.workload.Hooks, err3 = bench.ParseHooks(*hooks)
 	errDeploy := o.parseDeploy(*deployN, *deployDelays, *deployRef)
+	var errStuck error
+	if *deployStuck != "" {
+		if o.deployStuck, errStuck = parseInts(*deployStuck); errStuck != nil {
+			errStuck = fmt.Errorf("-deploy-stuck: %w", errStuck)
+		}
+	}
 	if *sweep != "" {
 		o.sweep, err2 = parseInts(*sweep)
 	}
@@ -152,7 +166,7 @@ func parseFlags(args []string) (options, error) {
 		return o, errors.New("-workers, -samples, -drift-samples, -sweep-n, -sweep-rounds, -objects-rounds must be positive, -group, -chains, -hook-runs, -watched, -burst and -objects-n not negative, -burst-for positive")
 	}
 	o.refBin = new(string)
-	return o, errors.Join(err1, err2, err3, err4, errDeploy, bench.CheckOperatorArgs(o.operatorArgs))
+	return o, errors.Join(err1, err2, err3, err4, errDeploy, errStuck, bench.CheckOperatorArgs(o.operatorArgs))
 }
 
 // parseDeploy parses -deploy-n, -deploy-delays and -deploy-reference: the
@@ -256,6 +270,11 @@ func (o options) env(ctx context.Context, dir string, progress io.Writer) (bench
 			return bench.Env{}, err
 		}
 	}
+	if o.cpuProfile != "" {
+		if err := os.MkdirAll(o.cpuProfile, 0o750); err != nil {
+			return bench.Env{}, fmt.Errorf("-cpuprofile: %w", err)
+		}
+	}
 	cache, err := cluster.DefaultCacheDir()
 	if err != nil {
 		return bench.Env{}, err
@@ -264,7 +283,7 @@ func (o options) env(ctx context.Context, dir string, progress io.Writer) (bench
 	if err != nil {
 		return bench.Env{}, err
 	}
-	if len(o.deployN) > 0 || o.charts != "" {
+	if len(o.deployN) > 0 || len(o.deployStuck) > 0 || o.charts != "" {
 		if bins.Workloads, err = cluster.BuildWorkloads(ctx, cache, progress); err != nil {
 			return bench.Env{}, err
 		}
@@ -272,7 +291,7 @@ func (o options) env(ctx context.Context, dir string, progress io.Writer) (bench
 	return bench.Env{
 		Binary: bin, ControlPlane: bins, Dir: dir, Workers: o.workers,
 		GroupSize: o.groupSize, Chains: o.chains, Samples: o.samples, DriftSamples: o.driftSamples, Workload: o.workload, Watched: o.watched,
-		BurstRate: o.burst, BurstFor: o.burstFor, OperatorArgs: o.operatorArgs, Progress: progress,
+		BurstRate: o.burst, BurstFor: o.burstFor, OperatorArgs: o.operatorArgs, Progress: progress, CPUProfile: o.cpuProfile,
 	}, nil
 }
 
@@ -396,8 +415,8 @@ func (o options) referenceBinary(ctx context.Context, env bench.Env) (string, er
 	return bin, nil
 }
 
-// measureDeployments runs the Deployment converges of -deploy-n and the
-// charts of -charts, and writes their tables.
+// measureDeployments runs the Deployment converges of -deploy-n and
+// -deploy-stuck and the charts of -charts, and writes their tables.
 func (o options) measureDeployments(ctx context.Context, env bench.Env, b *strings.Builder) error {
 	var runs []bench.DeployResult
 	var err error
@@ -419,6 +438,26 @@ func (o options) measureDeployments(ctx context.Context, env bench.Env, b *strin
 		if err != nil {
 			break
 		}
+	}
+	var stuck []bench.StuckResult
+	for _, n := range o.deployStuck {
+		for _, delay := range o.deployDelays {
+			if err != nil {
+				break
+			}
+			var r bench.StuckResult
+			if r, err = bench.DeployStuck(ctx, env, n, delay); err != nil {
+				err = fmt.Errorf("deployment converge with a module never ready, N=%d, delay %s: %w", n, delay, err)
+				break
+			}
+			stuck = append(stuck, r)
+		}
+	}
+	if len(stuck) > 0 {
+		b.WriteString("The same modules, ours only, without and with the first module's Pod never started (its Deployment never available):" +
+			" when every other module's first run (its readiness wait included) was done, and their Deployments available:\n\n")
+		b.WriteString(bench.StuckMarkdown(stuck))
+		b.WriteString("\n")
 	}
 	if len(runs) > 0 {
 		b.WriteString("Modules whose charts hold a ConfigMap, a Service, a ServiceAccount and a Deployment of one replica" +
