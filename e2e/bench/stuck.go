@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/addon-operator/addon-operator/e2e/cluster"
@@ -45,41 +46,59 @@ type StuckResult struct {
 
 // DeployStuck measures ours twice over n generated modules of the
 // Deployment shape whose Pods start delay after they are bound: as they
-// are, then with the first module's Pod starting only after stuckDelay,
+// are, and with the first module's Pod starting only after stuckDelay,
 // so that its Deployment never becomes available in the run. The first
 // module is of the first order group, which every other group follows.
-// Both runs report when the other modules' runs and Deployments were done.
+// The two runs go at the same time, each on a control plane of its own,
+// so that both share whatever else loads the machine. Both report when
+// the other modules' runs and Deployments were done.
 func DeployStuck(ctx context.Context, env Env, n int, delay time.Duration) (StuckResult, error) {
 	res := StuckResult{N: n, Delay: delay}
 	w := env.Workload
 	w.Deployment, w.StartDelay = true, delay
+	layouts := map[bool]Layout{}
 	for _, stuck := range []bool{false, true} {
-		name := fmt.Sprintf("stuck-n%d-d%s-%t", n, delay, stuck)
-		dir := filepath.Join(env.Dir, name)
-		layout, err := Generate(dir, n, env.groupSize(n), w)
+		layout, err := Generate(filepath.Join(env.Dir, stuckRunName(n, delay, stuck)), n, env.groupSize(n), w)
 		if err != nil {
 			return res, err
 		}
-		res.Stuck = layout.Keys[0]
 		if stuck {
 			if err := delayModulePod(layout, delay, stuckDelay); err != nil {
 				return res, err
 			}
 		}
-		env.progressf("deployments N=%d, delay %s, %s never ready: %t", n, delay, res.Stuck, stuck)
-		side, err := env.othersSide(ctx, filepath.Join(dir, "ours"), "bench-"+name, layout, &cluster.Workloads{PodStartDelay: delay}, !stuck)
-		if err != nil {
-			return res, fmt.Errorf("%s never ready %t: %w", res.Stuck, stuck, err)
-		}
-		env.progressf("deployments N=%d, delay %s, %s never ready %t: the others done in %s, available in %s", n, delay, res.Stuck, stuck,
-			formatDuration(side.Others), formatDuration(side.OthersAvailable))
-		if stuck {
-			res.With = side
-		} else {
-			res.Without = side
-		}
+		layouts[stuck] = layout
+		res.Stuck = layout.Keys[0]
 	}
-	return res, nil
+	env.progressf("deployments N=%d, delay %s: without and with %s never ready, at the same time", n, delay, res.Stuck)
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for i, stuck := range []bool{false, true} {
+		wg.Go(func() {
+			name := stuckRunName(n, delay, stuck)
+			side, err := env.othersSide(ctx, filepath.Join(env.Dir, name, "ours"), "bench-"+name, layouts[stuck], &cluster.Workloads{PodStartDelay: delay}, !stuck)
+			if err != nil {
+				errs[i] = fmt.Errorf("%s never ready %t: %w", res.Stuck, stuck, err)
+				return
+			}
+			env.progressf("deployments N=%d, delay %s, %s never ready %t: the others done in %s, available in %s", n, delay, res.Stuck, stuck,
+				formatDuration(side.Others), formatDuration(side.OthersAvailable))
+			if stuck {
+				res.With = side
+			} else {
+				res.Without = side
+			}
+		})
+	}
+	wg.Wait()
+	return res, errors.Join(errs...)
+}
+
+func stuckRunName(n int, delay time.Duration, stuck bool) string {
+	if stuck {
+		return fmt.Sprintf("stuck-n%d-d%s", n, delay)
+	}
+	return fmt.Sprintf("unstuck-n%d-d%s", n, delay)
 }
 
 // delayModulePod rewrites the first module's Deployment so that its Pod

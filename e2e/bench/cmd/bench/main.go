@@ -454,8 +454,9 @@ func (o options) measureDeployments(ctx context.Context, env bench.Env, b *strin
 		}
 	}
 	if len(stuck) > 0 {
-		b.WriteString("The same modules, ours only, without and with the first module's Pod never started (its Deployment never available):" +
-			" when every other module's first run (its readiness wait included) was done, and their Deployments available:\n\n")
+		b.WriteString("The same modules, ours only, without and with the first module's Pod never started (its Deployment never available)," +
+			" both at the same time on control planes of their own: when every other module's first run (its readiness wait included)" +
+			" was done, and their Deployments available:\n\n")
 		b.WriteString(bench.StuckMarkdown(stuck))
 		b.WriteString("\n")
 	}
