@@ -156,6 +156,11 @@ func parseFlags(args []string) (options, error) {
 	if *deployStuck != "" {
 		if o.deployStuck, errStuck = parseInts(*deployStuck); errStuck != nil {
 			errStuck = fmt.Errorf("-deploy-stuck: %w", errStuck)
+		} else if *deployN == "" {
+			// parseDeploy reads the delays only with -deploy-n.
+			if o.deployDelays, errStuck = parseDurations(*deployDelays); errStuck != nil {
+				errStuck = fmt.Errorf("-deploy-delays: %w", errStuck)
+			}
 		}
 	}
 	if *sweep != "" {
