@@ -58,7 +58,7 @@ func startCPUProfile(ctx context.Context, socket, prefix string) *cpuProfiler {
 func profileSlice(ctx context.Context, client *http.Client, path string) error {
 	url := "http://operator/debug/pprof/profile?seconds=" + strconv.Itoa(int(cpuProfileSlice/time.Second))
 	for {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, http.NoBody)
 		if err != nil {
 			return err
 		}
@@ -75,20 +75,25 @@ func profileSlice(ctx context.Context, client *http.Client, path string) error {
 			}
 			return fmt.Errorf("CPU profile: %w", err)
 		}
-		defer resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("CPU profile: %s", resp.Status)
-		}
-		f, err := os.Create(path)
-		if err != nil {
-			return err
-		}
-		if _, err := io.Copy(f, resp.Body); err != nil {
-			_ = f.Close()
-			return fmt.Errorf("CPU profile: %w", err)
-		}
-		return f.Close()
+		return saveProfile(resp, path)
 	}
+}
+
+// saveProfile writes resp's body to path and closes it.
+func saveProfile(resp *http.Response, path string) error {
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("CPU profile: %s", resp.Status)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		_ = f.Close()
+		return fmt.Errorf("CPU profile: %w", err)
+	}
+	return f.Close()
 }
 
 // stop ends the profiling after the slice in progress and returns the

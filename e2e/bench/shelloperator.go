@@ -162,7 +162,7 @@ func setLoopbackURLs(cfg *admissionv1.ValidatingWebhookConfiguration, port, name
 	var found string
 	for i := range cfg.Webhooks {
 		w := &cfg.Webhooks[i]
-		path := ""
+		var path string
 		switch {
 		case w.ClientConfig.Service != nil && w.ClientConfig.Service.Path != nil:
 			path = *w.ClientConfig.Service.Path

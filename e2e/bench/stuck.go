@@ -174,7 +174,8 @@ func StuckMarkdown(runs []StuckResult) string {
 	var b strings.Builder
 	b.WriteString("| N | pod start delay | module never ready | the others' runs done | their Deployments available | first converge | CPU (operator + hooks) | load (1 min) at the start |\n" +
 		"| ---: | ---: | --- | ---: | ---: | ---: | ---: | --- |\n")
-	for _, r := range runs {
+	for i := range runs {
+		r := &runs[i]
 		for _, s := range []struct {
 			stuck string
 			side  StuckSide

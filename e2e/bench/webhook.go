@@ -55,12 +55,8 @@ const (
 	hookShell    = "shell"    // shell-operator, the same bash hook
 )
 
-// webhookNames are the webhooks' names, by label value.
-var webhookNames = map[string]string{
-	hookBash:     "bash.bench.addon-operator.io",
-	hookCompiled: "compiled.bench.addon-operator.io",
-	hookShell:    "shell.bench.addon-operator.io",
-}
+// webhookName is the name of the webhook that selects the label value.
+func webhookName(label string) string { return label + ".bench.addon-operator.io" }
 
 // Routes of a request.
 const (
@@ -158,7 +154,7 @@ func RunWebhooks(ctx context.Context, env Env, o WebhookOptions) (res []WebhookR
 		{server: "addon-operator", hook: hookCompiled, label: hookCompiled, pid: op.Pid()},
 	}
 	for i := range targets {
-		if targets[i].url, err = ourWebhookURL(wctx, client, webhookNames[targets[i].label]); err != nil {
+		if targets[i].url, err = ourWebhookURL(wctx, client, webhookName(targets[i].label)); err != nil {
 			return nil, err
 		}
 	}
@@ -167,7 +163,7 @@ func RunWebhooks(ctx context.Context, env Env, o WebhookOptions) (res []WebhookR
 		if err := os.MkdirAll(hooks, 0o750); err != nil {
 			return nil, fmt.Errorf("create %s: %w", hooks, err)
 		}
-		if err := os.WriteFile(filepath.Join(hooks, "bash"), []byte(bashAdmissionHook(webhookNames[hookShell], hookShell)), 0o700); err != nil { //nolint:gosec // G306: a hook must be executable
+		if err := os.WriteFile(filepath.Join(hooks, "bash"), []byte(bashAdmissionHook(webhookName(hookShell), hookShell)), 0o700); err != nil { //nolint:gosec // G306: a hook must be executable
 			return nil, fmt.Errorf("write shell-operator's hook: %w", err)
 		}
 		env.progressf("webhook: starting shell-operator (webhook port %s)", ports[1])
@@ -176,7 +172,7 @@ func RunWebhooks(ctx context.Context, env Env, o WebhookOptions) (res []WebhookR
 			return nil, err
 		}
 		defer so.stop()
-		path, err := pointShellOperatorAtLoopback(wctx, client, ports[1], webhookNames[hookShell])
+		path, err := pointShellOperatorAtLoopback(wctx, client, ports[1], webhookName(hookShell))
 		if err != nil {
 			return nil, fmt.Errorf("log %s: %w", so.log, err)
 		}
@@ -202,6 +198,12 @@ func RunWebhooks(ctx context.Context, env Env, o WebhookOptions) (res []WebhookR
 	if err != nil {
 		return nil, err
 	}
+	return measureWebhooks(ctx, env, o, targets, cms, direct, ns)
+}
+
+// measureWebhooks sends o.Requests to each target at each concurrency,
+// through the API server and, with o.Direct, directly.
+func measureWebhooks(ctx context.Context, env Env, o WebhookOptions, targets []webhookTarget, cms configMaps, direct *directClient, ns string) (res []WebhookResult, err error) {
 	routes := []string{RouteAPIServer}
 	if o.Direct {
 		routes = append(routes, RouteDirect)
@@ -258,8 +260,8 @@ func ourWebhookURL(ctx context.Context, client kubernetes.Interface, name string
 	if err != nil {
 		return "", fmt.Errorf("read the operator's webhook configuration: %w", err)
 	}
-	for _, w := range cfg.Webhooks {
-		if w.Name == name && w.ClientConfig.URL != nil {
+	for i := range cfg.Webhooks {
+		if w := &cfg.Webhooks[i]; w.Name == name && w.ClientConfig.URL != nil {
 			return *w.ClientConfig.URL, nil
 		}
 	}
@@ -334,7 +336,7 @@ func writeWebhookModule(ctx context.Context, dir string) (Layout, error) {
 			return Layout{}, fmt.Errorf("create %s: %w", d, err)
 		}
 	}
-	if err := os.WriteFile(filepath.Join(hooks, "bash"), []byte(bashAdmissionHook(webhookNames[hookBash], hookBash)), 0o700); err != nil { //nolint:gosec // G306: a hook must be executable
+	if err := os.WriteFile(filepath.Join(hooks, "bash"), []byte(bashAdmissionHook(webhookName(hookBash), hookBash)), 0o700); err != nil { //nolint:gosec // G306: a hook must be executable
 		return Layout{}, fmt.Errorf("write bash hook: %w", err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "modules", "values.yaml"), []byte("benchHooksEnabled: true\n"), 0o600); err != nil {
