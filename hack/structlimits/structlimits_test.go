@@ -16,10 +16,9 @@ import (
 //
 //nolint:gochecknoglobals // the test's table
 var stillOver = map[string]Type{
-	"operator.Deps":        {Fields: 28},
-	"operator.Operator":    {Fields: 43, Methods: 110},
-	"operator.Options":     {Fields: 21, Methods: 4},
-	"operator.moduleState": {Fields: 18},
+	"operator.Deps":     {Fields: 28},
+	"operator.Operator": {Fields: 43, Methods: 108},
+	"operator.Options":  {Fields: 21, Methods: 4},
 }
 
 // TestOperator measures pkg/operator and the packages under it: each type

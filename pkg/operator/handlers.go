@@ -296,7 +296,7 @@ func (o *Operator) applyConfig(c *config.Config) bool {
 	// invalid are skipped, the others converge.
 	o.cfgHealth.SkipSections(moduleErrs)
 	o.store.SetConfig(c)
-	leftMaintenance := o.applyMaintenance(c)
+	leftMaintenance := o.upkeep.ApplyMaintenance(o.modules.Modules(), c.Maintenance)
 	switch {
 	case len(moduleErrs) > 0:
 		o.cfgHealth.Reject(errors.Join(o.sectionErrs(moduleErrs)...), true)

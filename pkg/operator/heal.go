@@ -14,7 +14,7 @@ func (o *Operator) routeHeal(ev heal.Event) {
 	if !o.state.get(ev.Module).Enabled {
 		return
 	}
-	if o.inMaintenance(ev.Module) {
+	if o.upkeep.InMaintenance(ev.Module) {
 		o.log.Info("release object deleted; module in maintenance, not restored", slog.String(logkey.Module, ev.Module),
 			slog.String(logkey.Kind, ev.Object.Kind), slog.String(logkey.Namespace, ev.Object.Namespace), slog.String(logkey.Name, ev.Object.Name))
 		return

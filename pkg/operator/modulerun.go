@@ -68,11 +68,11 @@ func (o *Operator) attempt(ctx context.Context, name string) (runner.Result, err
 				superseded = true
 				return nil
 			case err != nil:
-				o.afterDeployAttempt(ctx, m, err)
+				o.upkeep.AfterDeploy(ctx, m, err)
 				_, err = o.endAttempt(ctx, a, false, err)
 				return err
 			}
-			o.afterDeployAttempt(ctx, m, nil)
+			o.upkeep.AfterDeploy(ctx, m, nil)
 			return nil
 		},
 		Then: func(ctx context.Context, name string) (runner.Result, error) {
@@ -184,7 +184,7 @@ func (o *Operator) runModule(ctx context.Context, name string) (moduleStep, erro
 	if err := o.store.ValidateModule(m, m.IsHelm()); err != nil {
 		return moduleStep{}, err
 	}
-	if o.inMaintenance(name) {
+	if o.upkeep.InMaintenance(name) {
 		// The release stays as it is: no CRDs, no Helm, so no afterHelm.
 		o.log.Debug("module in maintenance, release left as it is", slog.String(logkey.Module, name))
 		o.state.update(name, func(s *moduleState) { s.Reruns, s.LastError = 0, "" })
@@ -234,7 +234,7 @@ func (o *Operator) deploy(ctx context.Context, m *module.Module) (release.Wait, 
 	}
 	if err != nil || wait == nil {
 		// Else the wait's end tells whether the deploy worked.
-		o.afterDeployAttempt(ctx, m, err)
+		o.upkeep.AfterDeploy(ctx, m, err)
 	}
 	return wait, err
 }

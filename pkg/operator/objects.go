@@ -6,14 +6,14 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/status"
 )
 
-// objectState is what module state says of a module's Module object;
-// the publisher adds what the module's directory says.
-func (s *states) objectState(name string) moduleobject.State {
-	st := s.get(name)
+// objectState is what module state (st, and whether the module is in
+// maintenance) says of a module's Module object; the publisher adds what
+// the module's directory says.
+func objectState(st moduleState, maintenance bool) moduleobject.State {
 	return moduleobject.State{
 		Enabled: st.Enabled, By: st.By, Phase: st.Phase, Revision: st.Revision, ValuesChecksum: st.ValuesChecksum,
 		LastRun: st.LastRun, LastRunDuration: st.LastRunDuration, LastError: st.LastError,
-		Maintenance: st.Maintenance, Message: objectMessage(st),
+		Maintenance: maintenance, Message: objectMessage(st),
 	}
 }
 

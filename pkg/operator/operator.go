@@ -25,6 +25,7 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/module"
 	"github.com/addon-operator/addon-operator/pkg/operator/modulepub"
 	"github.com/addon-operator/addon-operator/pkg/operator/queuemetrics"
+	"github.com/addon-operator/addon-operator/pkg/operator/upkeep"
 	"github.com/addon-operator/addon-operator/pkg/queue"
 	"github.com/addon-operator/addon-operator/pkg/redact"
 	"github.com/addon-operator/addon-operator/pkg/release"
@@ -143,8 +144,6 @@ type Operator struct {
 	webhooks      webhookServer
 	webhookState  webhookOwners
 	standby       *standby
-	standbyConfig configWatch
-	standbyEvents <-chan config.Event
 
 	modules *module.Set
 	// requiring are the modules whose module.yaml requires others, in
@@ -175,6 +174,8 @@ type Operator struct {
 	accepted    *config.Config
 	// objects publishes the Module objects; nil without them.
 	objects *modulepub.Publisher
+	// upkeep holds modules' maintenance and failed deployments.
+	upkeep *upkeep.Upkeep
 	// foreign is the ForeignReleases condition, set once by startup on the
 	// main queue worker; nil when there is none.
 	foreign atomic.Pointer[status.Condition]
@@ -209,14 +210,15 @@ func New(opts Options, deps Deps) (*Operator, error) {
 		monitors: deps.Monitors, monitorEvents: deps.MonitorEvents, scheduler: deps.Scheduler, ticks: deps.Ticks,
 		patcher: deps.Patcher, hookMetrics: deps.HookMetrics, recorder: deps.Recorder, moduleEvents: deps.Events, bindings: binding.New(),
 		healEvents: deps.HealEvents, driftChanges: deps.DriftChanges, webhooks: deps.Webhooks,
-		standby: newStandby(), standbyConfig: deps.StandbyConfig, standbyEvents: deps.StandbyConfigEvents,
-		lastApplied: deps.LastApplied, redactor: deps.Redactor,
+		standby: newStandby(deps.StandbyConfig, deps.StandbyConfigEvents), lastApplied: deps.LastApplied, redactor: deps.Redactor,
 		admissionChecks: checkSlots{tokens: make(chan struct{}, admissionCheckSlots), time: admissionCheckTime},
 	}
 	// Module state and its publisher are built together: every change of
 	// a module's state reaches its Module object.
 	var ms *states
-	o.objects = modulepub.New(deps.ModuleObjects, mods, opts.Namespace, func(name string) moduleobject.State { return ms.objectState(name) })
+	o.objects = modulepub.New(deps.ModuleObjects, mods, opts.Namespace, func(name string) moduleobject.State {
+		return objectState(ms.get(name), o.upkeep.InMaintenance(name))
+	})
 	ms = newStates(names, o.objects.Publish)
 	o.state = ms
 	for _, m := range mods.Modules() {
@@ -224,7 +226,6 @@ func New(opts Options, deps Deps) (*Operator, error) {
 			o.requiring = append(o.requiring, m)
 		}
 	}
-	o.markUnrunnable()
 	backoff := queue.ExponentialBackoff(opts.RetryDelay, opts.RetryMaxDelay)
 	o.cfgHealth = o.newConfigHealth(deps.ConfigMapEvents)
 	o.releases = release.New(release.Options{
@@ -234,6 +235,11 @@ func New(opts Options, deps Deps) (*Operator, error) {
 		Namespaces: deps.Namespaces, Superseded: func(module string) <-chan struct{} { return o.pool.Superseded(module) },
 		DriftDebounce: opts.DriftDebounce, DriftResync: opts.DriftResync, Rendered: o.learnRendered,
 	})
+	o.upkeep = upkeep.New(upkeep.Options{
+		Releases: o.releases, Recorder: maintenanceRecorder(deps.Recorder), Events: remediationEvents(deps.Events), Logger: deps.Logger,
+		Remediation: opts.Remediation, RemediationRetries: opts.RemediationRetries, Changed: o.objects.Publish,
+	})
+	o.markUnrunnable()
 	o.queues = queue.NewSet(mainQueue, deps.Clock, backoff, mergeTasks)
 	o.pool = runner.New(opts.ModuleWorkers, o.attempt, backoff, deps.Clock)
 	o.main = o.queues.Get(mainQueue)
@@ -279,6 +285,24 @@ func queueRecorder(rec *metrics.Recorder) queuemetrics.Recorder {
 		return nil
 	}
 	return rec
+}
+
+// maintenanceRecorder is rec as upkeep's recorder: nil (none) when rec
+// is nil, not an interface holding a nil pointer.
+func maintenanceRecorder(rec *metrics.Recorder) upkeep.Recorder {
+	if rec == nil {
+		return nil
+	}
+	return rec
+}
+
+// remediationEvents returns the module Events recorder as upkeep's, when
+// it records remediations; nil otherwise.
+func remediationEvents(ev moduleEvents) upkeep.Events {
+	if r, ok := ev.(upkeep.Events); ok {
+		return r
+	}
+	return nil
 }
 
 // routeBindingEvents turns monitor events and schedule ticks into hook
@@ -340,6 +364,7 @@ func (o *Operator) Modules() []status.ModuleStatus {
 	for i := range out {
 		m, _ := o.modules.Module(out[i].Name)
 		out[i].Namespace, out[i].Requires = o.releases.Namespace(m), m.Requires()
+		out[i].Maintenance, out[i].Remediation = o.upkeep.InMaintenance(m.Name()), o.upkeep.Remediation(m.Name())
 		describeModule(&out[i], m)
 	}
 	return out

@@ -36,7 +36,8 @@ type configWatch interface {
 // standby is what a replica that does not lead knows, so that its webhook
 // answers equal the leader's: the configuration in force (in the store)
 // and the snapshots webhook bindings include (in snapshot-only monitors).
-// mu guards the fields; leading is set once, when Run starts.
+// mu guards the fields but config and events, which newStandby sets;
+// leading is set once, when Run starts.
 type standby struct {
 	mu sync.Mutex
 	// leading is set when Run started: from then on the standby changes
@@ -50,10 +51,16 @@ type standby struct {
 	// ids are the snapshot-only monitors started, by owner (a module's
 	// name, or binding.GlobalOwner).
 	ids map[string][]string
+	// config reads the configuration, without writing it, onto events
+	// while this replica does not lead; nil reads none.
+	config configWatch
+	events <-chan config.Event
 }
 
-func newStandby() *standby {
-	return &standby{lead: make(chan struct{}), ids: map[string][]string{}}
+// newStandby returns the standby of a replica that reads the
+// configuration with watch (nil: none) onto events.
+func newStandby(watch configWatch, events <-chan config.Event) *standby {
+	return &standby{lead: make(chan struct{}), ids: map[string][]string{}, config: watch, events: events}
 }
 
 // begin reports whether the standby may start: not leading yet. It then
@@ -120,7 +127,7 @@ func (o *Operator) RunStandby(ctx context.Context) error {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	configured := make(chan struct{})
-	if o.standbyConfig != nil {
+	if o.standby.config != nil {
 		wg.Go(func() {
 			if err := o.watchStandbyConfig(ctx, configured); err != nil {
 				o.log.Error("configuration not read on this standby", logkey.Err(err))
@@ -324,11 +331,11 @@ func (o *Operator) watchStandbyConfig(ctx context.Context, configured chan<- str
 	wctx, stop := context.WithCancel(ctx)
 	defer stop()
 	done := make(chan error, 1)
-	go func() { done <- o.standbyConfig.Run(wctx) }()
+	go func() { done <- o.standby.config.Run(wctx) }()
 	first, seen := true, false
 	for {
 		select {
-		case ev := <-o.standbyEvents:
+		case ev := <-o.standby.events:
 			seen = o.takeStandbyConfig(ev, seen)
 			if first {
 				first = false

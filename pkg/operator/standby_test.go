@@ -89,7 +89,7 @@ func TestStandbyAnswersWithConfigAndSnapshots(t *testing.T) {
 	mons := &fakeSnapshotMonitors{fakeMonitors: fakeMonitors{objects: map[string][]hook.FilteredObject{"a/hooks/mod/kubernetes/0": {obj("x")}}}}
 	srv := &servedWebhooks{}
 	events := make(chan config.Event)
-	o.monitors, o.webhooks, o.standbyConfig, o.standbyEvents = mons, srv, blockingWatch{}, events
+	o.monitors, o.webhooks, o.standby.config, o.standby.events = mons, srv, blockingWatch{}, events
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- o.RunStandby(ctx) }()

@@ -39,14 +39,6 @@ type moduleState struct {
 	// Message says what a run waits for: required modules, or release
 	// objects that are not ready.
 	Message string
-	// Maintenance is set while the ConfigMap puts the module in
-	// maintenance: its release is neither upgraded nor healed.
-	Maintenance bool
-	// DeployFailures counts the module's failed deployments in a row,
-	// toward its remediation; Remediation says what the last remediation
-	// did, "" once a deployment succeeded.
-	DeployFailures int
-	Remediation    string
 	// ValuesChecksum is the checksum of the values of the last Helm run.
 	ValuesChecksum string
 	// LastRun is when the last run ended, LastRunDuration how long it took.
@@ -136,8 +128,7 @@ func (s *states) snapshot() []status.ModuleStatus {
 		if !st.Enabled && (st.By == status.SourceRequirement || st.By == status.SourceExclusiveGroup) {
 			msg = st.Reason
 		}
-		out = append(out, status.ModuleStatus{Name: n, Enabled: st.Enabled, By: st.By, Reason: st.Reason, Phase: phase, Revision: st.Revision, LastError: st.LastError, Message: msg,
-			Maintenance: st.Maintenance, Remediation: st.Remediation})
+		out = append(out, status.ModuleStatus{Name: n, Enabled: st.Enabled, By: st.By, Reason: st.Reason, Phase: phase, Revision: st.Revision, LastError: st.LastError, Message: msg})
 	}
 	return out
 }
