@@ -38,11 +38,13 @@ var shorthands = map[string]string{ //nolint:gochecknoglobals // the test's tabl
 var (
 	clusterCommands = []string{ //nolint:gochecknoglobals // the test's table
 		"start", "diff", "live module render", "config migrate", "execution-hook-controller",
+		"reconcile module", "suspend module", "resume module", "events module", "tree module", "history module", "rollback module",
 	}
 	dataCommands = []string{ //nolint:gochecknoglobals // the test's table
 		"plan list", "plan values", "plan render", "plan hooks", "lint", "diff", "rbac", "version", "config migrate",
 		"live queue list", "live module list", "live module values", "live module config", "live module render",
 		"live global values", "live global config",
+		"reconcile module", "suspend module", "resume module", "events module", "tree module", "history module", "rollback module",
 	}
 )
 

@@ -36,6 +36,7 @@ func newRootCommand() *cobra.Command {
 	}
 	root.AddCommand(newConfigCommand())
 	root.AddCommand(newRBACCommand())
+	root.AddCommand(newVerbCommands()...)
 	requireSubcommand(root)
 	return root
 }

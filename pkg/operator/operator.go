@@ -217,8 +217,10 @@ func New(opts Options, deps Deps) (*Operator, error) {
 	// a module's state reaches its Module object.
 	var ms *states
 	o.objects = modulepub.New(deps.ModuleObjects, mods, opts.Namespace, func(name string) moduleobject.State {
-		return objectState(ms.get(name), o.upkeep.InMaintenance(name))
-	})
+		s := objectState(ms.get(name), o.upkeep.InMaintenance(name))
+		s.Attempts, s.NextRetry = o.pool.Failures(name), o.pool.NextRetry(name)
+		return s
+	}, func(name string, done func(error)) { o.pool.RetryNow(name, done) })
 	ms = newStates(names, o.objects.Publish)
 	o.state = ms
 	for _, m := range mods.Modules() {
@@ -242,6 +244,7 @@ func New(opts Options, deps Deps) (*Operator, error) {
 	o.markUnrunnable()
 	o.queues = queue.NewSet(mainQueue, deps.Clock, backoff, mergeTasks)
 	o.pool = runner.New(opts.ModuleWorkers, o.attempt, backoff, deps.Clock)
+	o.pool.OnAttemptEnd(o.objects.Publish) // failures and the next retry, counted after the run's own updates
 	o.main = o.queues.Get(mainQueue)
 	o.queueMetrics = queuemetrics.New(o.queues.Snapshots, queueRecorder(deps.Recorder), deps.Clock)
 	deps.Logger.Info("modules discovered", slog.Int(logkey.Count, len(names)),

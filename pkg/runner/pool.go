@@ -56,6 +56,10 @@ type Pool struct {
 	backoff queue.Backoff
 	clock   clock.WithDelayedExecution
 
+	// onAttemptEnd, when set, hears a module's name once an attempt's
+	// end is recorded (see OnAttemptEnd).
+	onAttemptEnd func(name string)
+
 	mu    sync.Mutex
 	mods  map[string]*moduleState
 	ready []string      // modules to run, in request order
@@ -83,6 +87,8 @@ type moduleState struct {
 	// the old inputs.
 	urgent bool
 	retry  clock.Timer // backoff before the next attempt after a failure
+	// retryAt is when retry fires; meaningless while retry is nil.
+	retryAt time.Time
 	// retryGen tells a backoff timer that fires after it was stopped (its
 	// callback waited for mu) from the current one.
 	retryGen int
@@ -473,7 +479,9 @@ func (r *Pool) finish(poolStopped bool, name string, st *moduleState, again bool
 		st.pending = true
 		st.retryGen++
 		gen := st.retryGen
-		st.retry = r.clock.AfterFunc(r.backoff(st.steps), func() {
+		delay := r.backoff(st.steps)
+		st.retryAt = r.clock.Now().Add(delay)
+		st.retry = r.clock.AfterFunc(delay, func() {
 			r.mu.Lock()
 			defer r.mu.Unlock()
 			if gen != st.retryGen || st.retry == nil {
@@ -492,5 +500,8 @@ func (r *Pool) finish(poolStopped bool, name string, st *moduleState, again bool
 	r.mu.Unlock()
 	for _, w := range waiters {
 		w(err)
+	}
+	if !cancelled && r.onAttemptEnd != nil {
+		r.onAttemptEnd(name)
 	}
 }

@@ -17,6 +17,8 @@ import (
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Chart",type=string,JSONPath=".status.chartVersion",priority=1
 // +kubebuilder:printcolumn:name="Last Run",type=date,JSONPath=".status.lastRunTime",priority=1
+// +kubebuilder:printcolumn:name="Attempts",type=integer,JSONPath=".status.attempts",priority=1,description="failed runs in a row"
+// +kubebuilder:printcolumn:name="Next Retry",type=date,JSONPath=".status.nextRetryTime",priority=1
 // +kubebuilder:printcolumn:name="Error",type=string,JSONPath=".status.lastError",priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=".metadata.creationTimestamp"
 type Module struct {
@@ -26,6 +28,13 @@ type Module struct {
 	// +optional
 	Status ModuleStatus `json:"status,omitempty"`
 }
+
+// ReconcileRequestAnnotation on a Module asks for a run of its module
+// now, ending a backoff: any new value does, as Flux's
+// reconcile.fluxcd.io/requestedAt. The CLI's reconcile sets it to the
+// time in RFC 3339; status.lastHandledReconcileAt takes the value once
+// the run it asked for ended.
+const ReconcileRequestAnnotation = "addon-operator.io/reconcile-requested-at"
 
 // Phases of a Module.
 const (
@@ -71,6 +80,17 @@ type ModuleStatus struct {
 	// LastRunTime is when the last run ended; LastRunDuration how long it took.
 	LastRunTime     *metav1.Time     `json:"lastRunTime,omitempty"`
 	LastRunDuration *metav1.Duration `json:"lastRunDuration,omitempty"`
+	// Attempts counts the module's failed runs in a row; absent after a
+	// success.
+	Attempts int `json:"attempts,omitempty"`
+	// NextRetryTime is when a module whose run failed runs again, while
+	// it backs off.
+	NextRetryTime *metav1.Time `json:"nextRetryTime,omitempty"`
+	// LastHandledReconcileAt is the last value of the
+	// addon-operator.io/reconcile-requested-at annotation that was
+	// handled: the run it asked for ended (LastError and the conditions
+	// say how), or the module was disabled and had nothing to run.
+	LastHandledReconcileAt string `json:"lastHandledReconcileAt,omitempty"`
 	// LastError is the error of the last failed run or delete, empty after
 	// a success.
 	LastError string `json:"lastError,omitempty"`

@@ -101,6 +101,10 @@ func (in *ModuleStatus) DeepCopyInto(out *ModuleStatus) {
 		*out = new(v1.Duration)
 		**out = **in
 	}
+	if in.NextRetryTime != nil {
+		in, out := &in.NextRetryTime, &out.NextRetryTime
+		*out = (*in).DeepCopy()
+	}
 	if in.Conditions != nil {
 		in, out := &in.Conditions, &out.Conditions
 		*out = make([]v1.Condition, len(*in))

@@ -37,6 +37,13 @@ type State struct {
 	LastRun         time.Time
 	LastRunDuration time.Duration
 	LastError       string
+	// Attempts counts failed runs in a row; NextRetry is when the module
+	// runs again while it backs off, zero otherwise.
+	Attempts  int
+	NextRetry time.Time
+	// LastHandledReconcileAt is the last reconcile request handled (the
+	// value of v1.ReconcileRequestAnnotation).
+	LastHandledReconcileAt string
 	// Maintenance is set while the module is in maintenance; Message says
 	// what a run waits for, or why a module its sources enable is not.
 	Maintenance bool
@@ -151,6 +158,11 @@ func Compute(s State, gen int64, prev []metav1.Condition, now time.Time) v1.Modu
 		t := metav1.NewTime(s.LastRun.UTC().Truncate(time.Second))
 		out.LastRunTime = &t
 		out.LastRunDuration = &metav1.Duration{Duration: s.LastRunDuration.Round(time.Millisecond)}
+	}
+	out.Attempts, out.LastHandledReconcileAt = s.Attempts, s.LastHandledReconcileAt
+	if !s.NextRetry.IsZero() {
+		t := metav1.NewTime(s.NextRetry.UTC().Truncate(time.Second))
+		out.NextRetryTime = &t
 	}
 	conds := make([]metav1.Condition, len(prev))
 	for i := range prev {

@@ -59,6 +59,7 @@ func (w *Writer) watch(ctx context.Context, wg *sync.WaitGroup) {
 		UpdateFunc: func(_, obj any) { w.observe(obj, false) },
 		DeleteFunc: func(obj any) { w.observe(obj, true) },
 	})
+	_, _ = inf.AddEventHandler(w.reconcileHandler())
 	w.mu.Lock()
 	w.watchSynced = reg.HasSynced
 	w.mu.Unlock()

@@ -122,6 +122,8 @@ type Writer struct {
 	// before Run starts it.
 	watchSynced func() bool
 
+	reconcile reconcileRequests
+
 	writes  atomic.Int64
 	handled atomic.Int64 // queue keys handled, for tests
 }

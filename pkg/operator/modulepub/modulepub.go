@@ -44,15 +44,25 @@ type Publisher struct {
 	chartVersions map[string]string
 	// pruneOnce prunes the objects at the first plan.
 	pruneOnce sync.Once
+	// runNow runs a module whose object asks for a run; requests holds
+	// those requests.
+	runNow   RunNowFunc
+	requests reconcileRequests
 }
 
 // New returns the Publisher of the modules of mods through w, reading
-// their states with state, or nil when w is nil.
-func New(w Writer, mods *module.Set, namespace string, state StateFunc) *Publisher {
+// their states with state, or nil when w is nil. When w hears reconcile
+// requests on the objects (*moduleobject.Writer does), runNow runs the
+// module asked for.
+func New(w Writer, mods *module.Set, namespace string, state StateFunc, runNow RunNowFunc) *Publisher {
 	if w == nil {
 		return nil
 	}
-	p := &Publisher{writer: w, mods: mods, state: state, namespace: namespace, chartVersions: map[string]string{}}
+	p := &Publisher{writer: w, mods: mods, state: state, namespace: namespace, chartVersions: map[string]string{}, runNow: runNow,
+		requests: reconcileRequests{waiting: map[string]string{}, handled: map[string]string{}}}
+	if r, ok := w.(reconcileSource); ok {
+		r.OnReconcileRequest(p.reconcileRequested)
+	}
 	for _, m := range mods.Modules() {
 		if m.HasChartYAML() {
 			p.chartVersions[m.Name()] = moduleobject.ChartVersion(m.Path())
@@ -74,6 +84,7 @@ func (p *Publisher) Publish(name string) {
 	s := p.state(name)
 	s.Name, s.HasChart, s.Namespace = name, m.IsHelm(), cmp.Or(m.Namespace(), p.namespace)
 	s.ChartVersion, s.Labels, s.Warnings = p.chartVersions[name], definitionLabels(m), m.Warnings()
+	s.LastHandledReconcileAt = p.handledRequest(name)
 	p.writer.Update(s)
 }
 
@@ -99,6 +110,7 @@ func (p *Publisher) Planned() {
 		return
 	}
 	p.writer.Hold(true)
+	p.planReconciles()
 	p.pruneOnce.Do(func() {
 		names := make([]string, 0, len(p.mods.Modules()))
 		for _, m := range p.mods.Modules() {

@@ -60,7 +60,7 @@ func TestPublisher(t *testing.T) {
 	w := &fakeWriter{}
 	p := New(w, mods, "ns", func(name string) moduleobject.State {
 		return moduleobject.State{Enabled: name == "a", Phase: status.PhaseReady, Revision: 2}
-	})
+	}, nil)
 	if err := p.Run(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +98,7 @@ func TestNoWriter(t *testing.T) {
 	p := New(nil, discover(t), "ns", func(string) moduleobject.State {
 		t.Error("state read without a writer")
 		return moduleobject.State{}
-	})
+	}, nil)
 	if p != nil || p.Enabled() {
 		t.Fatalf("New(nil, ...) = %v, want nil", p)
 	}

@@ -1,8 +1,4 @@
-// Package guard decides, at admission, whether a write to the operator's
-// configuration (a ModuleConfig or the ConfigMap) may be made: whether its
-// writer may change the modules' settings it touches (Writers), and whether
-// a module it disables needs the allow-disabling confirmation.
-package guard
+package config
 
 import (
 	"encoding/json"
@@ -12,7 +8,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/addon-operator/addon-operator/pkg/config"
 	"github.com/addon-operator/addon-operator/pkg/module"
 )
 
@@ -113,7 +108,7 @@ func (g *Guard) CheckModuleConfig(w Write) error {
 	if err := g.checkWriter(w.Writer, name); err != nil {
 		return err
 	}
-	if name == config.GlobalKey || !disablesByObject(old, cur) {
+	if name == GlobalKey || !disablesByObject(old, cur) {
 		return nil
 	}
 	if allowsDisabling(annotationsOf(old), annotationsOf(cur)) {
@@ -172,7 +167,7 @@ func (g *Guard) CheckConfigMap(w Write) error {
 		return nil
 	}
 	for _, name := range disabledByKeys(oldData, newData) {
-		if err := g.needsConfirmation(name, "ConfigMap key "+config.EnabledKey(module.KeyFor(name))); err != nil {
+		if err := g.needsConfirmation(name, "ConfigMap key "+EnabledKey(module.KeyFor(name))); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -186,21 +181,36 @@ func dataOf(cm *guardedConfigMap) map[string]string {
 	return cm.Data
 }
 
-// changedModules returns, sorted, the module names (and config.GlobalKey) whose
+// changedModules returns, sorted, the module names (and GlobalKey) whose
 // ConfigMap keys differ between old and cur.
 func changedModules(old, cur map[string]string) []string {
 	names := map[string]bool{}
 	for key := range maps.Keys(old) {
 		if v, ok := cur[key]; !ok || v != old[key] {
-			names[config.ModuleOfKey(key)] = true
+			names[moduleOfKey(key)] = true
 		}
 	}
 	for key := range maps.Keys(cur) {
 		if _, ok := old[key]; !ok {
-			names[config.ModuleOfKey(key)] = true
+			names[moduleOfKey(key)] = true
 		}
 	}
 	return slices.Sorted(maps.Keys(names))
+}
+
+// moduleOfKey names the module a ConfigMap key configures, or GlobalKey;
+// a key that names no module yields the module name it would name, which
+// the writers of "*" own.
+func moduleOfKey(key string) string {
+	if key == GlobalKey {
+		return GlobalKey
+	}
+	for _, suffix := range []string{maintenanceSuffix, enabledSuffix} {
+		if k, ok := strings.CutSuffix(key, suffix); ok && k != "" {
+			return module.NameFor(k)
+		}
+	}
+	return module.NameFor(key)
 }
 
 // disabledByKeys returns, sorted, the modules whose Enabled key turns
@@ -208,8 +218,8 @@ func changedModules(old, cur map[string]string) []string {
 func disabledByKeys(old, cur map[string]string) []string {
 	var names []string
 	for _, key := range slices.Sorted(maps.Keys(unionStrings(old, cur))) {
-		moduleKey, ok := config.EnabledKeyModule(key)
-		if !ok {
+		moduleKey, ok := strings.CutSuffix(key, enabledSuffix)
+		if !ok || moduleKey == "" {
 			continue
 		}
 		was, wasSet := old[key]
@@ -239,7 +249,7 @@ func (g *Guard) checkWriter(w Writer, name string) error {
 		return nil
 	}
 	what := fmt.Sprintf("module %q", name)
-	if name == config.GlobalKey {
+	if name == GlobalKey {
 		what = "the global section"
 	}
 	return fmt.Errorf("%s may not write the settings of %s: not among its writers in the operator's --module-writers file", w, what)

@@ -1,4 +1,4 @@
-package schema
+package values
 
 import (
 	"encoding/json"
@@ -6,8 +6,6 @@ import (
 	"maps"
 	"regexp"
 	"slices"
-
-	"github.com/addon-operator/addon-operator/pkg/values"
 )
 
 // Sensitive returns the scalar values of section (one section's values,
@@ -27,7 +25,7 @@ import (
 // additionalProperties, items), and through every branch of allOf, anyOf
 // and oneOf. Strings are returned as they are, numbers and booleans as
 // JSON writes them; section is not changed.
-func (s *Schemas) Sensitive(kind Kind, section values.Values) []string {
+func (s *Schemas) Sensitive(kind SchemaKind, section Values) []string {
 	sc := s.get(kind)
 	if sc == nil || !sc.hasSensitive {
 		return nil

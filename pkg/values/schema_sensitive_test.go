@@ -1,11 +1,9 @@
-package schema
+package values
 
 import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/addon-operator/addon-operator/pkg/values"
 )
 
 func TestSensitive(t *testing.T) {
@@ -13,7 +11,7 @@ func TestSensitive(t *testing.T) {
 		name   string
 		config string
 		values string // the values schema, "" for none
-		kind   Kind
+		kind   SchemaKind
 		in     string
 		want   []string
 	}{
@@ -81,7 +79,7 @@ func TestSensitive(t *testing.T) {
 			if err != nil {
 				t.Fatalf("LoadSchemas: %v", err)
 			}
-			in, err := values.FromJSON([]byte(tt.in))
+			in, err := FromJSON([]byte(tt.in))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -94,7 +92,7 @@ func TestSensitive(t *testing.T) {
 
 func TestSensitiveNil(t *testing.T) {
 	var s *Schemas
-	if got := s.Sensitive(ValuesSchema, values.Values{"a": "b"}); got != nil {
+	if got := s.Sensitive(ValuesSchema, Values{"a": "b"}); got != nil {
 		t.Errorf("nil schemas: %v", got)
 	}
 }
