@@ -13,7 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/addon-operator/addon-operator/pkg/config"
+	"github.com/addon-operator/addon-operator/pkg/config/guard"
 	"github.com/addon-operator/addon-operator/pkg/kube/event"
 	"github.com/addon-operator/addon-operator/pkg/logkey"
 	"github.com/addon-operator/addon-operator/pkg/metrics"
@@ -50,31 +50,31 @@ func moduleGuardEnvFallbacks() map[string][]string {
 // whose module.yaml asks for a confirmation before it is disabled. The
 // writers file must be valid; the operator does not start otherwise.
 func (o *moduleGuardOptions) wire(ctx context.Context, srv *webhook.Server, op *operator.Operator, restCfg *rest.Config, log *slog.Logger) error {
-	var writers config.Writers
+	var writers guard.Writers
 	if o.writersFile != "" {
 		if srv == nil {
 			return errors.New("--module-writers needs --webhook-server: writers are checked at admission")
 		}
 		var err error
-		if writers, err = config.ReadWriters(o.writersFile, op.HasModule); err != nil {
+		if writers, err = guard.ReadWriters(o.writersFile, op.HasModule); err != nil {
 			return fmt.Errorf("--module-writers: %w", err)
 		}
 	}
 	if srv == nil || (writers == nil && !op.AnyDisableConfirmation()) {
 		return nil
 	}
-	g := &config.Guard{Writers: writers, Confirmation: op.DisableConfirmation}
+	g := &guard.Guard{Writers: writers, Confirmation: op.DisableConfirmation}
 	if writers != nil {
 		self, err := whoAmI(ctx, restCfg)
 		if err != nil {
 			log.Warn("the operator's own user not known: its writes of config values are checked against --module-writers too", logkey.Err(err))
 		} else {
-			g.Self = func(w config.Writer) bool { return w.Name == self }
+			g.Self = func(w guard.Writer) bool { return w.Name == self }
 		}
 	}
-	check := func(f func(config.Write) error) webhook.ConfigWriteCheck {
+	check := func(f func(guard.Write) error) webhook.ConfigWriteCheck {
 		return func(w webhook.ConfigWrite) error {
-			return f(config.Write{Operation: w.Operation, Writer: config.Writer{Name: w.User, Groups: w.Groups}, Old: w.Old, New: w.New})
+			return f(guard.Write{Operation: w.Operation, Writer: guard.Writer{Name: w.User, Groups: w.Groups}, Old: w.Old, New: w.New})
 		}
 	}
 	srv.SetWriteGuard(webhook.WriteGuard{ModuleConfig: check(g.CheckModuleConfig), ConfigMap: check(g.CheckConfigMap)})

@@ -226,3 +226,25 @@ func MaintenanceKey(moduleKey string) string { return moduleKey + maintenanceSuf
 
 // EnabledKey returns the ConfigMap key of a module's Enabled flag.
 func EnabledKey(moduleKey string) string { return moduleKey + enabledSuffix }
+
+// ModuleOfKey names the module a ConfigMap key configures, or GlobalKey;
+// a key that names no module yields the module name it would name, which
+// the writers of "*" own.
+func ModuleOfKey(key string) string {
+	if key == GlobalKey {
+		return GlobalKey
+	}
+	for _, suffix := range []string{maintenanceSuffix, enabledSuffix} {
+		if k, ok := strings.CutSuffix(key, suffix); ok && k != "" {
+			return module.NameFor(k)
+		}
+	}
+	return module.NameFor(key)
+}
+
+// EnabledKeyModule returns the module key of an Enabled key
+// ("certManagerEnabled": "certManager"), and whether key is one.
+func EnabledKeyModule(key string) (string, bool) {
+	moduleKey, ok := strings.CutSuffix(key, enabledSuffix)
+	return moduleKey, ok && moduleKey != ""
+}

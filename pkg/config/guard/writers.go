@@ -1,4 +1,4 @@
-package config
+package guard
 
 import (
 	"errors"
@@ -10,6 +10,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/addon-operator/addon-operator/pkg/config"
 	"github.com/addon-operator/addon-operator/pkg/module"
 )
 
@@ -21,7 +22,7 @@ const AnyModule = "*"
 const maxWritersFile = 1 << 20
 
 // Writers says who may write which module's settings (its ModuleConfig,
-// or its keys in the ConfigMap): by module name, GlobalKey for the global
+// or its keys in the ConfigMap): by module name, config.GlobalKey for the global
 // section, AnyModule for the rest. A name without an entry, when there is
 // no AnyModule entry either, may be written by everyone the API server
 // lets write. The nil Writers restricts nothing.
@@ -85,7 +86,7 @@ func ReadWriters(path string, known func(module string) bool) (Writers, error) {
 	var errs []error
 	for _, name := range slices.Sorted(maps.Keys(ws)) {
 		switch {
-		case name == GlobalKey || name == AnyModule:
+		case name == config.GlobalKey || name == AnyModule:
 		case !module.ValidName(name):
 			errs = append(errs, fmt.Errorf("%s: entry %q: not a module name", path, name))
 		case known != nil && !known(name):

@@ -1,4 +1,4 @@
-package config
+package guard
 
 import (
 	"encoding/json"
@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/addon-operator/addon-operator/pkg/config"
 )
 
 // guardTestGuard guards modules "stateful" (needs a confirmation) and
@@ -13,7 +15,7 @@ import (
 // "op".
 func guardTestGuard() *Guard {
 	return &Guard{
-		Writers: Writers{"stateful": {Groups: []string{"team-a"}}, GlobalKey: {Users: []string{"admin", "alice"}}},
+		Writers: Writers{"stateful": {Groups: []string{"team-a"}}, config.GlobalKey: {Users: []string{"admin", "alice"}}},
 		Confirmation: func(name string) (bool, string) {
 			if name == "stateful" {
 				return true, "its volumes are deleted"
@@ -113,13 +115,13 @@ func TestGuardModuleConfig(t *testing.T) {
 			new:     mc("stateful", yes, allow),
 			wantErr: []string{`user "mallory" may not write the settings of module "stateful"`}},
 		{name: "global by a non-writer", op: OpCreate, writer: teamB,
-			new:     mc(GlobalKey, nil, nil),
+			new:     mc(config.GlobalKey, nil, nil),
 			wantErr: []string{`user "mallory" may not write the settings of the global section`}},
 		{name: "global by its writer", op: OpCreate, writer: Writer{Name: "admin"},
-			new: mc(GlobalKey, nil, nil)},
+			new: mc(config.GlobalKey, nil, nil)},
 		{name: "the operator itself", op: OpUpdate, writer: Writer{Name: "op"},
-			old: mc(GlobalKey, nil, nil),
-			new: mc(GlobalKey, nil, nil)},
+			old: mc(config.GlobalKey, nil, nil),
+			new: mc(config.GlobalKey, nil, nil)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := Write{Operation: tc.op, Writer: tc.writer, Old: tc.old.json(t), New: tc.new.json(t)}

@@ -1,4 +1,8 @@
-package config
+// Package guard decides, at admission, whether a write to the operator's
+// configuration (a ModuleConfig or the ConfigMap) may be made: whether its
+// writer may change the modules' settings it touches (Writers), and whether
+// a module it disables needs the allow-disabling confirmation.
+package guard
 
 import (
 	"encoding/json"
@@ -8,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/addon-operator/addon-operator/pkg/config"
 	"github.com/addon-operator/addon-operator/pkg/module"
 )
 
@@ -108,7 +113,7 @@ func (g *Guard) CheckModuleConfig(w Write) error {
 	if err := g.checkWriter(w.Writer, name); err != nil {
 		return err
 	}
-	if name == GlobalKey || !disablesByObject(old, cur) {
+	if name == config.GlobalKey || !disablesByObject(old, cur) {
 		return nil
 	}
 	if allowsDisabling(annotationsOf(old), annotationsOf(cur)) {
@@ -167,7 +172,7 @@ func (g *Guard) CheckConfigMap(w Write) error {
 		return nil
 	}
 	for _, name := range disabledByKeys(oldData, newData) {
-		if err := g.needsConfirmation(name, "ConfigMap key "+EnabledKey(module.KeyFor(name))); err != nil {
+		if err := g.needsConfirmation(name, "ConfigMap key "+config.EnabledKey(module.KeyFor(name))); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -181,36 +186,21 @@ func dataOf(cm *guardedConfigMap) map[string]string {
 	return cm.Data
 }
 
-// changedModules returns, sorted, the module names (and GlobalKey) whose
+// changedModules returns, sorted, the module names (and config.GlobalKey) whose
 // ConfigMap keys differ between old and cur.
 func changedModules(old, cur map[string]string) []string {
 	names := map[string]bool{}
 	for key := range maps.Keys(old) {
 		if v, ok := cur[key]; !ok || v != old[key] {
-			names[moduleOfKey(key)] = true
+			names[config.ModuleOfKey(key)] = true
 		}
 	}
 	for key := range maps.Keys(cur) {
 		if _, ok := old[key]; !ok {
-			names[moduleOfKey(key)] = true
+			names[config.ModuleOfKey(key)] = true
 		}
 	}
 	return slices.Sorted(maps.Keys(names))
-}
-
-// moduleOfKey names the module a ConfigMap key configures, or GlobalKey;
-// a key that names no module yields the module name it would name, which
-// the writers of "*" own.
-func moduleOfKey(key string) string {
-	if key == GlobalKey {
-		return GlobalKey
-	}
-	for _, suffix := range []string{maintenanceSuffix, enabledSuffix} {
-		if k, ok := strings.CutSuffix(key, suffix); ok && k != "" {
-			return module.NameFor(k)
-		}
-	}
-	return module.NameFor(key)
 }
 
 // disabledByKeys returns, sorted, the modules whose Enabled key turns
@@ -218,8 +208,8 @@ func moduleOfKey(key string) string {
 func disabledByKeys(old, cur map[string]string) []string {
 	var names []string
 	for _, key := range slices.Sorted(maps.Keys(unionStrings(old, cur))) {
-		moduleKey, ok := strings.CutSuffix(key, enabledSuffix)
-		if !ok || moduleKey == "" {
+		moduleKey, ok := config.EnabledKeyModule(key)
+		if !ok {
 			continue
 		}
 		was, wasSet := old[key]
@@ -249,7 +239,7 @@ func (g *Guard) checkWriter(w Writer, name string) error {
 		return nil
 	}
 	what := fmt.Sprintf("module %q", name)
-	if name == GlobalKey {
+	if name == config.GlobalKey {
 		what = "the global section"
 	}
 	return fmt.Errorf("%s may not write the settings of %s: not among its writers in the operator's --module-writers file", w, what)
