@@ -19,6 +19,7 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/plan"
 	"github.com/addon-operator/addon-operator/pkg/store"
 	"github.com/addon-operator/addon-operator/pkg/values"
+	"github.com/addon-operator/addon-operator/pkg/values/schema"
 )
 
 // Severity says whether a problem stops the operator from doing what the
@@ -208,7 +209,7 @@ func (l *linter) configSections(st *store.Store, cfg *config.Config) {
 func (l *linter) schemaFiles(st *store.Store, mods *module.Set) {
 	for _, m := range mods.Modules() {
 		err := st.ValidateModule(m, false)
-		var ve *values.ValidationError
+		var ve *schema.ValidationError
 		if err != nil && !errors.As(err, &ve) {
 			l.add(Error, filepath.Join(m.Path(), "openapi"), "", RuleSchemaFile, err)
 		}
@@ -218,12 +219,12 @@ func (l *linter) schemaFiles(st *store.Store, mods *module.Set) {
 // schemaProblems turns a schema validation error into one problem per
 // violation. file is where the values came from; "" names the schema.
 func (l *linter) schemaProblems(sev Severity, file, what string, err error) {
-	var ve *values.ValidationError
+	var ve *schema.ValidationError
 	if !errors.As(err, &ve) {
 		l.add(sev, file, what, RuleSchemaFile, err)
 		return
 	}
-	rule := map[values.SchemaKind]string{values.ConfigSchema: RuleConfigSchema, values.ValuesSchema: RuleValuesSchema, values.HelmSchema: RuleHelmSchema}[ve.Kind]
+	rule := map[schema.Kind]string{schema.ConfigSchema: RuleConfigSchema, schema.ValuesSchema: RuleValuesSchema, schema.HelmSchema: RuleHelmSchema}[ve.Kind]
 	if file == "" {
 		file = ve.File
 	}

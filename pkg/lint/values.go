@@ -16,6 +16,7 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/module"
 	"github.com/addon-operator/addon-operator/pkg/store"
 	"github.com/addon-operator/addon-operator/pkg/values"
+	"github.com/addon-operator/addon-operator/pkg/values/schema"
 )
 
 // store loads every schema into a values store. A global schema that does
@@ -101,7 +102,7 @@ func (l *linter) applyOverrides(st *store.Store, mods *module.Set) {
 // overrideProblems reports the violations of an override's section that
 // the override holds; the others are the static values', reported apart.
 func (l *linter) overrideProblems(o Override, key string, err error) {
-	var ve *values.ValidationError
+	var ve *schema.ValidationError
 	if !errors.As(err, &ve) {
 		l.add(Error, o.File, key, RuleValuesFile, err)
 		return
@@ -169,7 +170,7 @@ func lookupPath(section map[string]any, key, path string) bool {
 }
 
 // violation adds one schema violation found in file.
-func (l *linter) violation(sev Severity, file, rule, schemaFile string, v values.Violation) {
+func (l *linter) violation(sev Severity, file, rule, schemaFile string, v schema.Violation) {
 	l.problems = append(l.problems, Problem{
 		Severity: sev, File: l.rel(file), Key: v.Path, Rule: rule,
 		Message: fmt.Sprintf("%s (schema %s)", v.Message, l.rel(schemaFile)),
@@ -188,7 +189,7 @@ func staticLayers(m *module.Module) []layer {
 // the global values schema, whatever the ConfigMap sets over it.
 func (l *linter) globalStatic(mods *module.Set) {
 	g := mods.Global()
-	sch, err := values.LoadSchemas(g.ConfigSchemaPath(), g.ValuesSchemaPath())
+	sch, err := schema.LoadSchemas(g.ConfigSchemaPath(), g.ValuesSchemaPath())
 	if err != nil {
 		return // reported as a schema file
 	}
@@ -205,13 +206,13 @@ func (l *linter) globalStatic(mods *module.Set) {
 // staticCheck validates the static layers with the schemas' defaults
 // against the values schema, and reports each violation at a path the
 // layers hold, by the file that holds it. It returns what it reported.
-func (l *linter) staticCheck(sch *values.Schemas, key string, layers []layer, reported map[string]bool) {
+func (l *linter) staticCheck(sch *schema.Schemas, key string, layers []layer, reported map[string]bool) {
 	var base values.Values
 	for _, ly := range layers {
 		base = values.Merge(base, ly.values)
 	}
-	v := sch.ApplyDefaults(values.ValuesSchema, sch.ApplyDefaults(values.ConfigSchema, base))
-	var ve *values.ValidationError
+	v := sch.ApplyDefaults(schema.ValuesSchema, sch.ApplyDefaults(schema.ConfigSchema, base))
+	var ve *schema.ValidationError
 	if err := sch.ValidateValues(key, v); !errors.As(err, &ve) {
 		return
 	}
@@ -230,7 +231,7 @@ func (l *linter) staticCheck(sch *values.Schemas, key string, layers []layer, re
 // module checks one module, enabled or not: its static values, its
 // effective values, and its chart's render with them.
 func (l *linter) module(ctx context.Context, st *store.Store, cfg *config.Config, m *module.Module) {
-	sch, err := values.LoadSchemas(m.ConfigSchemaPath(), m.ValuesSchemaPath())
+	sch, err := schema.LoadSchemas(m.ConfigSchemaPath(), m.ValuesSchemaPath())
 	valid := true
 	if err == nil {
 		reported := map[string]bool{}
@@ -268,7 +269,7 @@ func (l *linter) effective(st *store.Store, m *module.Module, layers []layer, re
 			continue
 		}
 		valid = false
-		var ve *values.ValidationError
+		var ve *schema.ValidationError
 		if !errors.As(err, &ve) {
 			l.add(Error, m.Path(), m.Key(), RuleValuesSchema, err)
 			return false

@@ -4,10 +4,11 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/config"
 	"github.com/addon-operator/addon-operator/pkg/module"
 	"github.com/addon-operator/addon-operator/pkg/values"
+	"github.com/addon-operator/addon-operator/pkg/values/schema"
 )
 
 // Sensitive returns the values of a module's section (m nil: the global
-// section) that its schemas mark sensitive (values.Schemas.Sensitive): of
+// section) that its schemas mark sensitive (schema.Schemas.Sensitive): of
 // its effective values by the values schema, and of the configuration in
 // force by the config schema, so that a value the configuration sets but
 // that a rejected run never made effective counts too.
@@ -15,7 +16,7 @@ func (s *Store) Sensitive(m *module.Module) []string {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	var (
-		sch       *values.Schemas
+		sch       *schema.Schemas
 		effective values.Values
 		cfg       values.Values
 	)
@@ -28,6 +29,6 @@ func (s *Store) Sensitive(m *module.Module) []string {
 			cfg = s.config.Modules[m.Key()]
 		}
 	}
-	out := sch.Sensitive(values.ValuesSchema, effective)
-	return append(out, sch.Sensitive(values.ConfigSchema, cfg)...)
+	out := sch.Sensitive(schema.ValuesSchema, effective)
+	return append(out, sch.Sensitive(schema.ConfigSchema, cfg)...)
 }

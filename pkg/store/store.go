@@ -14,6 +14,7 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/config"
 	"github.com/addon-operator/addon-operator/pkg/module"
 	"github.com/addon-operator/addon-operator/pkg/values"
+	"github.com/addon-operator/addon-operator/pkg/values/schema"
 )
 
 // Store holds what values are computed from: static values from disk, the
@@ -34,26 +35,26 @@ type Store struct {
 	// modulePatch applies to {"<key>": ...}, by module name.
 	modulePatch map[string]values.Patch
 
-	// Schemas are loaded once; a nil *values.Schemas has no defaults and
+	// Schemas are loaded once; a nil *schema.Schemas has no defaults and
 	// validates everything. schemaErrs holds modules whose schema files
 	// could not be loaded.
-	globalSchemas *values.Schemas
-	schemas       map[string]*values.Schemas
+	globalSchemas *schema.Schemas
+	schemas       map[string]*schema.Schemas
 	schemaErrs    map[string]error
 }
 
 // New loads every schema. A broken global schema is an error; a broken
 // module schema is kept as that module's error.
 func New(mods *module.Set) (*Store, error) {
-	s := &Store{modules: mods, modulePatch: map[string]values.Patch{}, schemas: map[string]*values.Schemas{}, schemaErrs: map[string]error{}}
+	s := &Store{modules: mods, modulePatch: map[string]values.Patch{}, schemas: map[string]*schema.Schemas{}, schemaErrs: map[string]error{}}
 	g := mods.Global()
-	gs, err := values.LoadSchemas(g.ConfigSchemaPath(), g.ValuesSchemaPath())
+	gs, err := schema.LoadSchemas(g.ConfigSchemaPath(), g.ValuesSchemaPath())
 	if err != nil {
 		return nil, fmt.Errorf("global schemas: %w", err)
 	}
 	s.globalSchemas = gs
 	for _, m := range mods.Modules() {
-		ms, err := values.LoadSchemas(m.ConfigSchemaPath(), m.ValuesSchemaPath())
+		ms, err := schema.LoadSchemas(m.ConfigSchemaPath(), m.ValuesSchemaPath())
 		if err != nil {
 			s.schemaErrs[m.Name()] = fmt.Errorf("module %s: %w", m.Name(), err)
 			continue
@@ -121,11 +122,11 @@ func (s *Store) moduleLayers(m *module.Module) []Layer {
 // defaults layer holds only the leaves it added, so merging the layers in
 // order gives the effective values and every leaf is attributed to the
 // layer that set it.
-func withDefaults(sch *values.Schemas, static []Layer, cfg Layer) []Layer {
+func withDefaults(sch *schema.Schemas, static []Layer, cfg Layer) []Layer {
 	base := mergeLayers(static)
-	withConfigDefaults := sch.ApplyDefaults(values.ConfigSchema, base)
+	withConfigDefaults := sch.ApplyDefaults(schema.ConfigSchema, base)
 	merged := values.Merge(withConfigDefaults, cfg.Values)
-	withValuesDefaults := sch.ApplyDefaults(values.ValuesSchema, merged)
+	withValuesDefaults := sch.ApplyDefaults(schema.ValuesSchema, merged)
 	return append(static,
 		Layer{Source: "config-values schema default", Values: added(base, withConfigDefaults)},
 		cfg,
@@ -400,10 +401,10 @@ func (s *Store) ValidateConfig(c *config.Config) (moduleErrs map[string]error, g
 	inForce := s.Config()
 	var oldGlobal values.Values
 	if inForce != nil && inForce.Global != nil {
-		oldGlobal = s.globalSchemas.ApplyDefaults(values.ConfigSchema, inForce.Global)
+		oldGlobal = s.globalSchemas.ApplyDefaults(schema.ConfigSchema, inForce.Global)
 	}
-	globalErr = s.globalSchemas.ValidateTransition(values.ConfigSchema, config.GlobalKey,
-		s.globalSchemas.ApplyDefaults(values.ConfigSchema, c.Global), oldGlobal)
+	globalErr = s.globalSchemas.ValidateTransition(schema.ConfigSchema, config.GlobalKey,
+		s.globalSchemas.ApplyDefaults(schema.ConfigSchema, c.Global), oldGlobal)
 	moduleErrs = map[string]error{}
 	for _, m := range s.modules.Modules() {
 		section, has := c.Modules[m.Key()]
@@ -413,9 +414,9 @@ func (s *Store) ValidateConfig(c *config.Config) (moduleErrs map[string]error, g
 		sch := s.schemas[m.Name()]
 		var old values.Values
 		if prev, had := inForceSection(inForce, m.Key()); had {
-			old = sch.ApplyDefaults(values.ConfigSchema, values.Merge(prev))
+			old = sch.ApplyDefaults(schema.ConfigSchema, values.Merge(prev))
 		}
-		if err := sch.ValidateTransition(values.ConfigSchema, m.Key(), sch.ApplyDefaults(values.ConfigSchema, values.Merge(section)), old); err != nil {
+		if err := sch.ValidateTransition(schema.ConfigSchema, m.Key(), sch.ApplyDefaults(schema.ConfigSchema, values.Merge(section)), old); err != nil {
 			moduleErrs[m.Name()] = err
 		}
 	}

@@ -90,7 +90,7 @@ func testOp(doc []byte, op Op) error {
 	if err := json.Unmarshal(doc, &node); err != nil {
 		return fmt.Errorf("decode document: %w", err)
 	}
-	tokens, err := parsePointer(op.Path)
+	tokens, err := ParsePointer(op.Path)
 	if err != nil {
 		return err
 	}

@@ -40,7 +40,7 @@ func Compact(p Patch) Patch {
 // dropShadowed returns the ops of out that l does not make redundant, in
 // order, followed by the parent-preserving add that a remove l needs.
 func dropShadowed(out Patch, l Op) Patch {
-	lTokens, err := parsePointer(l.Path)
+	lTokens, err := ParsePointer(l.Path)
 	if err != nil || !plainTokens(lTokens) || (l.Op != "add" && l.Op != "replace" && l.Op != "remove") {
 		return out
 	}
@@ -83,7 +83,7 @@ func plainOp(e Op) ([]string, bool) {
 	if e.Op != "add" && e.Op != "replace" && e.Op != "remove" {
 		return nil, false
 	}
-	tokens, err := parsePointer(e.Path)
+	tokens, err := ParsePointer(e.Path)
 	if err != nil || !plainTokens(tokens) {
 		return nil, false
 	}

@@ -151,7 +151,7 @@ func pointerMember(members map[string]json.RawMessage, name string) (string, err
 	if err != nil {
 		return "", err
 	}
-	if _, err := parsePointer(ptr); err != nil {
+	if _, err := ParsePointer(ptr); err != nil {
 		return "", fmt.Errorf("%s: %w", name, err)
 	}
 	return ptr, nil

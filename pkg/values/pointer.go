@@ -6,10 +6,10 @@ import (
 	"strings"
 )
 
-// parsePointer splits an RFC 6901 JSON pointer into unescaped reference
+// ParsePointer splits an RFC 6901 JSON pointer into unescaped reference
 // tokens. The empty pointer "" addresses the whole document and yields no
 // tokens; "/" yields one empty token.
-func parsePointer(ptr string) ([]string, error) {
+func ParsePointer(ptr string) ([]string, error) {
 	if ptr == "" {
 		return nil, nil
 	}

@@ -65,7 +65,7 @@ func (p Patch) CheckRoots(policy RootPolicy) error {
 }
 
 func checkRoot(ptr string, policy RootPolicy) error {
-	tokens, err := parsePointer(ptr)
+	tokens, err := ParsePointer(ptr)
 	switch {
 	case err != nil:
 		return fmt.Errorf("%w: %w", ErrRootNotAllowed, err)

@@ -1,6 +1,6 @@
 // Package values owns the operator's values: the Values tree, its layered
-// merge, JSON patches from hooks, OpenAPI schemas (defaults, validation),
-// and canonical checksums.
+// merge, JSON patches from hooks and their roots, YAML 1.2 decoding, and
+// canonical checksums (the schemas are pkg/values/schema).
 package values
 
 import (
@@ -22,7 +22,7 @@ type Values map[string]any
 // and every number becomes float64 as in JSON. Empty input, or a document that is only comments or null, yields empty
 // Values. A top level that is not a map is an error naming what it is.
 func FromYAML(data []byte) (Values, error) {
-	tree, err := decodeYAML(data)
+	tree, err := DecodeYAML(data)
 	if err != nil {
 		return nil, fmt.Errorf("decode yaml values: %w", err)
 	}
@@ -86,6 +86,10 @@ func (v Values) DeepCopy() Values {
 	}
 	return out
 }
+
+// CopyTree returns a deep copy of a JSON-compatible tree: maps and slices
+// are copied, scalars assigned.
+func CopyTree(v any) any { return deepCopy(v) }
 
 func deepCopy(v any) any {
 	switch t := v.(type) {

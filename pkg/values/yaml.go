@@ -9,7 +9,7 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 )
 
-// decodeYAML decodes the first YAML document of data with YAML 1.2 core
+// DecodeYAML decodes the first YAML document of data with YAML 1.2 core
 // schema rules into a JSON-compatible tree: maps with string keys, []any,
 // strings, float64 numbers, booleans and nil. Only true and false (also
 // True, TRUE, False, FALSE) are booleans; on, off, yes, no, y and n stay
@@ -20,7 +20,7 @@ import (
 // Timestamps stay strings as written. Syntax errors name the line, a key
 // given twice names both lines, and a value JSON cannot hold (.inf, .nan)
 // is an error naming its path. Empty input, or only comments, yields nil.
-func decodeYAML(data []byte) (any, error) {
+func DecodeYAML(data []byte) (any, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return nil, syntaxError(data, err)

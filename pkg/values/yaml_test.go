@@ -1,8 +1,6 @@
 package values
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -94,32 +92,5 @@ func TestFromYAMLErrors(t *testing.T) {
 			_, err := FromYAML([]byte(tt.in))
 			checkErr(t, err, tt.want)
 		})
-	}
-}
-
-// TestSchemaYAML12 checks that schema files read words with YAML 1.2 core
-// rules too: an enum of on/off and a default off are strings, so a section
-// with mode: off validates against type: string.
-func TestSchemaYAML12(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "config-values.yaml")
-	schema := "type: object\nproperties:\n  mode:\n    type: string\n    enum: [on, off]\n    default: off\n"
-	if err := os.WriteFile(path, []byte(schema), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	s, err := LoadSchemas(path, "")
-	if err != nil {
-		t.Fatalf("LoadSchemas() error = %v", err)
-	}
-	got := s.ApplyDefaults(ConfigSchema, Values{})
-	if diff := cmp.Diff(Values{"mode": "off"}, got); diff != "" {
-		t.Errorf("ApplyDefaults() mismatch (-want +got):\n%s", diff)
-	}
-	section, err := FromYAML([]byte("mode: on\n"))
-	if err != nil {
-		t.Fatalf("FromYAML() error = %v", err)
-	}
-	if err := s.ValidateConfig("m", section); err != nil {
-		t.Errorf("ValidateConfig(mode: on) error = %v", err)
 	}
 }

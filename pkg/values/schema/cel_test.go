@@ -1,10 +1,12 @@
-package values
+package schema
 
 import (
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/addon-operator/addon-operator/pkg/values"
 )
 
 const celConfigSchema = `
@@ -35,19 +37,19 @@ func TestCELRulesInConfigSchema(t *testing.T) {
 	if !s.HasTransitionRules(ConfigSchema) {
 		t.Error("HasTransitionRules = false, want true")
 	}
-	section := s.ApplyDefaults(ConfigSchema, Values{"mode": "HA", "replicas": 9})
+	section := s.ApplyDefaults(ConfigSchema, values.Values{"mode": "HA", "replicas": 9})
 	got := violations(t, s.ValidateConfig("echo", section))
 	want := []Violation{{Path: "echo.replicas", Message: "is invalid: at most 5 replicas"}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("violations (-want +got):\n%s", diff)
 	}
-	got = violations(t, s.ValidateConfig("echo", s.ApplyDefaults(ConfigSchema, Values{"mode": "HA"})))
+	got = violations(t, s.ValidateConfig("echo", s.ApplyDefaults(ConfigSchema, values.Values{"mode": "HA"})))
 	if diff := cmp.Diff([]Violation{{Path: "echo", Message: "is invalid: HA needs two replicas"}}, got); diff != "" {
 		t.Errorf("root rule (-want +got):\n%s", diff)
 	}
 	// The transition rule runs only with previous values.
-	old := s.ApplyDefaults(ConfigSchema, Values{"mode": "Single"})
-	err = s.ValidateTransition(ConfigSchema, "echo", s.ApplyDefaults(ConfigSchema, Values{"mode": "HA", "replicas": 2}), old)
+	old := s.ApplyDefaults(ConfigSchema, values.Values{"mode": "Single"})
+	err = s.ValidateTransition(ConfigSchema, "echo", s.ApplyDefaults(ConfigSchema, values.Values{"mode": "HA", "replicas": 2}), old)
 	if err == nil || !strings.Contains(err.Error(), "echo is invalid: mode is immutable") {
 		t.Errorf("ValidateTransition = %v, want mode is immutable", err)
 	}
@@ -55,7 +57,7 @@ func TestCELRulesInConfigSchema(t *testing.T) {
 		t.Errorf("unchanged: %v", err)
 	}
 	// The values schema derived from the config schema keeps the rules.
-	if err := s.ValidateValues("echo", Values{"mode": "HA", "replicas": 1}); err == nil || !strings.Contains(err.Error(), "HA needs two replicas") {
+	if err := s.ValidateValues("echo", values.Values{"mode": "HA", "replicas": 1}); err == nil || !strings.Contains(err.Error(), "HA needs two replicas") {
 		t.Errorf("ValidateValues = %v, want the root rule", err)
 	}
 }

@@ -1,9 +1,11 @@
-package values
+package schema
 
 import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/addon-operator/addon-operator/pkg/values"
 )
 
 func TestSensitive(t *testing.T) {
@@ -11,7 +13,7 @@ func TestSensitive(t *testing.T) {
 		name   string
 		config string
 		values string // the values schema, "" for none
-		kind   SchemaKind
+		kind   Kind
 		in     string
 		want   []string
 	}{
@@ -79,7 +81,7 @@ func TestSensitive(t *testing.T) {
 			if err != nil {
 				t.Fatalf("LoadSchemas: %v", err)
 			}
-			in, err := FromJSON([]byte(tt.in))
+			in, err := values.FromJSON([]byte(tt.in))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -92,7 +94,7 @@ func TestSensitive(t *testing.T) {
 
 func TestSensitiveNil(t *testing.T) {
 	var s *Schemas
-	if got := s.Sensitive(ValuesSchema, Values{"a": "b"}); got != nil {
+	if got := s.Sensitive(ValuesSchema, values.Values{"a": "b"}); got != nil {
 		t.Errorf("nil schemas: %v", got)
 	}
 }

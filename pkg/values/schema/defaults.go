@@ -1,9 +1,11 @@
-package values
+package schema
 
 import (
 	"maps"
 	"regexp"
 	"slices"
+
+	"github.com/addon-operator/addon-operator/pkg/values"
 )
 
 // ApplyDefaults returns a copy of section, the content of one section's key
@@ -30,7 +32,7 @@ import (
 //
 // Defaults are not validated: a default that breaks its schema shows up
 // when the defaulted values are validated.
-func (s *Schemas) ApplyDefaults(kind SchemaKind, section Values) Values {
+func (s *Schemas) ApplyDefaults(kind Kind, section values.Values) values.Values {
 	out := section.DeepCopy()
 	if sc := s.get(kind); sc != nil && sc.defaults != nil {
 		sc.defaults.apply(map[string]any(out))
@@ -110,7 +112,7 @@ func (n *defaultsNode) apply(v any) any {
 	case map[string]any:
 		for name, prop := range n.properties {
 			if _, present := t[name]; !present && prop != nil && prop.def != nil {
-				t[name] = deepCopy(prop.def)
+				t[name] = values.CopyTree(prop.def)
 			}
 		}
 		for k, val := range t {

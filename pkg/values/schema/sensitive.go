@@ -1,4 +1,4 @@
-package values
+package schema
 
 import (
 	"encoding/json"
@@ -6,6 +6,8 @@ import (
 	"maps"
 	"regexp"
 	"slices"
+
+	"github.com/addon-operator/addon-operator/pkg/values"
 )
 
 // Sensitive returns the scalar values of section (one section's values,
@@ -25,7 +27,7 @@ import (
 // additionalProperties, items), and through every branch of allOf, anyOf
 // and oneOf. Strings are returned as they are, numbers and booleans as
 // JSON writes them; section is not changed.
-func (s *Schemas) Sensitive(kind SchemaKind, section Values) []string {
+func (s *Schemas) Sensitive(kind Kind, section values.Values) []string {
 	sc := s.get(kind)
 	if sc == nil || !sc.hasSensitive {
 		return nil

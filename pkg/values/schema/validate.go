@@ -1,4 +1,4 @@
-package values
+package schema
 
 import (
 	"cmp"
@@ -11,11 +11,13 @@ import (
 	oaerrors "k8s.io/kube-openapi/pkg/validation/errors"
 	"k8s.io/kube-openapi/pkg/validation/strfmt"
 	"k8s.io/kube-openapi/pkg/validation/validate"
+
+	"github.com/addon-operator/addon-operator/pkg/values"
 )
 
 // ValidationError reports every way one section's values break a schema.
 type ValidationError struct {
-	Kind       SchemaKind  // which schema was broken
+	Kind       Kind        // which schema was broken
 	File       string      // the schema file
 	Violations []Violation // at least one; sorted by path, then message
 }
@@ -56,7 +58,7 @@ func (v Violation) String() string {
 // merged with the config schema's defaults (see ApplyDefaults). key is the
 // section's top key (a module key or "global"); paths in errors start with
 // it. Without a config schema every section is valid.
-func (s *Schemas) ValidateConfig(key string, section Values) error {
+func (s *Schemas) ValidateConfig(key string, section values.Values) error {
 	return s.Validate(ConfigSchema, key, section)
 }
 
@@ -65,14 +67,14 @@ func (s *Schemas) ValidateConfig(key string, section Values) error {
 // ValidateConfig. A section with only a config schema is validated against
 // it, its top level open to keys it does not declare; with neither schema
 // every section is valid.
-func (s *Schemas) ValidateValues(key string, section Values) error {
+func (s *Schemas) ValidateValues(key string, section values.Values) error {
 	return s.Validate(ValuesSchema, key, section)
 }
 
 // ValidateHelm validates a section's effective values right before a Helm
 // run: the values schema with x-required-for-helm added. key is as for
 // ValidateConfig.
-func (s *Schemas) ValidateHelm(key string, section Values) error {
+func (s *Schemas) ValidateHelm(key string, section values.Values) error {
 	return s.Validate(HelmSchema, key, section)
 }
 
@@ -86,14 +88,14 @@ func (s *Schemas) ValidateHelm(key string, section Values) error {
 // The schema's CEL rules (x-deckhouse-validations, x-kubernetes-validations)
 // are checked too; transition rules, those that name oldSelf, need the
 // previous values: see ValidateTransition.
-func (s *Schemas) Validate(kind SchemaKind, key string, section Values) error {
+func (s *Schemas) Validate(kind Kind, key string, section values.Values) error {
 	return s.ValidateTransition(kind, key, section, nil)
 }
 
 // ValidateTransition is Validate with the section's previous values, old,
 // for the transition rules (those that name oldSelf); with old nil they
 // are skipped, as the API server skips them on create.
-func (s *Schemas) ValidateTransition(kind SchemaKind, key string, section, old Values) error {
+func (s *Schemas) ValidateTransition(kind Kind, key string, section, old values.Values) error {
 	sc := s.get(kind)
 	if sc == nil {
 		return nil
@@ -123,14 +125,14 @@ func (s *Schemas) ValidateTransition(kind SchemaKind, key string, section, old V
 
 // HasTransitionRules reports whether the schema of a kind has CEL rules
 // that name oldSelf.
-func (s *Schemas) HasTransitionRules(kind SchemaKind) bool {
+func (s *Schemas) HasTransitionRules(kind Kind) bool {
 	sc := s.get(kind)
 	return sc != nil && sc.rules.HasTransitions()
 }
 
 // checkRules evaluates the schema's CEL rules; old nil skips transition
 // rules.
-func (sc *schema) checkRules(key string, data map[string]any, old Values) ([]Violation, error) {
+func (sc *schema) checkRules(key string, data map[string]any, old values.Values) ([]Violation, error) {
 	if sc.rules == nil {
 		return nil, nil
 	}
@@ -151,7 +153,7 @@ func (sc *schema) checkRules(key string, data map[string]any, old Values) ([]Vio
 
 // jsonTree re-decodes section from JSON: the validator understands only
 // plain maps, slices, float64, string, bool and nil.
-func jsonTree(section Values) (map[string]any, error) {
+func jsonTree(section values.Values) (map[string]any, error) {
 	if section == nil {
 		return map[string]any{}, nil
 	}

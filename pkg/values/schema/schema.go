@@ -1,4 +1,4 @@
-package values
+package schema
 
 import (
 	"encoding/json"
@@ -10,17 +10,18 @@ import (
 	"k8s.io/kube-openapi/pkg/validation/spec"
 
 	"github.com/addon-operator/addon-operator/pkg/filelimit"
+	"github.com/addon-operator/addon-operator/pkg/values"
 	"github.com/addon-operator/addon-operator/pkg/values/cel"
 )
 
-// SchemaKind names one of the three schemas of a section (a module or
+// Kind names one of the three schemas of a section (a module or
 // global).
-type SchemaKind int
+type Kind int
 
 const (
 	// ConfigSchema is openapi/config-values.yaml: it validates config values
 	// (the user's ConfigMap section merged with this schema's defaults).
-	ConfigSchema SchemaKind = iota
+	ConfigSchema Kind = iota
 	// ValuesSchema is openapi/values.yaml after x-extend: it validates
 	// effective values (every layer, hook patches included).
 	ValuesSchema
@@ -30,7 +31,7 @@ const (
 )
 
 // String names the values a schema kind validates, for messages.
-func (k SchemaKind) String() string {
+func (k Kind) String() string {
 	switch k {
 	case ConfigSchema:
 		return "config values"
@@ -39,7 +40,7 @@ func (k SchemaKind) String() string {
 	case HelmSchema:
 		return "helm values"
 	default:
-		return fmt.Sprintf("SchemaKind(%d)", int(k))
+		return fmt.Sprintf("Kind(%d)", int(k))
 	}
 }
 
@@ -104,11 +105,11 @@ func LoadSchemas(configValuesPath, valuesPath string) (*Schemas, error) {
 	if err != nil {
 		return nil, err
 	}
-	values, err := readSchemaFile(valuesPath)
+	vals, err := readSchemaFile(valuesPath)
 	if err != nil {
 		return nil, err
 	}
-	return newSchemas(config, values)
+	return newSchemas(config, vals)
 }
 
 // schemaSource is a schema file's name and content; nil means absent.
@@ -132,7 +133,7 @@ func readSchemaFile(path string) (*schemaSource, error) {
 }
 
 // newSchemas parses and transforms the sources; either may be nil.
-func newSchemas(config, values *schemaSource) (*Schemas, error) {
+func newSchemas(config, vals *schemaSource) (*Schemas, error) {
 	s := &Schemas{}
 	var configDoc map[string]any
 	if config != nil {
@@ -140,7 +141,7 @@ func newSchemas(config, values *schemaSource) (*Schemas, error) {
 		if err != nil {
 			return nil, fmt.Errorf("schema %s: %w", config.file, err)
 		}
-		configDoc = deepCopy(doc).(map[string]any)
+		configDoc = values.CopyTree(doc).(map[string]any)
 		if s.config, err = buildSchema(config.file, doc); err != nil {
 			return nil, err
 		}
@@ -150,10 +151,10 @@ func newSchemas(config, values *schemaSource) (*Schemas, error) {
 		doc  map[string]any
 	)
 	switch {
-	case values != nil:
+	case vals != nil:
 		var err error
-		file = values.file
-		if doc, err = decodeSchema(values.data); err != nil {
+		file = vals.file
+		if doc, err = decodeSchema(vals.data); err != nil {
 			return nil, fmt.Errorf("schema %s: %w", file, err)
 		}
 		if configDoc != nil {
@@ -170,14 +171,14 @@ func newSchemas(config, values *schemaSource) (*Schemas, error) {
 	if s.values, err = buildSchema(file, doc); err != nil {
 		return nil, err
 	}
-	helmDoc := deepCopy(s.values.doc).(map[string]any)
+	helmDoc := values.CopyTree(s.values.doc).(map[string]any)
 	if err := requireForHelm(helmDoc, ""); err != nil {
 		return nil, fmt.Errorf("schema %s: %w", file, err)
 	}
 	if s.helm, err = newSchema(file, helmDoc); err != nil {
 		return nil, err
 	}
-	if values == nil {
+	if vals == nil {
 		// The config schema's defaults are already applied below the
 		// config values; applying them again above would refill keys a
 		// user's ConfigMap deleted with null.
@@ -192,7 +193,7 @@ func newSchemas(config, values *schemaSource) (*Schemas, error) {
 // keys it does not declare (a hook's internal values) stay allowed at the
 // top level unless the config schema says otherwise. doc is not changed.
 func openTop(doc map[string]any) map[string]any {
-	out := deepCopy(doc).(map[string]any)
+	out := values.CopyTree(doc).(map[string]any)
 	if _, ok := out["additionalProperties"]; !ok {
 		out["additionalProperties"] = true
 	}
@@ -202,7 +203,7 @@ func openTop(doc map[string]any) map[string]any {
 // decodeSchema reads a YAML (1.2 core rules, see decodeYAML) or JSON schema
 // document; empty or null is {}.
 func decodeSchema(data []byte) (map[string]any, error) {
-	tree, err := decodeYAML(data)
+	tree, err := values.DecodeYAML(data)
 	if err != nil {
 		return nil, fmt.Errorf("decode yaml: %w", err)
 	}
@@ -212,7 +213,7 @@ func decodeSchema(data []byte) (map[string]any, error) {
 	case map[string]any:
 		return t, nil
 	default:
-		return nil, fmt.Errorf("top level is %s, want a map", KindOf(t))
+		return nil, fmt.Errorf("top level is %s, want a map", values.KindOf(t))
 	}
 }
 
@@ -248,7 +249,7 @@ func newSchema(file string, doc map[string]any) (*schema, error) {
 }
 
 // get returns the schema of a kind, or nil when it is absent.
-func (s *Schemas) get(kind SchemaKind) *schema {
+func (s *Schemas) get(kind Kind) *schema {
 	if s == nil {
 		return nil
 	}
@@ -266,6 +267,6 @@ func (s *Schemas) get(kind SchemaKind) *schema {
 
 // Has reports whether the schema of a kind was loaded. The values and helm
 // schemas are present when either file is.
-func (s *Schemas) Has(kind SchemaKind) bool {
+func (s *Schemas) Has(kind Kind) bool {
 	return s.get(kind) != nil
 }

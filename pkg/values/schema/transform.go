@@ -1,4 +1,4 @@
-package values
+package schema
 
 import (
 	"fmt"
@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/addon-operator/addon-operator/pkg/values"
 )
 
 // keywordSet chooses which subschemas a walk follows.
@@ -97,12 +99,12 @@ func extend(doc, config map[string]any) (map[string]any, error) {
 	}
 	settings, ok := raw.(map[string]any)
 	if !ok {
-		return nil, fmt.Errorf("x-extend is %s, want a map", KindOf(raw))
+		return nil, fmt.Errorf("x-extend is %s, want a map", values.KindOf(raw))
 	}
 	if name, ok := settings["schema"]; !ok || name == nil {
 		return doc, nil
 	} else if _, ok := name.(string); !ok {
-		return nil, fmt.Errorf("x-extend.schema is %s, want a string", KindOf(name))
+		return nil, fmt.Errorf("x-extend.schema is %s, want a string", values.KindOf(name))
 	}
 	for _, kw := range []string{"properties", "patternProperties", "definitions"} {
 		merged, err := mergeNamed(config[kw], doc[kw])
@@ -118,12 +120,12 @@ func extend(doc, config map[string]any) (map[string]any, error) {
 	}
 	for _, k := range []string{"title", "description"} {
 		if own, _ := doc[k].(string); own == "" && config[k] != nil {
-			doc[k] = deepCopy(config[k])
+			doc[k] = values.CopyTree(config[k])
 		}
 	}
 	for k, v := range config {
 		if _, own := doc[k]; !own && strings.HasPrefix(k, "x-") {
-			doc[k] = deepCopy(v)
+			doc[k] = values.CopyTree(v)
 		}
 	}
 	return doc, nil
@@ -142,10 +144,10 @@ func mergeNamed(inherited, own any) (map[string]any, error) {
 		}
 		m, ok := v.(map[string]any)
 		if !ok {
-			return nil, fmt.Errorf("is %s, want a map", KindOf(v))
+			return nil, fmt.Errorf("is %s, want a map", values.KindOf(v))
 		}
 		for name, sub := range m {
-			out[name] = deepCopy(sub)
+			out[name] = values.CopyTree(sub)
 		}
 	}
 	return out, nil
@@ -185,7 +187,7 @@ func expandRefs(doc map[string]any) (map[string]any, error) {
 	}
 	m, ok := out.(map[string]any)
 	if !ok {
-		return nil, fmt.Errorf("$ref at the top level resolves to %s, want a map", KindOf(out))
+		return nil, fmt.Errorf("$ref at the top level resolves to %s, want a map", values.KindOf(out))
 	}
 	return m, nil
 }
@@ -208,7 +210,7 @@ func expandNode(node any, root map[string]any, stack []string, path string, budg
 	}
 	ref, ok := raw.(string)
 	if !ok {
-		return nil, fmt.Errorf("%s: $ref is %s, want a string", schemaPathOrRoot(path), KindOf(raw))
+		return nil, fmt.Errorf("%s: $ref is %s, want a string", schemaPathOrRoot(path), values.KindOf(raw))
 	}
 	if slices.Contains(stack, ref) {
 		return nil, fmt.Errorf("%s: recursive $ref %q is not supported", schemaPathOrRoot(path), ref)
@@ -221,7 +223,7 @@ func expandNode(node any, root map[string]any, stack []string, path string, budg
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", schemaPathOrRoot(path), err)
 	}
-	return expandNode(deepCopy(target), root, append(slices.Clip(stack), ref), path, budget)
+	return expandNode(values.CopyTree(target), root, append(slices.Clip(stack), ref), path, budget)
 }
 
 // resolveLocalRef finds the node a "#/..." ref points to in root.
@@ -230,7 +232,7 @@ func resolveLocalRef(root map[string]any, ref string) (any, error) {
 	if !ok {
 		return nil, fmt.Errorf("$ref %q: only refs into the same document (\"#/...\") are supported", ref)
 	}
-	tokens, err := parsePointer(ptr)
+	tokens, err := values.ParsePointer(ptr)
 	if err != nil {
 		return nil, fmt.Errorf("$ref %q: %w", ref, err)
 	}
@@ -314,12 +316,12 @@ func requireForHelm(node map[string]any, path string) error {
 		case []any:
 			for _, n := range t {
 				if _, ok := n.(string); !ok {
-					return fmt.Errorf("%s: x-required-for-helm lists %s, want names", schemaPathOrRoot(path), KindOf(n))
+					return fmt.Errorf("%s: x-required-for-helm lists %s, want names", schemaPathOrRoot(path), values.KindOf(n))
 				}
 			}
 			names = t
 		default:
-			return fmt.Errorf("%s: x-required-for-helm is %s, want a name or a list of names", schemaPathOrRoot(path), KindOf(raw))
+			return fmt.Errorf("%s: x-required-for-helm is %s, want a name or a list of names", schemaPathOrRoot(path), values.KindOf(raw))
 		}
 		if req := unionNames(node["required"], names); len(req) > 0 {
 			node["required"] = req

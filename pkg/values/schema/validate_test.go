@@ -1,4 +1,4 @@
-package values
+package schema
 
 import (
 	"errors"
@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/addon-operator/addon-operator/pkg/values"
 )
 
 const validateConfigSchema = `
@@ -139,7 +141,7 @@ func TestValidateConfig(t *testing.T) {
 	s := mustConfigSchema(t, validateConfigSchema)
 	for _, tt := range validateConfigCases() {
 		t.Run(tt.name, func(t *testing.T) {
-			section, err := FromYAML([]byte(tt.section))
+			section, err := values.FromYAML([]byte(tt.section))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -174,7 +176,7 @@ func TestValidationErrorMessage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = s.ValidateConfig("certManager", Values{"mode": "c", "extra": true})
+	err = s.ValidateConfig("certManager", values.Values{"mode": "c", "extra": true})
 	var verr *ValidationError
 	if !errors.As(err, &verr) {
 		t.Fatalf("ValidateConfig = %v, want a *ValidationError", err)
@@ -251,7 +253,7 @@ func TestValidateValuesAndHelm(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := loadCase(t, filepath.Join(dir, tt.dir))
-			section, err := FromYAML([]byte(tt.section))
+			section, err := values.FromYAML([]byte(tt.section))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -273,7 +275,7 @@ func TestValidateValuesAndHelm(t *testing.T) {
 // rejected wherever additionalProperties was not given.
 func TestClosedSchema(t *testing.T) {
 	s := loadCase(t, filepath.Join("testdata", "schema", "closed"))
-	section, err := FromYAML([]byte(`
+	section, err := values.FromYAML([]byte(`
 name: nm
 tls: {issuer: {kind: k, x: 1}, x: 1}
 labels: {l: {value: v, x: 1}}
@@ -311,7 +313,7 @@ x: 1
 
 func TestValidateUnencodable(t *testing.T) {
 	s := mustConfigSchema(t, "type: object\nadditionalProperties: true\n")
-	err := s.ValidateConfig("m", Values{"c": make(chan int)})
+	err := s.ValidateConfig("m", values.Values{"c": make(chan int)})
 	if err == nil || !strings.HasPrefix(err.Error(), "validate config values: encode values:") {
 		t.Errorf("ValidateConfig(a channel) = %v, want an encode error", err)
 	}
@@ -321,7 +323,7 @@ func TestValidateUnencodable(t *testing.T) {
 // defaulting and validation with one Schemas.
 func TestSchemasConcurrentUse(t *testing.T) {
 	s := loadCase(t, filepath.Join("testdata", "schema", "defaults"))
-	section := Values{"nodeGroups": map[string]any{"a": map[string]any{}}, "hosts": []any{map[string]any{}}}
+	section := values.Values{"nodeGroups": map[string]any{"a": map[string]any{}}, "hosts": []any{map[string]any{}}}
 	want := s.ApplyDefaults(ValuesSchema, section)
 	var wg sync.WaitGroup
 	for range 8 {
@@ -404,7 +406,7 @@ properties:
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			section, err := FromYAML([]byte(tt.section))
+			section, err := values.FromYAML([]byte(tt.section))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -431,15 +433,15 @@ func TestValidateValuesOnlyConfigSchema(t *testing.T) {
 	}
 	tests := []struct {
 		name      string
-		section   Values
+		section   values.Values
 		wantErr   string
 		wantHelm  string
 		checkHelm bool
 	}{
-		{name: "declared keys and a hook's own", section: Values{"replicas": 2.0, "internal": Values{"token": "x"}}},
-		{name: "wrong type", section: Values{"replicas": "many"}, wantErr: "m.replicas must be of type integer"},
-		{name: "nested objects stay closed", section: Values{"tls": Values{"enbled": true}}, wantErr: "m.tls.enbled is not allowed"},
-		{name: "required for helm", section: Values{}, checkHelm: true, wantHelm: "m.replicas is required"},
+		{name: "declared keys and a hook's own", section: values.Values{"replicas": 2.0, "internal": values.Values{"token": "x"}}},
+		{name: "wrong type", section: values.Values{"replicas": "many"}, wantErr: "m.replicas must be of type integer"},
+		{name: "nested objects stay closed", section: values.Values{"tls": values.Values{"enbled": true}}, wantErr: "m.tls.enbled is not allowed"},
+		{name: "required for helm", section: values.Values{}, checkHelm: true, wantHelm: "m.replicas is required"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -456,7 +458,7 @@ func TestValidateValuesOnlyConfigSchema(t *testing.T) {
 	}
 	// Defaults of the config schema are not applied a second time above
 	// the config values.
-	if got := s.ApplyDefaults(ValuesSchema, Values{}); len(got) != 0 {
+	if got := s.ApplyDefaults(ValuesSchema, values.Values{}); len(got) != 0 {
 		t.Errorf("ApplyDefaults(values) = %v, want no defaults", got)
 	}
 }

@@ -1,4 +1,4 @@
-package values
+package schema
 
 import (
 	"encoding/json"
@@ -10,6 +10,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/yaml"
+
+	"github.com/addon-operator/addon-operator/pkg/values"
 )
 
 //nolint:gochecknoglobals // a test flag must be registered at package init; it is only read
@@ -65,7 +67,7 @@ func TestLoadSchemasGolden(t *testing.T) {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			s := loadCase(t, dir)
 			docs := map[string]any{}
-			for _, kind := range []SchemaKind{ConfigSchema, ValuesSchema, HelmSchema} {
+			for _, kind := range []Kind{ConfigSchema, ValuesSchema, HelmSchema} {
 				if sc := s.get(kind); sc != nil {
 					docs[kind.String()] = sc.doc
 				} else {
@@ -89,15 +91,15 @@ func TestApplyDefaultsGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var inputs map[string]Values
+			var inputs map[string]values.Values
 			if err := yaml.Unmarshal(raw, &inputs); err != nil {
 				t.Fatal(err)
 			}
 			s := loadCase(t, dir)
-			got := map[string]map[string]Values{}
+			got := map[string]map[string]values.Values{}
 			for name, in := range inputs {
 				before := in.DeepCopy()
-				got[name] = map[string]Values{
+				got[name] = map[string]values.Values{
 					"config": s.ApplyDefaults(ConfigSchema, in),
 					"values": s.ApplyDefaults(ValuesSchema, in),
 				}
@@ -169,7 +171,7 @@ func TestLoadSchemasAbsent(t *testing.T) {
 				t.Errorf("Has(config, values, helm) (-want +got):\n%s", diff)
 			}
 			// An absent schema accepts anything; a present one is closed.
-			in := Values{"a": 1.0}
+			in := values.Values{"a": 1.0}
 			if err := s.ValidateConfig("m", in); (err != nil) != tt.wantConfig {
 				t.Errorf("ValidateConfig(%v) = %v, want an error: %t", in, err, tt.wantConfig)
 			}
@@ -183,7 +185,7 @@ func TestLoadSchemasAbsent(t *testing.T) {
 
 func TestNilSchemas(t *testing.T) {
 	var s *Schemas
-	in := Values{"a": 1.0}
+	in := values.Values{"a": 1.0}
 	if s.Has(ValuesSchema) {
 		t.Error("nil Schemas has a values schema")
 	}
@@ -303,11 +305,38 @@ func TestLoadSchemasReadError(t *testing.T) {
 // every object schema, so it accepts only an empty section.
 func TestEmptySchemaFile(t *testing.T) {
 	s := mustConfigSchema(t, "# nothing here\n")
-	if err := s.ValidateConfig("m", Values{}); err != nil {
+	if err := s.ValidateConfig("m", values.Values{}); err != nil {
 		t.Errorf("empty section: %v", err)
 	}
-	err := s.ValidateConfig("m", Values{"a": 1.0})
+	err := s.ValidateConfig("m", values.Values{"a": 1.0})
 	if err == nil || !strings.Contains(err.Error(), "m.a is not allowed") {
 		t.Errorf("section with a key: %v, want m.a is not allowed", err)
+	}
+}
+
+// TestSchemaYAML12 checks that schema files read words with YAML 1.2 core
+// rules too: an enum of on/off and a default off are strings, so a section
+// with mode: off validates against type: string.
+func TestSchemaYAML12(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "config-values.yaml")
+	schema := "type: object\nproperties:\n  mode:\n    type: string\n    enum: [on, off]\n    default: off\n"
+	if err := os.WriteFile(path, []byte(schema), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := LoadSchemas(path, "")
+	if err != nil {
+		t.Fatalf("LoadSchemas() error = %v", err)
+	}
+	got := s.ApplyDefaults(ConfigSchema, values.Values{})
+	if diff := cmp.Diff(values.Values{"mode": "off"}, got); diff != "" {
+		t.Errorf("ApplyDefaults() mismatch (-want +got):\n%s", diff)
+	}
+	section, err := values.FromYAML([]byte("mode: on\n"))
+	if err != nil {
+		t.Fatalf("values.FromYAML() error = %v", err)
+	}
+	if err := s.ValidateConfig("m", section); err != nil {
+		t.Errorf("ValidateConfig(mode: on) error = %v", err)
 	}
 }

@@ -1,10 +1,12 @@
-package values
+package schema
 
 import (
 	"fmt"
 	"maps"
 	"regexp"
 	"slices"
+
+	"github.com/addon-operator/addon-operator/pkg/values"
 )
 
 // checkSchema rejects what the validator would misread or panic on: a $ref
@@ -22,7 +24,7 @@ func checkSchema(node map[string]any, path string, patterns map[string]*regexp.R
 	if raw, ok := node["pattern"]; ok {
 		expr, isString := raw.(string)
 		if !isString {
-			return fmt.Errorf("%s: pattern is %s, want a string", at, KindOf(raw))
+			return fmt.Errorf("%s: pattern is %s, want a string", at, values.KindOf(raw))
 		}
 		if _, err := regexp.Compile(expr); err != nil {
 			return fmt.Errorf("%s: pattern: %w", at, err)
@@ -40,7 +42,7 @@ func checkSchema(node map[string]any, path string, patterns map[string]*regexp.R
 	return rewriteSubschemas(node, every, path, func(sub any, p string) (any, error) {
 		m, ok := sub.(map[string]any)
 		if !ok {
-			return sub, fmt.Errorf("%s: schema is %s, want a map", p, KindOf(sub))
+			return sub, fmt.Errorf("%s: schema is %s, want a map", p, values.KindOf(sub))
 		}
 		return m, checkSchema(m, p, patterns)
 	})
@@ -57,12 +59,12 @@ func checkType(raw any) error {
 	case []any:
 		names = t
 	default:
-		return fmt.Errorf("type is %s, want a name or a list of names", KindOf(raw))
+		return fmt.Errorf("type is %s, want a name or a list of names", values.KindOf(raw))
 	}
 	for _, n := range names {
 		name, ok := n.(string)
 		if !ok {
-			return fmt.Errorf("type lists %s, want names", KindOf(n))
+			return fmt.Errorf("type lists %s, want names", values.KindOf(n))
 		}
 		switch name {
 		case "object", "array", "string", "integer", "number", "boolean", "null":

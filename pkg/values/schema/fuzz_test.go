@@ -1,4 +1,4 @@
-package values
+package schema
 
 import (
 	"maps"
@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/addon-operator/addon-operator/pkg/values"
 )
 
 // FuzzApplyDefaults loads a fuzzed schema (as both the config and the
@@ -34,12 +36,12 @@ func FuzzApplyDefaults(f *testing.F) {
 		if err != nil {
 			return
 		}
-		v, err := FromJSON(rawValues)
+		v, err := values.FromJSON(rawValues)
 		if err != nil {
 			return
 		}
 		before := v.DeepCopy()
-		for _, kind := range []SchemaKind{ConfigSchema, ValuesSchema, HelmSchema} {
+		for _, kind := range []Kind{ConfigSchema, ValuesSchema, HelmSchema} {
 			got := s.ApplyDefaults(kind, v)
 			if diff := cmp.Diff(before, v); diff != "" {
 				t.Fatalf("ApplyDefaults(%v) changed its input (-before +after):\n%s", kind, diff)
@@ -71,7 +73,7 @@ func scribble(v any) {
 			scribble(t[k])
 			t[k+"~"] = "scribbled"
 		}
-	case Values:
+	case values.Values:
 		scribble(map[string]any(t))
 	case []any:
 		for i, val := range t {
