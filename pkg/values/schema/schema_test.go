@@ -114,12 +114,12 @@ func TestApplyDefaultsGolden(t *testing.T) {
 
 // writeSchemas writes config and values schema files into a temporary
 // directory; an empty string writes no file. It returns both paths.
-func writeSchemas(t *testing.T, config, values string) (configPath, valuesPath string) {
+func writeSchemas(t *testing.T, config, vals string) (configPath, valuesPath string) {
 	t.Helper()
 	dir := t.TempDir()
 	configPath = filepath.Join(dir, "config-values.yaml")
 	valuesPath = filepath.Join(dir, "values.yaml")
-	for path, content := range map[string]string{configPath: config, valuesPath: values} {
+	for path, content := range map[string]string{configPath: config, valuesPath: vals} {
 		if content == "" {
 			continue
 		}
