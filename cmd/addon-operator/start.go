@@ -39,6 +39,7 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/metrics"
 	"github.com/addon-operator/addon-operator/pkg/operator"
 	"github.com/addon-operator/addon-operator/pkg/redact"
+	"github.com/addon-operator/addon-operator/pkg/release/weights"
 	"github.com/addon-operator/addon-operator/pkg/schedule"
 	"github.com/addon-operator/addon-operator/pkg/server"
 	"github.com/addon-operator/addon-operator/pkg/webhook"
@@ -440,6 +441,7 @@ func (o *startOptions) wire(restCfg *rest.Config, log *slog.Logger, rec *metrics
 		Drift:         drift.NewChecker(dyn, kinds, log).WithNamespace(o.operator.Namespace).WithWatched(heal),
 		CRDs:          crds,
 		Readiness:     readiness.NewChecker(dyn, kinds, clock.RealClock{}),
+		Weights:       weights.NewCreator(dyn, kinds),
 		Namespaces:    kube.NewNamespaces(client),
 		HookMetrics:   hookMetrics,
 		Recorder:      rec,

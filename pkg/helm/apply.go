@@ -73,6 +73,9 @@ type Outcome struct {
 	// install's objects, and chart hooks' objects of any operation (an
 	// upgrade creates its new release objects one by one, not listed).
 	Created []CreatedObject
+	// Deferred reports that Release.Ahead asked Apply to stop before
+	// Helm's install or upgrade: no revision was made.
+	Deferred bool
 	// Rendered is the chart as Apply rendered it, set once rendering
 	// succeeded, also when Apply fails after: the API server's errors may
 	// quote the values of its Secrets.
@@ -112,6 +115,8 @@ type Outcome struct {
 // installFresh).
 // Objects that carry this release's ownership (its records were deleted)
 // are taken back; Outcome.HistoryLost tells.
+// Release.Ahead, when set, runs once Apply has decided to deploy, before
+// the install or upgrade, and may defer it (Outcome.Deferred).
 // CRDs are skipped. Apply waits for chart hooks, not for workloads to
 // become ready: for each hook up to r.HookTimeout (Options.Timeout when
 // zero). A hook Job that fails or does not complete in that time, or is
@@ -155,7 +160,19 @@ func (c *Client) Apply(ctx context.Context, r Release) (Outcome, error) {
 		c.log.DebugContext(ctx, "release up to date", slog.String(logkey.Release, r.Name), slog.Duration(logkey.Duration, time.Since(start)))
 		return out, nil
 	}
-	rel, recovered, own, fresh, err := c.deploy(ctx, cfg, r, last, rendered)
+	ahead := 0
+	if r.Ahead != nil {
+		var deferred bool
+		ahead, deferred, err = r.Ahead(ctx, rendered.Manifest)
+		if err != nil {
+			return out, fmt.Errorf("apply release %q: %w", r.Name, err)
+		}
+		if deferred {
+			out.Deferred = true
+			return out, nil
+		}
+	}
+	rel, recovered, own, fresh, err := c.deploy(ctx, cfg, r, last, rendered, ahead)
 	if extendsAPI(rendered.Manifest) || (last != nil && extendsAPI(last.Manifest)) {
 		c.refreshDiscovery() // kinds may have come or gone, even on failure
 	}
@@ -167,10 +184,10 @@ func (c *Client) Apply(ctx context.Context, r Release) (Outcome, error) {
 	if rc, ok := cfg.KubeClient.(reachableClient); ok {
 		out.Created = rc.created.objects()
 	}
-	if last == nil && own > 0 {
+	if last == nil && own > ahead {
 		out.HistoryLost = true
 		c.log.WarnContext(ctx, "release records were deleted while its objects remained, history is lost; installed anew",
-			slog.String(logkey.Release, r.Name), slog.Int(logkey.Count, own))
+			slog.String(logkey.Release, r.Name), slog.Int(logkey.Count, own-ahead))
 	}
 	c.log.DebugContext(ctx, "release deployed", slog.String(logkey.Release, r.Name), slog.Duration(logkey.Duration, time.Since(start)))
 	return out, nil
@@ -193,8 +210,10 @@ type deployment struct {
 // release renders (see claimObjects; a first install claims them only when
 // one is in its way, see installFresh). It reports whether it recovered, how
 // many existing objects already carried the release's ownership, and
-// whether it installed with every object created anew.
-func (c *Client) deploy(ctx context.Context, cfg *action.Configuration, r Release, last *release.Release, rendered *Rendered) (*release.Release, bool, int, bool, error) {
+// whether it installed with every object created anew. ahead objects of
+// the release were created before it by Release.Ahead: a first install
+// then checks its objects before creating them.
+func (c *Client) deploy(ctx context.Context, cfg *action.Configuration, r Release, last *release.Release, rendered *Rendered, ahead int) (*release.Release, bool, int, bool, error) {
 	d, err := newDeployment(r, rendered.Checksum)
 	if err != nil {
 		return nil, false, 0, false, err
@@ -223,7 +242,7 @@ func (c *Client) deploy(ctx context.Context, cfg *action.Configuration, r Releas
 	if c.reads != nil {
 		defer c.reads.forget(c.reads.mark(objects))
 	}
-	if step == stepInstall && c.createsFirst(r.Name, rendered, objects) {
+	if step == stepInstall && ahead == 0 && c.createsFirst(r.Name, rendered, objects) {
 		rel, err := c.installFresh(ctx, cfg, d, objects)
 		if !errors.Is(err, errInTheWay) {
 			return rel, false, 0, err == nil, err
@@ -251,7 +270,7 @@ func (c *Client) deploy(ctx context.Context, cfg *action.Configuration, r Releas
 	default:
 		rel, err = c.upgradeOver(ctx, cfg, d, last)
 	}
-	fresh := err == nil && base == nil && existing == 0
+	fresh := err == nil && base == nil && existing == 0 // ahead > 0 made some exist
 	if err == nil {
 		c.noteInTheWay(r.Name, false)
 	}

@@ -87,6 +87,7 @@ func (s *operationStore) Query(labels map[string]string) ([]*release.Release, er
 // Create stores a new record, after dropping every remembered answer.
 func (s *operationStore) Create(key string, rel *release.Release) error {
 	s.forget()
+	translateHookPolicies(rel)
 	return s.Driver.Create(key, rel) //nolint:wrapcheck // as the driver returned it
 }
 

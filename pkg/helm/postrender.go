@@ -17,7 +17,8 @@ import (
 var docSeparator = regexp.MustCompile(`(?m)^---[ \t]*(?:\r?\n|$)`)
 
 // labeler is a Helm post-renderer that sets labels on every object of a
-// multi-document manifest, the items of a List rather than the List. Documents that are
+// multi-document manifest (and helm.sh/resource-policy: keep where a nelm
+// annotation asks to keep the object, see keeps), the items of a List rather than the List. Documents that are
 // not objects (comments only, scalars, invalid YAML) pass through untouched,
 // so Helm reports real errors with the author's text. Labelled documents are
 // edited as YAML node trees: key order, comments, quoting and literal blocks
@@ -78,10 +79,12 @@ func (l labeler) label(doc string) (string, error) {
 		for _, item := range items.Content {
 			if item.Kind == yamlv3.MappingNode && scalarValue(item, "apiVersion") != "" && scalarValue(item, "kind") != "" {
 				setNodeLabels(item, l.labels)
+				setNodeKeep(item)
 			}
 		}
 	} else {
 		setNodeLabels(obj, l.labels)
+		setNodeKeep(obj)
 	}
 	var out bytes.Buffer
 	enc := yamlv3.NewEncoder(&out)
@@ -102,10 +105,12 @@ func (l labeler) reencoded(head string, obj map[string]any) (string, error) {
 		for _, item := range items {
 			if m, ok := item.(map[string]any); ok && isObject(m) {
 				setLabels(m, l.labels)
+				setKeep(m)
 			}
 		}
 	} else {
 		setLabels(obj, l.labels)
+		setKeep(obj)
 	}
 	raw, err := json.Marshal(obj)
 	if err != nil {

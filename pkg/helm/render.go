@@ -42,6 +42,15 @@ type Release struct {
 	// even when the manifests are the same. Without it a values change
 	// that renders the same manifests is skipped.
 	UpgradeOnValuesChange bool
+	// Ahead, when not nil, runs once Apply has rendered the chart and
+	// decided to deploy it, before Helm installs or upgrades, with the
+	// rendered manifest: it may create objects of the release first,
+	// carrying Helm's ownership metadata for it (which the install or
+	// upgrade adopts). It returns how many of the release's objects now
+	// exist because it created them ahead, in this or an earlier call, and
+	// whether Apply must stop there and be called again later
+	// (Outcome.Deferred).
+	Ahead func(ctx context.Context, manifest string) (ahead int, deferred bool, err error)
 }
 
 // Rendered is a release's chart rendered against the cluster.

@@ -19,32 +19,24 @@ import (
 
 // Charts written for Deckhouse carry annotations of nelm, the deploy
 // engine of werf and Deckhouse, that change how a release is applied. The
-// operator applies releases with the Helm library, which acts on none of
-// them: Helm creates a release's objects in its own kind order, in one
-// apply, so werf.io/weight cannot order objects of one release, nor can
-// deploy-dependency-* or external-dependency wait for anything; objects
-// are always owned by their release (ownership), deleted with it unless
-// helm.sh/resource-policy: keep (werf.io/resource-policy is not that),
-// and chart hooks follow helm.sh/hook-delete-policy only. Rather than
-// apply some of them differently than nelm would, the operator names what
-// a module's chart asks for and is ignored, once per module (again when
-// the set changes): a warning in the log and a Warning Event.
-// Objects that must exist first belong in another module the first one
-// requires (module.yaml requirements), or in a chart hook with a
-// helm.sh/hook-weight.
+// operator applies releases with the Helm library and honours what it
+// can: werf.io/weight orders the creation of a release's objects
+// (pkg/release/weights); werf.io/resource-policy: keep and
+// werf.io/ownership: anyone keep an object on uninstall and when the
+// chart stops rendering it (as helm.sh/resource-policy: keep); a chart
+// hook's werf.io/delete-policy is its helm.sh/hook-delete-policy (see
+// pkg/helm's nelm.go). For the rest, the operator names what a module's
+// chart asks for and is not done, once per module (again when the set
+// changes): a warning in the log and a Warning Event.
 
 // nelmIgnored describes, by annotation (a trailing * stands for any
-// suffix), what is not done.
+// suffix), what is not done whatever its value.
 func nelmIgnored() map[string]string {
 	return map[string]string{
-		"werf.io/weight":                             "objects are created in Helm's kind order, not by weight",
-		"werf.io/deploy-dependency-*":                "no wait for the named objects",
+		"werf.io/deploy-dependency-*":                "no wait for the named objects; werf.io/weight orders a release's objects",
 		"werf.io/delete-dependency-*":                "no wait before deleting",
 		"external-dependency.werf.io/*":              "no wait for external objects",
-		"werf.io/ownership":                          "objects are owned by their release",
-		"werf.io/delete-policy":                      "objects are not recreated or deleted by policy",
 		"werf.io/delete-propagation":                 "Helm's deletion propagation applies",
-		"werf.io/resource-policy":                    "use helm.sh/resource-policy: keep to keep an object",
 		"werf.io/deploy-on":                          "objects deploy on every install and upgrade",
 		"werf.io/replicas-on-creation":               "replicas are what the manifest says",
 		"werf.io/track-termination-mode":             "readiness is the operator's own tracking",
@@ -55,6 +47,36 @@ func nelmIgnored() map[string]string {
 		"werf.io/sensitive":                          "Secrets and values marked sensitive are redacted instead",
 		"werf.io/sensitive-paths":                    "Secrets and values marked sensitive are redacted instead",
 	}
+}
+
+// nelmPartly returns, for the annotations honoured for some values or
+// objects only, what is not done for this one ("" when all of it is).
+// hook tells a chart hook from a release object.
+func nelmPartly(key, value string, hook bool) (entry, what string) {
+	value = strings.TrimSpace(value)
+	switch key {
+	case helm.AnnotationWerfOwnership:
+		if value == "anyone" && !hook {
+			return key + ": anyone", "kept on uninstall and when no longer rendered, but Helm's release annotations are still set and checked"
+		}
+		if value != "release" && value != "anyone" {
+			return key + ": " + value, "not a value of nelm; objects are owned by their release"
+		}
+	case helm.AnnotationWerfResourcePolicy:
+		if value != "keep" {
+			return key + ": " + value, "only keep is honoured"
+		}
+	case helm.AnnotationWerfDeletePolicy:
+		if !hook {
+			return key, "release objects are not recreated or deleted by policy"
+		}
+		for part := range strings.SplitSeq(value, ",") {
+			if p := strings.TrimSpace(part); p != "before-creation" && p != "succeeded" && p != "failed" {
+				return key + ": " + p, "no Helm hook delete policy; the others apply"
+			}
+		}
+	}
+	return "", ""
 }
 
 // nelmAnnotationKey returns the entry of nelmIgnored that key is, or "".
@@ -81,11 +103,12 @@ func nelmAnnotationKey(key string, ignored map[string]string) string {
 }
 
 // nelmAnnotations returns, sorted, "<annotation> (<what is not done>)" for
-// each nelm annotation the rendered objects and chart hooks carry.
+// each nelm annotation the rendered objects and chart hooks carry that is
+// not, or not wholly, honoured.
 func nelmAnnotations(r *helm.Rendered) []string {
 	ignored := nelmIgnored()
-	found := map[string]bool{}
-	for _, manifest := range append([]string{r.Manifest}, r.Hooks...) {
+	found := map[string]string{}
+	for i, manifest := range append([]string{r.Manifest}, r.Hooks...) {
 		if !strings.Contains(manifest, "werf.io/") {
 			continue
 		}
@@ -103,16 +126,18 @@ func nelmAnnotations(r *helm.Rendered) []string {
 			if yaml.Unmarshal(doc, &obj) != nil {
 				continue
 			}
-			for key := range obj.Metadata.Annotations {
+			for key, value := range obj.Metadata.Annotations {
 				if k := nelmAnnotationKey(key, ignored); k != "" {
-					found[k] = true
+					found[k] = ignored[k]
+				} else if entry, what := nelmPartly(key, value, i > 0); entry != "" {
+					found[entry] = what
 				}
 			}
 		}
 	}
 	out := make([]string, 0, len(found))
 	for _, k := range slices.Sorted(maps.Keys(found)) {
-		out = append(out, k+" ("+ignored[k]+")")
+		out = append(out, k+" ("+found[k]+")")
 	}
 	return out
 }
@@ -123,32 +148,37 @@ type annotationsEvents interface {
 	AnnotationsIgnored(module string, annotations []string)
 }
 
-// nelmWarned holds, by operator and module, the ignored annotations last
-// warned about.
-//
-//nolint:gochecknoglobals // keyed by operator: the Operator's fields are not this file's
-var nelmWarned sync.Map
+// nelmWarnings holds, by module, the annotations last warned about; the
+// zero value is ready. Module runs of different modules warn at once.
+type nelmWarnings struct {
+	mu     sync.Mutex
+	warned map[string]string
+}
 
-type nelmWarnedKey struct {
-	o      *Operator
-	module string
+// changed records found as module name's set and reports whether it
+// differs from the last one (no set counts as an empty one).
+func (w *nelmWarnings) changed(name, found string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.warned[name] == found {
+		return false
+	}
+	if w.warned == nil {
+		w.warned = map[string]string{}
+	}
+	w.warned[name] = found
+	return true
 }
 
 // warnNelmAnnotations warns, once per module and set of annotations, that
 // the rendered chart of module name carries nelm annotations the release
-// ignores.
+// does not honour.
 func (o *Operator) warnNelmAnnotations(name string, r *helm.Rendered) {
 	found := nelmAnnotations(r)
-	key := nelmWarnedKey{o: o, module: name}
-	joined := strings.Join(found, "; ")
-	if prev, ok := nelmWarned.Load(key); (ok && prev == joined) || (!ok && len(found) == 0) {
+	if !o.nelm.changed(name, strings.Join(found, "; ")) || len(found) == 0 {
 		return
 	}
-	nelmWarned.Store(key, joined)
-	if len(found) == 0 {
-		return
-	}
-	o.log.Warn("chart annotations of nelm ignored: Helm applies the release", slog.String(logkey.Module, name), slog.Any(logkey.Reason, found))
+	o.log.Warn("chart annotations of nelm not honoured: Helm applies the release", slog.String(logkey.Module, name), slog.Any(logkey.Reason, found))
 	if ev, ok := o.moduleEvents.(annotationsEvents); ok {
 		ev.AnnotationsIgnored(name, found)
 	}

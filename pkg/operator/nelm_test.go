@@ -29,6 +29,8 @@ metadata:
     werf.io/deploy-dependency-db: state=ready,kind=StatefulSet,name=db
     app.external-dependency.werf.io/resource: deployment/app
     werf.io/show-service-messages: "true"
+    werf.io/resource-policy: keep
+    werf.io/delete-policy: before-creation
     project.werf.io/name: x
 ---
 apiVersion: v1
@@ -37,20 +39,38 @@ metadata:
   name: b
   annotations:
     werf.io/ownership: anyone
+---
+apiVersion: v1
+kind: Secret
+metadata:
+  name: c
+  annotations:
+    werf.io/ownership: release
 `,
-		Hooks: []string{"# Source: x/templates/job.yaml\napiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j\n  annotations:\n    werf.io/delete-policy: before-creation\n"},
+		Hooks: []string{
+			"# Source: x/templates/job.yaml\napiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j\n  annotations:\n    werf.io/delete-policy: before-creation,succeeded\n",
+			"# Source: x/templates/job2.yaml\napiVersion: batch/v1\nkind: Job\nmetadata:\n  name: k\n  annotations:\n    werf.io/delete-policy: before-creation-if-immutable\n",
+		},
 	}
 	got := nelmAnnotations(r)
 	keys := make([]string, 0, len(got))
 	for _, g := range got {
-		keys = append(keys, strings.SplitN(g, " ", 2)[0])
+		keys = append(keys, strings.SplitN(g, " (", 2)[0])
 	}
-	want := []string{"external-dependency.werf.io/*", "werf.io/delete-policy", "werf.io/deploy-dependency-*", "werf.io/ownership", "werf.io/weight"}
+	// Honoured, and so not named: the weight, resource-policy: keep,
+	// ownership: release, a hook's before-creation and succeeded.
+	want := []string{
+		"external-dependency.werf.io/*", "werf.io/delete-policy", "werf.io/delete-policy: before-creation-if-immutable",
+		"werf.io/deploy-dependency-*", "werf.io/ownership: anyone",
+	}
 	if !slices.Equal(keys, want) {
 		t.Fatalf("annotations %q, want %q", got, want)
 	}
-	if !strings.Contains(got[4], "Helm's kind order") {
-		t.Errorf("weight warning %q does not say what happens instead", got[4])
+	if !strings.Contains(got[1], "release objects are not recreated") {
+		t.Errorf("delete-policy warning %q does not say that it is ignored on release objects", got[1])
+	}
+	if !strings.Contains(got[4], "release annotations are still set") {
+		t.Errorf("ownership warning %q does not say what is not done", got[4])
 	}
 
 	events := &annotationsRecorder{}
@@ -62,8 +82,14 @@ metadata:
 		t.Fatalf("events %q, want one naming %d annotations", events.got, len(want))
 	}
 	// A changed set is warned about again.
-	o.warnNelmAnnotations("m", &helm.Rendered{Manifest: "kind: ConfigMap\nmetadata:\n  name: c\n  annotations:\n    werf.io/weight: '1'\n"})
+	o.warnNelmAnnotations("m", &helm.Rendered{Manifest: "kind: ConfigMap\nmetadata:\n  name: c\n  annotations:\n    werf.io/fail-mode: x\n"})
 	if len(events.got) != 2 || len(events.got[1]) != 1 {
 		t.Fatalf("events %q after the set changed", events.got)
+	}
+	// Another operator keeps its own record: it warns too.
+	other := &Operator{log: slog.New(slog.DiscardHandler), moduleEvents: events}
+	other.warnNelmAnnotations("m", r)
+	if len(events.got) != 3 {
+		t.Fatalf("events %q: a second operator did not warn", events.got)
 	}
 }

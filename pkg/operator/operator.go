@@ -67,6 +67,9 @@ type Deps struct {
 	// Readiness waits for release objects to be ready after each
 	// deploy; nil: a release is ready once Helm applied it.
 	Readiness release.ReadinessChecker
+	// Weights creates the objects of a release's lower werf.io/weight
+	// values before the others; nil acts on no weight.
+	Weights release.WeightCreator
 	// Namespaces creates the namespaces module.yaml files name; nil
 	// creates none.
 	Namespaces release.NamespaceCreator
@@ -184,6 +187,8 @@ type Operator struct {
 	// admissionChecks bounds the settings checks admission requests run
 	// (settingscheck.go).
 	admissionChecks checkSlots
+	// nelm has the nelm annotations each module was last warned about.
+	nelm nelmWarnings
 }
 
 // New discovers modules and global hooks and prepares the operator.
@@ -236,6 +241,7 @@ func New(opts Options, deps Deps) (*Operator, error) {
 		Readiness: deps.Readiness, ReadinessTimeout: opts.ReadinessTimeout, Progress: o.readinessProgress, Namespace: opts.Namespace,
 		Namespaces: deps.Namespaces, Superseded: func(module string) <-chan struct{} { return o.pool.Superseded(module) },
 		DriftDebounce: opts.DriftDebounce, DriftResync: opts.DriftResync, Rendered: o.learnRendered,
+		Weights: deps.Weights,
 	})
 	o.upkeep = upkeep.New(upkeep.Options{
 		Releases: o.releases, Recorder: maintenanceRecorder(deps.Recorder), Events: remediationEvents(deps.Events), Logger: deps.Logger,

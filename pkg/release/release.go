@@ -115,6 +115,10 @@ type Options struct {
 	// what the API server's errors may quote (Secrets) is redacted from
 	// the texts the operator shows.
 	Rendered func(module string, r *helm.Rendered)
+	// Weights, when not nil, creates a release's objects of lower
+	// werf.io/weight before the others (see ahead); without it weights
+	// are not acted on.
+	Weights WeightCreator
 }
 
 // Manager deploys and removes modules' releases. Its seams are safe for
@@ -221,7 +225,11 @@ type Wait func(ctx context.Context) error
 // 0 for a module without a chart, and, when the release's objects are to
 // be awaited, the Wait for them: the caller decides where it waits (a
 // module run parks rather than hold a worker). The Wait fails with
-// ErrSuperseded when the module's inputs change meanwhile.
+// ErrSuperseded when the module's inputs change meanwhile. For a release
+// whose objects have several werf.io/weight values, Deploy may first
+// create a lower weight's objects alone and return revision 0 with the
+// Wait for them, which ends with ErrNextWeight once they are ready: Deploy
+// is then called again (see ahead).
 func (r *Manager) Deploy(ctx context.Context, m *module.Module, values map[string]any) (int, Wait, error) {
 	name := m.Name()
 	if !m.IsHelm() {
@@ -235,10 +243,16 @@ func (r *Manager) Deploy(ctx context.Context, m *module.Module, values map[strin
 	defer d.busy.Unlock()
 	start := r.opts.Clock.Now()
 	def := m.Definition()
+	var step weightStep
 	out, err := r.opts.Releases.Apply(ctx, helm.Release{Name: name, ChartDir: m.Path(), Values: values, Namespace: m.Namespace(),
-		HookTimeout: def.ChartHookTimeout.Duration, UpgradeOnValuesChange: def.UpgradesOnValuesChange()})
+		HookTimeout: def.ChartHookTimeout.Duration, UpgradeOnValuesChange: def.UpgradesOnValuesChange(), Ahead: r.ahead(m, d, &step)})
 	if out.Rendered != nil && r.opts.Rendered != nil {
 		r.opts.Rendered(name, out.Rendered)
+	}
+	if err == nil && out.Deferred {
+		// Objects of a lower weight were created first: the release is
+		// applied once they are ready.
+		return 0, step.wait, nil
 	}
 	if r.opts.Recorder != nil {
 		op := "upgrade"
