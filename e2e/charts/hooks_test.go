@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/addon-operator/addon-operator/e2e/cluster"
 	"github.com/addon-operator/addon-operator/e2e/operatortest"
 	"github.com/addon-operator/addon-operator/pkg/status"
@@ -49,5 +51,46 @@ spec:
 	// release (pre-upgrade): the Job is the same.
 	if !operatortest.ErrorContains("pre-", " hook Job "+h.Namespace+"/hangs not complete after 5s: ", "Pods active")(hangs) {
 		t.Errorf("hook-hangs' error %q does not name its Job and its state", hangs.LastError)
+	}
+}
+
+// A pre-delete hook Job that never finishes fails the module's delete
+// after the module's chartHookTimeout, not after --helm-timeout, with an
+// error that names the Job and says how it stands; the release and its
+// objects stay for the delete's retry.
+func TestChartsPreDeleteHookJobTimeoutNamesTheJob(t *testing.T) {
+	t.Parallel()
+	h := operatortest.New(t, cp, bin)
+	modules := filepath.Join(t.TempDir(), "modules")
+	writeFiles(t, modules, map[string]string{
+		"delete-hangs/module.yaml": "chartHookTimeout: 5s\n",
+		"delete-hangs/templates/job.yaml": `apiVersion: batch/v1
+kind: Job
+metadata:
+  name: cleanup-hangs
+  annotations:
+    helm.sh/hook: pre-delete
+spec:
+  backoffLimit: 0
+  template:
+    metadata:
+      annotations:
+        ` + cluster.AnnotationRunDuration + `: 24h
+    spec:
+      restartPolicy: Never
+      containers: [{name: cleanup, image: registry.example/cleanup:1}]
+`,
+		"delete-hangs/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kept-while-hanging\n",
+	})
+	h.SetConfig(map[string]string{"deleteHangsEnabled": "true"})
+	h.Start(operatortest.Options{ModulesDir: modules})
+	h.WaitModule("delete-hangs", "Ready", func(m status.ModuleStatus) bool { return m.Phase == status.PhaseReady })
+
+	h.SetConfig(map[string]string{"deleteHangsEnabled": "false"})
+	hangs := h.WaitModule("delete-hangs", "delete failed naming its hook Job",
+		operatortest.ErrorContains("pre-delete hook Job "+h.Namespace+"/cleanup-hangs not complete after 5s: ", "Pods active"))
+	t.Logf("delete failed: %s", hangs.LastError)
+	if _, err := h.Client.CoreV1().ConfigMaps(h.Namespace).Get(t.Context(), "kept-while-hanging", metav1.GetOptions{}); err != nil {
+		t.Errorf("release object after the failed pre-delete hook: %v", err)
 	}
 }

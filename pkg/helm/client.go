@@ -263,6 +263,16 @@ func (c *Client) Owned(ctx context.Context) ([]string, error) {
 // History is not kept. Helm's uninstall takes no context: ctx is checked
 // before it starts, and Options.Timeout bounds its hooks.
 func (c *Client) Uninstall(ctx context.Context, name string) (bool, error) {
+	return c.UninstallHooks(ctx, name, 0)
+}
+
+// UninstallHooks is Uninstall with each chart delete hook awaited up to
+// hookTimeout (Options.Timeout when zero), as Apply awaits install and
+// upgrade hooks: a hook Job that fails or does not complete in that time
+// fails it with a *HookError that names it and gives its last condition.
+// The release is then left uninstalling, with its objects, for the next
+// uninstall to retry.
+func (c *Client) UninstallHooks(ctx context.Context, name string, hookTimeout time.Duration) (bool, error) {
 	if err := ctx.Err(); err != nil {
 		return false, fmt.Errorf("uninstall release %q: %w", name, err)
 	}
@@ -289,13 +299,17 @@ func (c *Client) Uninstall(ctx context.Context, name string) (bool, error) {
 	}
 	uninstall := action.NewUninstall(cfg)
 	uninstall.Timeout = c.timeout
+	if hookTimeout > 0 {
+		uninstall.Timeout = hookTimeout
+	}
+	hooks := hooksOf(cfg, "delete")
 	_, err = uninstall.Run(name)
 	c.noteUninstalled(name)
 	if slices.ContainsFunc(history, func(r *release.Release) bool { return extendsAPI(r.Manifest) }) {
 		c.refreshDiscovery()
 	}
 	if err != nil {
-		return false, fmt.Errorf("uninstall release %q: %w", name, err)
+		return false, fmt.Errorf("uninstall release %q: %w", name, blameHook(ctx, hooks, err))
 	}
 	return true, nil
 }

@@ -263,7 +263,7 @@ func (o *Operator) moduleDelete(ctx context.Context, name string) error {
 		if _, err := o.runModuleHooks(ctx, name, hooks, hook.BeforeDeleteHelm); err != nil {
 			return err
 		}
-		if err := o.releases.Uninstall(ctx, name); err != nil {
+		if err := o.releases.UninstallModule(ctx, m); err != nil {
 			return err
 		}
 	}

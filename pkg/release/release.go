@@ -196,6 +196,25 @@ func (r *Manager) Uninstall(ctx context.Context, name string) error {
 	return nil
 }
 
+// UninstallModule removes a module's release as Uninstall does, with each
+// chart delete hook awaited up to the module's chartHookTimeout, when it
+// has one and the release client can bound them.
+func (r *Manager) UninstallModule(ctx context.Context, m *module.Module) error {
+	type hookUninstaller interface {
+		UninstallHooks(ctx context.Context, name string, hookTimeout time.Duration) (bool, error)
+	}
+	u, ok := r.opts.Releases.(hookUninstaller)
+	timeout := m.Definition().ChartHookTimeout.Duration
+	if !ok || timeout <= 0 {
+		return r.Uninstall(ctx, m.Name())
+	}
+	if _, err := u.UninstallHooks(ctx, m.Name(), timeout); err != nil {
+		return fmt.Errorf("module %s: uninstall release: %w", m.Name(), err)
+	}
+	r.opts.Logger.Info("release uninstalled", slog.String(logkey.Module, m.Name()), slog.String(logkey.Release, m.Name()))
+	return nil
+}
+
 // Forget stops watching a removed module's objects and checking their
 // drift.
 func (r *Manager) Forget(name string) {
