@@ -45,6 +45,14 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/webhook"
 )
 
+// weightedReleases is the Helm client together with what creates the
+// objects of a release's lower werf.io/weight values ahead of it (see
+// release.WeightCreator).
+type weightedReleases struct {
+	*helm.Client
+	*weights.Creator
+}
+
 // shutdownGrace bounds how long the operator may take to stop after
 // SIGTERM: running hooks get SIGTERM, then SIGKILL after hook.DefaultWaitDelay.
 const shutdownGrace = 30 * time.Second
@@ -426,7 +434,7 @@ func (o *startOptions) wire(restCfg *rest.Config, log *slog.Logger, rec *metrics
 	cfgMap := config.NewSource(client, o.operator.Namespace, o.operator.ConfigMap, events, log)
 	deps := operator.Deps{
 		Hooks:         &hook.Executor{Logger: log, Timeout: o.operator.HookTimeout, TempDir: o.operator.TempDir, MaxLogBytes: o.operator.HookLogMaxBytes},
-		Releases:      releases,
+		Releases:      weightedReleases{Client: releases, Creator: weights.NewCreator(dyn, kinds)},
 		Config:        cfgMap,
 		ConfigEvents:  events,
 		Monitors:      monitors,
@@ -441,7 +449,6 @@ func (o *startOptions) wire(restCfg *rest.Config, log *slog.Logger, rec *metrics
 		Drift:         drift.NewChecker(dyn, kinds, log).WithNamespace(o.operator.Namespace).WithWatched(heal),
 		CRDs:          crds,
 		Readiness:     readiness.NewChecker(dyn, kinds, clock.RealClock{}),
-		Weights:       weights.NewCreator(dyn, kinds),
 		Namespaces:    kube.NewNamespaces(client),
 		HookMetrics:   hookMetrics,
 		Recorder:      rec,

@@ -17,7 +17,7 @@ import (
 //nolint:gochecknoglobals // the test's table
 var stillOver = map[string]Type{
 	"operator.Deps":     {Fields: 28},
-	"operator.Operator": {Fields: 43, Methods: 108},
+	"operator.Operator": {Fields: 43, Methods: 107},
 	"operator.Options":  {Fields: 21, Methods: 4},
 }
 

@@ -2,7 +2,6 @@ package operator
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -58,67 +57,7 @@ func (o *Operator) attempt(ctx context.Context, name string) (runner.Result, err
 	if err != nil || step.wait == nil {
 		return o.endAttempt(ctx, a, step.again, err)
 	}
-	return o.parked(a, step), nil
-}
-
-// parked is the rest of attempt a once its release was applied: step's
-// wait runs without a worker, then its afterHelm hooks on one. A wait
-// for a lower werf.io/weight's objects (release.ErrNextWeight) deploys
-// again on a worker, for the next weight or the whole release, and parks
-// again for what that deploy applied.
-func (o *Operator) parked(a attemptRecord, step moduleStep) runner.Result {
-	name := a.name
-	var superseded, next bool // set by Await, read by Then, which runs after it
-	return runner.Result{
-		Await: func(ctx context.Context) error {
-			err := step.wait(ctx)
-			m, _ := o.modules.Module(name)
-			switch {
-			case errors.Is(err, release.ErrSuperseded):
-				superseded = true
-				return nil
-			case errors.Is(err, release.ErrNextWeight):
-				next = true
-				return nil
-			case err != nil:
-				o.upkeep.AfterDeploy(ctx, m, err)
-				_, err = o.endAttempt(ctx, a, false, err)
-				return err
-			}
-			o.upkeep.AfterDeploy(ctx, m, nil)
-			return nil
-		},
-		Then: func(ctx context.Context, name string) (runner.Result, error) {
-			if superseded {
-				// Its inputs changed while it waited for its objects: the
-				// run asked for by the change starts at once and waits for
-				// what it deploys. Neither a failure nor ready.
-				o.log.Info("readiness wait ended by new inputs, running again", slog.String(logkey.Module, name))
-				return runner.Result{Again: true}, nil
-			}
-			defer o.releases.Pause(name)()
-			if next {
-				return o.deployNext(ctx, a, step.hooks)
-			}
-			again, err := o.afterHelm(ctx, name, step.hooks)
-			return o.endAttempt(ctx, a, again, err)
-		},
-	}
-}
-
-// deployNext deploys a module again once a lower werf.io/weight of its
-// release is ready (see parked).
-func (o *Operator) deployNext(ctx context.Context, a attemptRecord, hooks []*binding.Hook) (runner.Result, error) {
-	m, _ := o.modules.Module(a.name)
-	wait, err := o.deploy(ctx, m)
-	if err != nil {
-		return o.endAttempt(ctx, a, false, err)
-	}
-	if wait != nil {
-		return o.parked(a, moduleStep{wait: wait, hooks: hooks}), nil
-	}
-	again, err := o.afterHelm(ctx, a.name, hooks)
-	return o.endAttempt(ctx, a, again, err)
+	return parkedRun{o: o, a: a, step: step}.result(), nil
 }
 
 // attemptRecord is what the end of an attempt reports about it.

@@ -148,11 +148,28 @@ type annotationsEvents interface {
 	AnnotationsIgnored(module string, annotations []string)
 }
 
-// nelmWarnings holds, by module, the annotations last warned about; the
-// zero value is ready. Module runs of different modules warn at once.
+// nelmWarnings warns of the nelm annotations each module's chart carries
+// that are not honoured, and holds, by module, those last warned about;
+// module runs of different modules warn at once.
 type nelmWarnings struct {
+	log    *slog.Logger
+	events any // annotationsEvents, when the module events recorder is one
+
 	mu     sync.Mutex
 	warned map[string]string
+}
+
+func newNelmWarnings(log *slog.Logger, events any) *nelmWarnings {
+	return &nelmWarnings{log: log, events: events, warned: map[string]string{}}
+}
+
+// after returns rendered followed by the warning: the release.Options
+// Rendered callback.
+func (w *nelmWarnings) after(rendered func(string, *helm.Rendered)) func(string, *helm.Rendered) {
+	return func(name string, r *helm.Rendered) {
+		w.warn(name, r)
+		rendered(name, r)
+	}
 }
 
 // changed records found as module name's set and reports whether it
@@ -163,23 +180,20 @@ func (w *nelmWarnings) changed(name, found string) bool {
 	if w.warned[name] == found {
 		return false
 	}
-	if w.warned == nil {
-		w.warned = map[string]string{}
-	}
 	w.warned[name] = found
 	return true
 }
 
-// warnNelmAnnotations warns, once per module and set of annotations, that
-// the rendered chart of module name carries nelm annotations the release
-// does not honour.
-func (o *Operator) warnNelmAnnotations(name string, r *helm.Rendered) {
+// warn warns, once per module and set of annotations, that the rendered
+// chart of module name carries nelm annotations the release does not
+// honour: a log warning and a Warning Event.
+func (w *nelmWarnings) warn(name string, r *helm.Rendered) {
 	found := nelmAnnotations(r)
-	if !o.nelm.changed(name, strings.Join(found, "; ")) || len(found) == 0 {
+	if !w.changed(name, strings.Join(found, "; ")) || len(found) == 0 {
 		return
 	}
-	o.log.Warn("chart annotations of nelm not honoured: Helm applies the release", slog.String(logkey.Module, name), slog.Any(logkey.Reason, found))
-	if ev, ok := o.moduleEvents.(annotationsEvents); ok {
+	w.log.Warn("chart annotations of nelm not honoured: Helm applies the release", slog.String(logkey.Module, name), slog.Any(logkey.Reason, found))
+	if ev, ok := w.events.(annotationsEvents); ok {
 		ev.AnnotationsIgnored(name, found)
 	}
 }

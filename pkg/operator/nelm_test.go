@@ -74,21 +74,21 @@ metadata:
 	}
 
 	events := &annotationsRecorder{}
-	o := &Operator{log: slog.New(slog.DiscardHandler), moduleEvents: events}
-	o.warnNelmAnnotations("m", r)
-	o.warnNelmAnnotations("m", r)
-	o.warnNelmAnnotations("other", &helm.Rendered{Manifest: "kind: ConfigMap\nmetadata:\n  name: c\n"})
+	o := newNelmWarnings(slog.New(slog.DiscardHandler), events)
+	o.warn("m", r)
+	o.warn("m", r)
+	o.warn("other", &helm.Rendered{Manifest: "kind: ConfigMap\nmetadata:\n  name: c\n"})
 	if len(events.got) != 1 || len(events.got[0]) != len(want) {
 		t.Fatalf("events %q, want one naming %d annotations", events.got, len(want))
 	}
 	// A changed set is warned about again.
-	o.warnNelmAnnotations("m", &helm.Rendered{Manifest: "kind: ConfigMap\nmetadata:\n  name: c\n  annotations:\n    werf.io/fail-mode: x\n"})
+	o.warn("m", &helm.Rendered{Manifest: "kind: ConfigMap\nmetadata:\n  name: c\n  annotations:\n    werf.io/fail-mode: x\n"})
 	if len(events.got) != 2 || len(events.got[1]) != 1 {
 		t.Fatalf("events %q after the set changed", events.got)
 	}
 	// Another operator keeps its own record: it warns too.
-	other := &Operator{log: slog.New(slog.DiscardHandler), moduleEvents: events}
-	other.warnNelmAnnotations("m", r)
+	other := newNelmWarnings(slog.New(slog.DiscardHandler), events)
+	other.warn("m", r)
 	if len(events.got) != 3 {
 		t.Fatalf("events %q: a second operator did not warn", events.got)
 	}

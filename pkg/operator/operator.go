@@ -44,7 +44,10 @@ type configSource interface {
 
 // Deps are the operator's seams to the outside world.
 type Deps struct {
-	Hooks    hookRunner
+	Hooks hookRunner
+	// Releases applies modules' releases; when it also creates objects
+	// ahead of a release (release.WeightCreator), werf.io/weight orders
+	// their creation.
 	Releases release.Releaser
 	Config   configSource
 	// ConfigEvents receives what Config observes.
@@ -67,9 +70,6 @@ type Deps struct {
 	// Readiness waits for release objects to be ready after each
 	// deploy; nil: a release is ready once Helm applied it.
 	Readiness release.ReadinessChecker
-	// Weights creates the objects of a release's lower werf.io/weight
-	// values before the others; nil acts on no weight.
-	Weights release.WeightCreator
 	// Namespaces creates the namespaces module.yaml files name; nil
 	// creates none.
 	Namespaces release.NamespaceCreator
@@ -187,8 +187,6 @@ type Operator struct {
 	// admissionChecks bounds the settings checks admission requests run
 	// (settingscheck.go).
 	admissionChecks checkSlots
-	// nelm has the nelm annotations each module was last warned about.
-	nelm nelmWarnings
 }
 
 // New discovers modules and global hooks and prepares the operator.
@@ -240,8 +238,7 @@ func New(opts Options, deps Deps) (*Operator, error) {
 		Recorder: deps.Recorder, HealDrift: opts.HealDrift, Clock: deps.Clock, Logger: deps.Logger,
 		Readiness: deps.Readiness, ReadinessTimeout: opts.ReadinessTimeout, Progress: o.readinessProgress, Namespace: opts.Namespace,
 		Namespaces: deps.Namespaces, Superseded: func(module string) <-chan struct{} { return o.pool.Superseded(module) },
-		DriftDebounce: opts.DriftDebounce, DriftResync: opts.DriftResync, Rendered: o.learnRendered,
-		Weights: deps.Weights,
+		DriftDebounce: opts.DriftDebounce, DriftResync: opts.DriftResync, Rendered: newNelmWarnings(o.log, o.moduleEvents).after(o.learnRendered),
 	})
 	o.upkeep = upkeep.New(upkeep.Options{
 		Releases: o.releases, Recorder: maintenanceRecorder(deps.Recorder), Events: remediationEvents(deps.Events), Logger: deps.Logger,

@@ -29,10 +29,8 @@ func (o *Operator) learnValues(m *module.Module) {
 
 // learnRendered tells the redactor the values of the Secrets of a
 // module's rendered chart, objects and chart hooks, before its deploy's
-// errors are shown anywhere, and warns of the nelm annotations its
-// release ignores (see warnNelmAnnotations).
+// errors are shown anywhere.
 func (o *Operator) learnRendered(name string, r *helm.Rendered) {
-	o.warnNelmAnnotations(name, r)
 	if o.redactor == nil {
 		return
 	}

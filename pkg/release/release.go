@@ -116,8 +116,8 @@ type Options struct {
 	// the texts the operator shows.
 	Rendered func(module string, r *helm.Rendered)
 	// Weights, when not nil, creates a release's objects of lower
-	// werf.io/weight before the others (see ahead); without it weights
-	// are not acted on.
+	// werf.io/weight before the others (see ahead); nil is Releases when
+	// it is a WeightCreator too. Without one, weights are not acted on.
 	Weights WeightCreator
 }
 
@@ -138,6 +138,9 @@ type Manager struct {
 
 // New returns a Manager over the given seams.
 func New(o Options) *Manager {
+	if o.Weights == nil {
+		o.Weights, _ = o.Releases.(WeightCreator)
+	}
 	return &Manager{opts: o, deployed: map[string]*deployed{}, maintenance: map[string]bool{}, changed: map[string]chan struct{}{}}
 }
 
