@@ -75,10 +75,10 @@ func TestHookDeletePolicies(t *testing.T) {
 		"before-creation":                        {"before-hook-creation"},
 		"succeeded, failed":                      {"hook-succeeded", "hook-failed"},
 		"before-creation-if-immutable,succeeded": {"hook-succeeded"},
-		"":                                       nil,
+		"":                                       {},
 	} {
 		policies, _ := hookDeletePolicies(value)
-		var got []string
+		got := make([]string, 0, len(policies))
 		for _, p := range policies {
 			got = append(got, string(p))
 		}

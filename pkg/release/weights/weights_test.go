@@ -26,7 +26,10 @@ func cm(name, weight string) string {
 
 // names returns each group as its weight followed by its objects' names.
 func names(groups []Group) [][]string {
-	var out [][]string
+	if len(groups) == 0 {
+		return nil
+	}
+	out := make([][]string, 0, len(groups))
 	for _, g := range groups {
 		row := []string{strconv.Itoa(g.Weight)}
 		for _, obj := range g.Objects {
