@@ -6,92 +6,53 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
-	"os"
-	"regexp"
 	"slices"
 	"strconv"
-	"time"
 
-	"github.com/addon-operator/addon-operator/pkg/logkey"
+	"github.com/addon-operator/addon-operator/pkg/hook/batch"
+	"github.com/addon-operator/addon-operator/pkg/values"
 )
 
-// A batch hook is one native executable carrying several hooks, as built
-// with the established module SDK or with this project's pkg/sdk. It speaks
-// a command-line protocol on top of the file protocol:
-//
-//	hook list        prints "Found N items:" and one line per hook
-//	hook config      prints {"version":"v1","hooks":[...],"readiness":{...}}
-//	                 (older binaries print a bare JSON array of hook configs)
-//	hook run <id>    runs hook <id> (its index in "hooks") with the usual files
-//	hook ready       runs the readiness hook with the usual files
-//
-// Only native executables (ELF) are asked "hook list": a script is never
-// run with arguments it does not expect, it only ever gets --config.
-
-// batchProbeTimeout bounds "hook list": a native executable that is not a
-// batch hook and ignores its arguments must not hold up module loading.
-const batchProbeTimeout = 30 * time.Second
+// Batch binaries, several hooks in one native executable, are run by
+// package batch; their hooks' configurations are parsed here.
 
 // ReadinessID is the ID of a batch binary's readiness hook.
-const ReadinessID = "ready"
+const ReadinessID = batch.ReadinessID
 
-// batchListed matches the first line a batch binary prints for "hook list".
-var batchListed = regexp.MustCompile(`(?m)^Found ([1-9]\d*) items`)
+// SettingsCheckTimeout bounds one settings check ("hook check").
+const SettingsCheckTimeout = batch.SettingsCheckTimeout
 
-// IsNative reports whether the file at path is a native (ELF) executable.
-// Scripts start with "#!" and are not.
-func IsNative(path string) (bool, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return false, fmt.Errorf("open hook: %w", err)
-	}
-	defer f.Close()
-	magic := make([]byte, 4)
-	if _, err := io.ReadFull(f, magic); err != nil {
-		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-			return false, nil
-		}
-		return false, fmt.Errorf("read hook: %w", err)
-	}
-	return bytes.Equal(magic, []byte{0x7f, 'E', 'L', 'F'}), nil
+// SettingsCheckResult is what a settings check answered.
+type SettingsCheckResult = batch.SettingsCheckResult
+
+// batchExec runs batch binaries as the Executor runs hooks.
+func (e *Executor) batchExec() batch.Exec {
+	return batch.Exec{Run: e.execute, Env: e.Env, Logger: e.logger(), MaxOutput: e.maxOutput(), MaxLogBytes: e.MaxLogBytes, TempDir: e.TempDir}
 }
 
 // BatchConfig returns what the batch binary at path prints for "hook
-// config", or nil when path is not a batch binary: not a native executable,
-// or one that does not answer "hook list" with "Found N items" (N > 0).
-// Such a file is a plain hook and is asked --config as usual.
+// config", or nil when the file is not a batch binary (see batch.Config).
 func (e *Executor) BatchConfig(ctx context.Context, path string) ([]byte, error) {
-	native, err := IsNative(path)
-	if err != nil || !native {
-		return nil, err
-	}
-	list := &limitedBuffer{limit: e.maxOutput()}
-	err = e.execute(ctx, process{
-		path: path, args: []string{"hook", "list"}, env: slices.Concat(os.Environ(), e.Env),
-		timeout: batchProbeTimeout, logger: slog.New(slog.DiscardHandler), stdout: list,
-	})
-	if ctx.Err() != nil {
-		return nil, ctx.Err()
-	}
-	if err != nil || !batchListed.Match(list.buf) {
-		// A plain native hook may exit non-zero on arguments it does not
-		// know; that only means it is not a batch binary.
-		return nil, nil //nolint:nilerr // not a batch binary: the caller asks --config instead
-	}
-	out := &limitedBuffer{limit: e.maxOutput()}
-	err = e.execute(ctx, process{
-		path: path, args: []string{"hook", "config"}, env: slices.Concat(os.Environ(), e.Env),
-		logger: e.logger().With(slog.String(logkey.Hook, path)), stdout: out, logLimit: e.MaxLogBytes,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("run hook config: %w", err)
-	}
-	if out.overflow {
-		return nil, fmt.Errorf("hook config output larger than %d bytes", out.limit)
-	}
-	return out.buf, nil
+	return batch.Config(ctx, e.batchExec(), path)
+}
+
+// HasSettingsCheck reports whether the file at path is a batch binary with
+// a settings check. The answer is remembered until the file changes.
+func (e *Executor) HasSettingsCheck(ctx context.Context, path string) (bool, error) {
+	return e.checks.Has(ctx, e.batchExec(), path)
+}
+
+// CachedSettingsCheck is the answer CheckSettings would give for settings
+// without running the check, when the file and the settings are those of
+// the last answer.
+func (e *Executor) CachedSettingsCheck(path string, settings values.Values) (SettingsCheckResult, bool) {
+	return e.checks.Cached(path, settings)
+}
+
+// CheckSettings runs the settings check of the batch binary at path with
+// settings (a module's configuration section); see batch.Checks.Check.
+func (e *Executor) CheckSettings(ctx context.Context, path string, settings values.Values) (SettingsCheckResult, error) {
+	return e.checks.Check(ctx, e.batchExec(), path, settings)
 }
 
 // BatchHook is one hook of a batch binary.
@@ -153,7 +114,7 @@ func ParseBatchConfig(source string, data []byte, kind Kind) ([]BatchHook, error
 		add(id, []string{"hook", "run", id}, raw)
 	}
 	if len(file.Readiness) > 0 && !bytes.Equal(bytes.TrimSpace(file.Readiness), []byte("null")) {
-		probe, err := probeConfig(file.Readiness, ReadinessQueue(source))
+		probe, err := batch.ProbeConfig(file.Readiness, batch.ReadinessQueue(source))
 		if err != nil {
 			return nil, &ConfigError{Source: source + "#" + ReadinessID, Err: err}
 		}
@@ -175,24 +136,11 @@ func parseBatchHook(source string, raw json.RawMessage, kind Kind) (*BatchHook, 
 	if sdk == nil {
 		return nil, &ConfigError{Source: source, Err: errors.New("hook config is null")}
 	}
-	v1 := map[string]any{"configVersion": "v1"}
-	// Every lifecycle key is kept, so that ParseConfig names one that does
-	// not fit the hook's kind.
+	var lifecycle []string
 	for _, b := range slices.Concat(Global.lifecycle(), Module.lifecycle()) {
-		if v, ok := sdk[string(b)]; ok && v != nil {
-			v1[string(b)] = v
-		}
+		lifecycle = append(lifecycle, string(b))
 	}
-	if s, ok := sdk["schedule"].([]any); ok && len(s) > 0 {
-		v1["schedule"] = convertList(s, scheduleKeys(), sdk["allowFailure"])
-	}
-	if k, ok := sdk["kubernetes"].([]any); ok && len(k) > 0 {
-		v1["kubernetes"] = convertList(k, kubernetesKeys(), sdk["allowFailure"])
-	}
-	if s, ok := sdk["settings"].(map[string]any); ok {
-		v1["settings"] = convertSettings(s)
-	}
-	data, err := json.Marshal(v1)
+	data, err := json.Marshal(batch.ConvertSDK(sdk, lifecycle))
 	if err != nil {
 		return nil, &ConfigError{Source: source, Err: fmt.Errorf("encode converted config: %w", err)}
 	}
@@ -205,77 +153,4 @@ func parseBatchHook(source string, raw json.RawMessage, kind Kind) (*BatchHook, 
 		h.Name, _ = md["name"].(string)
 	}
 	return h, nil
-}
-
-// scheduleKeys and kubernetesKeys list the keys of the SDK's binding
-// configs that keep their meaning in v1.
-func scheduleKeys() []string {
-	return []string{"name", "crontab", "queue", "includeSnapshotsFrom", "allowFailure", "group"}
-}
-
-func kubernetesKeys() []string {
-	return []string{
-		"name", "apiVersion", "kind", "nameSelector", "namespace", "labelSelector", "fieldSelector",
-		"executeHookOnSynchronization", "waitForSynchronization", "keepFullObjectsInMemory", "jqFilter",
-		"allowFailure", "includeSnapshotsFrom", "queue", "group",
-	}
-}
-
-// convertList keeps the known keys of each binding, puts it in group
-// "main", turns executeHookOnEvent: false into [] (true means every event),
-// keeps only filter results of a binding with a jqFilter unless
-// keepFullObjectsInMemory says otherwise, and applies the hook-level allowFailure to bindings that do not set it.
-func convertList(items []any, keys []string, allowFailure any) []any {
-	out := make([]any, 0, len(items))
-	for _, it := range items {
-		in, ok := it.(map[string]any)
-		if !ok {
-			out = append(out, it) // let ParseConfig name the problem
-			continue
-		}
-		b := map[string]any{"group": "main"}
-		for _, k := range keys {
-			if v, ok := in[k]; ok && v != nil {
-				b[k] = v
-			}
-		}
-		switch v := in["executeHookOnEvent"].(type) {
-		case bool:
-			if !v {
-				b["executeHookOnEvent"] = []any{}
-			}
-		case []any: // this project's SDK writes the v1 list
-			b["executeHookOnEvent"] = v
-		}
-		// The module SDK keeps only filter results unless told otherwise;
-		// without a jqFilter there is nothing else to keep.
-		if _, set := b["keepFullObjectsInMemory"]; !set && b["jqFilter"] != nil {
-			if _, isKube := in["kind"]; isKube {
-				b["keepFullObjectsInMemory"] = false
-			}
-		}
-		if _, ok := b["allowFailure"]; !ok && allowFailure != nil {
-			b["allowFailure"] = allowFailure
-		}
-		out = append(out, b)
-	}
-	return out
-}
-
-// convertSettings turns the SDK's executionMinInterval (a Go duration in
-// nanoseconds, or a duration string) into a duration string.
-func convertSettings(in map[string]any) map[string]any {
-	out := map[string]any{}
-	switch v := in["executionMinInterval"].(type) {
-	case float64:
-		if v > 0 {
-			out["executionMinInterval"] = time.Duration(v).String()
-		}
-	case string:
-		out["executionMinInterval"] = v
-	}
-	if v, ok := in["executionBurst"].(float64); ok && v > 0 {
-		out["executionBurst"] = v
-	}
-	return out
 }

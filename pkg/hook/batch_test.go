@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/addon-operator/addon-operator/pkg/hook/batch"
 )
 
 // buildBatchHook builds testdata/batchhook into dir.
@@ -38,7 +40,7 @@ func TestIsNative(t *testing.T) {
 		{"binary", buildBatchHook(t, dir), true},
 		{"empty file", empty, false},
 	} {
-		got, err := IsNative(tt.path)
+		got, err := batch.IsNative(tt.path)
 		if err != nil {
 			t.Fatalf("%s: %v", tt.name, err)
 		}

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/addon-operator/addon-operator/pkg/hook/batch"
 	"github.com/addon-operator/addon-operator/pkg/values"
 )
 
@@ -15,7 +16,7 @@ func TestHasBatchSettingsCheck(t *testing.T) {
 		`[{"configVersion":"v1"}]`:                              false,
 		`not json`:                                              false,
 	} {
-		if got := HasBatchSettingsCheck([]byte(data)); got != want {
+		if got := batch.HasSettingsCheck([]byte(data)); got != want {
 			t.Errorf("%s: %v, want %v", data, got, want)
 		}
 	}

@@ -4,16 +4,15 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
-	"sync"
-	"syscall"
 	"time"
 
+	"github.com/addon-operator/addon-operator/pkg/hook/batch"
+	"github.com/addon-operator/addon-operator/pkg/hook/process"
 	"github.com/addon-operator/addon-operator/pkg/logkey"
 	"github.com/addon-operator/addon-operator/pkg/values"
 )
@@ -53,18 +52,11 @@ type Executor struct {
 	// bound. The stderr tail of a failed run is kept regardless.
 	MaxLogBytes int64
 
-	// copyBufs are the buffers processes' output is read with; the zero
-	// pool is ready to use.
-	copyBufs sync.Pool
-	// interpreters remembers scripts' "#!/usr/bin/env" interpreters, an
-	// interpreterEntry by interpreterKey (see interpreterOf).
-	interpreters sync.Map
-	// venvWarned holds the Python hooks already warned about for running
-	// without a venv (see withVenv).
-	venvWarned sync.Map
+	// procs starts the processes.
+	procs process.Runner
 	// checks remembers batch binaries' settings checks and their last
 	// answers (see CheckSettings).
-	checks settingsChecks
+	checks batch.Checks
 }
 
 // RunKind selects the protocol of a Run.
@@ -112,22 +104,22 @@ type Run struct {
 // Config runs "path --config" and returns what it printed to stdout, for
 // ParseConfig. Stderr is logged. Errors do not repeat the path.
 func (e *Executor) Config(ctx context.Context, path string) ([]byte, error) {
-	out := &limitedBuffer{limit: e.maxOutput()}
-	err := e.execute(ctx, process{
-		path:     path,
-		args:     []string{"--config"},
-		env:      slices.Concat(os.Environ(), e.Env),
-		logger:   e.logger().With(slog.String(logkey.Hook, path)),
-		stdout:   out,
-		logLimit: e.MaxLogBytes,
+	out := &process.LimitedBuffer{Limit: e.maxOutput()}
+	err := e.execute(ctx, process.Process{
+		Path:     path,
+		Args:     []string{"--config"},
+		Env:      slices.Concat(os.Environ(), e.Env),
+		Logger:   e.logger().With(slog.String(logkey.Hook, path)),
+		Stdout:   out,
+		LogLimit: e.MaxLogBytes,
 	})
 	if err != nil {
 		return nil, err
 	}
-	if out.overflow {
-		return nil, fmt.Errorf("config output larger than %d bytes", out.limit)
+	if out.Overflow {
+		return nil, fmt.Errorf("config output larger than %d bytes", out.Limit)
 	}
-	return out.buf, nil
+	return out.Buf, nil
 }
 
 // Run executes r and returns its parsed outputs. A failed process yields an
@@ -153,11 +145,19 @@ func (e *Executor) Run(ctx context.Context, r Run) (*Result, error) {
 	for _, f := range files {
 		env = append(env, f.env+"="+f.path)
 	}
-	err = e.execute(ctx, process{path: r.Path, args: r.Args, env: env, timeout: r.Timeout, logger: logger, logLimit: e.MaxLogBytes})
+	err = e.execute(ctx, process.Process{Path: r.Path, Args: r.Args, Env: env, Timeout: r.Timeout, Logger: logger, LogLimit: e.MaxLogBytes})
 	if err != nil {
 		return failedOutputs(files, e.maxOutput(), err), err
 	}
 	return collect(files, e.maxOutput())
+}
+
+// execute runs pr with the Executor's timeout, grace period and logger.
+func (e *Executor) execute(ctx context.Context, pr process.Process) error {
+	pr.Timeout = cmp.Or(pr.Timeout, e.Timeout, DefaultTimeout)
+	pr.WaitDelay = cmp.Or(e.WaitDelay, DefaultWaitDelay)
+	pr.Warnings = e.logger()
+	return e.procs.Run(ctx, pr)
 }
 
 func (r *Run) attrs() []any {
@@ -245,37 +245,9 @@ func writeInputs(files []protocolFile, r Run) error {
 		if err != nil {
 			return fmt.Errorf("encode %s: %w", f.env, err)
 		}
-		if err := writeRunFile(f.path, data); err != nil {
+		if err := process.WriteFile(f.path, data); err != nil {
 			return fmt.Errorf("write %s: %w", f.env, err)
 		}
-	}
-	return nil
-}
-
-// writeRunFile creates path with mode 0600 and data (a webhook run's
-// response file is created under both its names), with the system calls
-// alone: a file of package os is offered to
-// the runtime's poller first, which a regular file refuses, and an empty
-// write is still a call. A run writes nine files; a CPU profile of the
-// operator answering admission requests put a third of its CPU in them.
-func writeRunFile(path string, data []byte) error {
-	fd, err := syscall.Open(path, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_TRUNC|syscall.O_CLOEXEC, 0o600)
-	if err != nil {
-		return &os.PathError{Op: "open", Path: path, Err: err}
-	}
-	for len(data) > 0 {
-		n, err := syscall.Write(fd, data)
-		if errors.Is(err, syscall.EINTR) {
-			continue
-		}
-		if err != nil {
-			_ = syscall.Close(fd)
-			return &os.PathError{Op: "write", Path: path, Err: err}
-		}
-		data = data[n:]
-	}
-	if err := syscall.Close(fd); err != nil {
-		return &os.PathError{Op: "close", Path: path, Err: err}
 	}
 	return nil
 }
@@ -285,23 +257,4 @@ func marshalValues(v values.Values) ([]byte, error) {
 		return []byte("{}"), nil
 	}
 	return json.Marshal(v)
-}
-
-// limitedBuffer keeps up to limit bytes and records whether more came; it
-// never fails a write, so the process is not blocked on a full pipe.
-type limitedBuffer struct {
-	limit    int64
-	buf      []byte
-	overflow bool
-}
-
-func (b *limitedBuffer) Write(p []byte) (int, error) {
-	n := len(p)
-	room := b.limit - int64(len(b.buf))
-	if int64(n) > room {
-		b.overflow = true
-		p = p[:max(room, 0)]
-	}
-	b.buf = append(b.buf, p...)
-	return n, nil
 }

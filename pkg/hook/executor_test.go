@@ -418,6 +418,7 @@ func TestRunLogLimit(t *testing.T) {
 // TestConfigOutputLargerThanACopyBuffer: output many times the pooled
 // copy buffer arrives whole and in order, run after run.
 func TestConfigOutputLargerThanACopyBuffer(t *testing.T) {
+	const copyBufSize = 8 << 10 // the buffer package process reads output with
 	e, _, _ := testExecutor(t)
 	path := writeScript(t, t.TempDir(), "hook.sh", `i=0; while [ $i -lt 4000 ]; do echo "# line $i of the config"; i=$((i+1)); done`)
 	var want strings.Builder

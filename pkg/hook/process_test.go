@@ -171,32 +171,6 @@ func wantTimeout(text string) func(t *testing.T, err error) {
 	}
 }
 
-func TestTail(t *testing.T) {
-	tests := []struct {
-		name  string
-		lines []string
-		want  string
-	}{
-		{name: "empty", want: ""},
-		{name: "few lines", lines: []string{"a", "b"}, want: "a\nb"},
-		{name: "long line cut at a rune", lines: []string{strings.Repeat("é", 3000) + "x"}, want: strings.Repeat("é", 2047) + "x"},
-		{name: "total cut at a rune", lines: []string{strings.Repeat("é", 1500) + "y", strings.Repeat("é", 1500) + "x"},
-			want: strings.Repeat("é", 546) + "y\n" + strings.Repeat("é", 1500) + "x"},
-		{name: "last 20 lines", lines: strings.Split(tailOf(1, 25), "\n"), want: tailOf(6, 25)},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var tl tail
-			for _, l := range tt.lines {
-				tl.add(l)
-			}
-			if got := tl.String(); got != tt.want {
-				t.Errorf("tail = %q (%d bytes), want %d bytes", got, len(got), len(tt.want))
-			}
-		})
-	}
-}
-
 // TestRunEndsWhenTheHookExits: background processes hold the hook's output
 // open after it exited, one in its process group and one detached with
 // setsid, as another run's process may hold it for the moment of its exec.

@@ -94,11 +94,6 @@ func TestPythonHookWithoutVenvRunsAsScriptAndWarnsOnce(t *testing.T) {
 	if n := strings.Count(logs.buf.String(), "Python hook runs without a virtual environment"); n != 1 {
 		t.Errorf("%d warnings, want 1:\n%s", n, logs.buf.String())
 	}
-	// A non-Python hook next to it is never looked at.
-	sh := writeVenvFile(t, module, "hooks/check.sh", "#!/bin/sh\n")
-	if findVenv(sh) != "" {
-		t.Error("a shell hook got a venv")
-	}
 }
 
 // TestPythonHookRealVenv runs a hook with the interpreter of a venv made by

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/addon-operator/addon-operator/pkg/binding"
-	"github.com/addon-operator/addon-operator/pkg/hook"
+	"github.com/addon-operator/addon-operator/pkg/hook/batch"
 	"github.com/addon-operator/addon-operator/pkg/logkey"
 	"github.com/addon-operator/addon-operator/pkg/status"
 )
@@ -16,11 +16,11 @@ const probeFailedPrefix = "readiness probe failed: "
 
 // isProbe reports whether ref is a binding of a module's readiness probe
 // (a batch binary's "hook ready"), which runs on its own queue (see
-// hook.ReadinessQueue).
+// batch.ReadinessQueue).
 func isProbe(ref binding.Ref) bool {
 	h := ref.Hook
-	return ref.Module != "" && ref.Sched != nil && hook.IsReadinessQueue(ref.Queue()) &&
-		len(h.Args) == 2 && h.Args[0] == "hook" && h.Args[1] == hook.ReadinessID
+	return ref.Module != "" && ref.Sched != nil && batch.IsReadinessQueue(ref.Queue()) &&
+		len(h.Args) == 2 && h.Args[0] == "hook" && h.Args[1] == batch.ReadinessID
 }
 
 // recordProbe lets a readiness probe's run decide its module's readiness:

@@ -7,6 +7,7 @@ import (
 
 	"github.com/addon-operator/addon-operator/pkg/binding"
 	"github.com/addon-operator/addon-operator/pkg/hook"
+	"github.com/addon-operator/addon-operator/pkg/hook/batch"
 	"github.com/addon-operator/addon-operator/pkg/status"
 )
 
@@ -22,7 +23,7 @@ func TestReadinessProbeDecidesModuleReadiness(t *testing.T) {
 	probe := binding.Ref{
 		Module: "a",
 		Hook:   &binding.Hook{Path: "/m/010-a/hooks/batch", Args: []string{"hook", hook.ReadinessID}, Name: "batch:ready", Config: &hook.Config{}},
-		Sched:  &hook.ScheduleBinding{Name: "probe", Queue: hook.ReadinessQueue("/m/010-a/hooks/batch"), AllowFailure: true},
+		Sched:  &hook.ScheduleBinding{Name: "probe", Queue: batch.ReadinessQueue("/m/010-a/hooks/batch"), AllowFailure: true},
 	}
 	o.state.update("a", func(s *moduleState) { s.Enabled, s.Phase = true, status.PhaseReady })
 	phase := func() (status.Phase, string) {

@@ -1,4 +1,4 @@
-package hook
+package process
 
 import (
 	"log/slog"
@@ -60,19 +60,19 @@ func findVenv(path string) string {
 // withVenv returns pr started by its module's venv Python when pr runs a
 // Python hook of a module with a venv (see findVenv); any other process is
 // returned as it is.
-func (e *Executor) withVenv(pr process) process {
-	if filepath.Ext(pr.path) != pythonHookExt {
+func (e *Runner) withVenv(pr Process) Process {
+	if filepath.Ext(pr.Path) != pythonHookExt {
 		return pr
 	}
-	venv := findVenv(pr.path)
+	venv := findVenv(pr.Path)
 	if venv == "" {
-		if _, warned := e.venvWarned.LoadOrStore(pr.path, true); !warned {
-			e.logger().Warn("Python hook runs without a virtual environment: its module has no executable hooks/venv/bin/python3",
-				slog.String(logkey.Hook, pr.path))
+		if _, warned := e.venvWarned.LoadOrStore(pr.Path, true); !warned {
+			pr.Warnings.Warn("Python hook runs without a virtual environment: its module has no executable hooks/venv/bin/python3",
+				slog.String(logkey.Hook, pr.Path))
 		}
 		return pr
 	}
-	env := append([]string(nil), pr.env...)
+	env := append([]string(nil), pr.Env...)
 	if _, err := os.Stat(filepath.Join(venv, venvConfigFile)); err == nil {
 		env = slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, pythonHomeEnv+"=") })
 		env = setEnv(env, virtualEnvEnv, venv)
@@ -80,9 +80,9 @@ func (e *Executor) withVenv(pr process) process {
 	} else {
 		env = setEnv(env, pythonHomeEnv, venv)
 	}
-	pr.args = append([]string{pr.path}, pr.args...)
-	pr.path = filepath.Join(venv, venvPython)
-	pr.env = env
+	pr.Args = append([]string{pr.Path}, pr.Args...)
+	pr.Path = filepath.Join(venv, venvPython)
+	pr.Env = env
 	return pr
 }
 

@@ -1,4 +1,4 @@
-package hook
+package batch
 
 import (
 	"encoding/json"
@@ -15,6 +15,9 @@ import (
 // failing probe is allowed to fail (the module shows why it is not ready,
 // see the operator) instead of being retried at the head of its queue; the
 // next tick probes again.
+
+// ReadinessID is the ID of a batch binary's readiness hook.
+const ReadinessID = "ready"
 
 // readinessQueuePrefix starts the name of a module's readiness queue.
 const readinessQueuePrefix = "readiness-"
@@ -39,9 +42,9 @@ func IsReadinessQueue(name string) bool {
 	return len(name) > len(readinessQueuePrefix) && name[:len(readinessQueuePrefix)] == readinessQueuePrefix
 }
 
-// probeConfig rewrites the readiness hook's SDK configuration so that its
+// ProbeConfig rewrites the readiness hook's SDK configuration so that its
 // schedule bindings run on queue and are allowed to fail.
-func probeConfig(raw json.RawMessage, queue string) (json.RawMessage, error) {
+func ProbeConfig(raw json.RawMessage, queue string) (json.RawMessage, error) {
 	var sdk map[string]any
 	if err := json.Unmarshal(raw, &sdk); err != nil || sdk == nil {
 		return raw, nil //nolint:nilerr // parseBatchHook names the problem

@@ -1,8 +1,12 @@
-package hook
+// Package process runs hooks' child processes: in a process group of their
+// own, killed on timeout or cancellation and swept when they exit, their
+// output logged line by line within a budget and the tail of stderr kept;
+// "#!/usr/bin/env" scripts started without env, Python hooks by their
+// module's venv.
+package process
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -29,50 +33,105 @@ const (
 	stderrTailBytes = 4 << 10
 )
 
-// process is one child process to start.
-type process struct {
-	path    string
-	args    []string
-	env     []string
-	timeout time.Duration
-	logger  *slog.Logger
-	// stdout receives standard output; nil logs it line by line.
-	stdout io.Writer
-	// logLimit bounds the bytes of output lines logged for the run, both
+// Process is one child process to start.
+type Process struct {
+	Path string
+	Args []string
+	Env  []string
+	// Timeout bounds the run; WaitDelay is the grace between SIGTERM and
+	// SIGKILL to its process group on timeout or cancellation.
+	Timeout   time.Duration
+	WaitDelay time.Duration
+	// Logger receives the output lines; Warnings the warning about a
+	// Python hook without a venv. Nil discards them.
+	Logger   *slog.Logger
+	Warnings *slog.Logger
+	// Stdout receives standard output; nil logs it line by line.
+	Stdout io.Writer
+	// LogLimit bounds the bytes of output lines logged for the run, both
 	// streams together; zero means no bound.
-	logLimit int64
+	LogLimit int64
 }
 
-// execute runs pr in its own process group and waits for it. On timeout or
+// Runner starts processes. The zero value is ready to use; it holds
+// caches and a pool of buffers, is safe for concurrent use and must not
+// be copied after first use.
+type Runner struct {
+	// copyBufs are the buffers processes' output is read with; the zero
+	// pool is ready to use.
+	copyBufs sync.Pool
+	// interpreters remembers scripts' "#!/usr/bin/env" interpreters, an
+	// interpreterEntry by interpreterKey (see interpreterOf).
+	interpreters sync.Map
+	// venvWarned holds the Python hooks already warned about for running
+	// without a venv (see withVenv).
+	venvWarned sync.Map
+}
+
+// ErrTimeout is matched (errors.Is) by the error of a run that exceeded its
+// timeout; the error's text says how long the timeout was.
+var ErrTimeout = errors.New("timed out")
+
+// ExitError reports a hook or script that ran and failed: it exited with a
+// non-zero code or was killed by a signal.
+type ExitError struct {
+	// Code is the exit code, or -1 when the process was killed by a signal.
+	Code int
+	// Signal is the signal that killed the process, or 0.
+	Signal syscall.Signal
+	// Stderr is the tail of the process's standard error: at most the last
+	// 20 lines and 4 KiB, without a trailing newline.
+	Stderr string
+}
+
+// Error reports the exit code or signal followed by the stderr tail.
+func (e *ExitError) Error() string {
+	msg := fmt.Sprintf("exit code %d", e.Code)
+	if e.Signal != 0 {
+		msg = fmt.Sprintf("killed by signal %v", e.Signal)
+	}
+	if e.Stderr != "" {
+		msg += ": " + e.Stderr
+	}
+	return msg
+}
+
+// Run runs pr in its own process group and waits for it. On timeout or
 // cancellation the group gets SIGTERM, then SIGKILL after the grace period;
 // the group is swept with SIGKILL after the process exits in any case, so no
 // descendant outlives the run.
-func (e *Executor) execute(ctx context.Context, pr process) error {
+func (e *Runner) Run(ctx context.Context, pr Process) error {
+	if pr.Logger == nil {
+		pr.Logger = slog.New(slog.DiscardHandler)
+	}
+	if pr.Warnings == nil {
+		pr.Warnings = slog.New(slog.DiscardHandler)
+	}
 	pr = e.withVenv(pr)
-	timeout := cmp.Or(pr.timeout, e.Timeout, DefaultTimeout)
+	timeout := pr.Timeout
 	timedOut := fmt.Errorf("%w after %s", ErrTimeout, timeout)
 	runCtx, cancel := context.WithTimeoutCause(ctx, timeout, timedOut)
 	defer cancel()
 
-	cmd := exec.CommandContext(runCtx, pr.path, pr.args...)
-	if in, ok := e.interpreterOf(pr.path, pr.env); ok {
+	cmd := exec.CommandContext(runCtx, pr.Path, pr.Args...)
+	if in, ok := e.interpreterOf(pr.Path, pr.Env); ok {
 		// What "#!/usr/bin/env NAME" would start, without env.
-		cmd = exec.CommandContext(runCtx, in.path, append([]string{pr.path}, pr.args...)...)
+		cmd = exec.CommandContext(runCtx, in.path, append([]string{pr.Path}, pr.Args...)...)
 		cmd.Args[0] = in.name
 	}
 	// cmd.Dir stays empty: a hook runs in the operator's working directory,
 	// as in the established implementation, so hooks written for it that
 	// use paths relative to that directory keep working.
-	cmd.Env = pr.env
+	cmd.Env = pr.Env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return signalGroup(cmd.Process.Pid, syscall.SIGTERM) }
-	cmd.WaitDelay = cmp.Or(e.WaitDelay, DefaultWaitDelay)
-	budget := newLogBudget(pr.logLimit)
-	stderr := &lineLogger{logger: pr.logger, stream: "stderr", tail: &tail{}, budget: budget}
-	stdout := &lineLogger{logger: pr.logger, stream: "stdout", budget: budget}
+	cmd.WaitDelay = pr.WaitDelay
+	budget := newLogBudget(pr.LogLimit)
+	stderr := &lineLogger{logger: pr.Logger, stream: "stderr", tail: &tail{}, budget: budget}
+	stdout := &lineLogger{logger: pr.Logger, stream: "stdout", budget: budget}
 	var stdoutTo io.Writer = stdout
-	if pr.stdout != nil {
-		stdoutTo = pr.stdout
+	if pr.Stdout != nil {
+		stdoutTo = pr.Stdout
 	}
 	outputs, err := e.startProcess(cmd, stdoutTo, stderr)
 	if err != nil {
@@ -88,7 +147,7 @@ func (e *Executor) execute(ctx context.Context, pr process) error {
 	stdout.flush()
 	stderr.flush()
 	if n := budget.dropped.Load(); n > 0 {
-		pr.logger.Warn("hook output not logged beyond the limit", slog.Int64(logkey.Limit, pr.logLimit), slog.Int64(logkey.Count, n))
+		pr.Logger.Warn("hook output not logged beyond the limit", slog.Int64(logkey.Limit, pr.LogLimit), slog.Int64(logkey.Count, n))
 	}
 
 	switch {
@@ -119,7 +178,7 @@ func exitError(err error, stderrTail string) error {
 }
 
 // copyBufSize is the buffer a process's output is read with, from
-// Executor.copyBufs.
+// Runner.copyBufs.
 const copyBufSize = 8 << 10
 
 // output is one output stream of a process: the read end of its pipe,
@@ -141,7 +200,7 @@ type output struct {
 // own exec. Wait here returns when the hook exits; the run's group is then
 // killed, and finish reads what the pipes hold, which is all the run's
 // processes wrote.
-func (e *Executor) startProcess(cmd *exec.Cmd, stdout, stderr io.Writer) ([]*output, error) {
+func (e *Runner) startProcess(cmd *exec.Cmd, stdout, stderr io.Writer) ([]*output, error) {
 	var outputs []*output
 	var writeEnds []*os.File
 	closeAll := func() {

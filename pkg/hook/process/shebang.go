@@ -1,4 +1,4 @@
-package hook
+package process
 
 import (
 	"bytes"
@@ -66,7 +66,7 @@ type interpreterEntry struct {
 // PATH. The script is read again once its size or modification time
 // changed, PATH searched again once the interpreter found is no executable
 // file any more.
-func (e *Executor) interpreterOf(script string, env []string) (interpreter, bool) {
+func (e *Runner) interpreterOf(script string, env []string) (interpreter, bool) {
 	st, err := os.Stat(script)
 	if err != nil {
 		return interpreter{}, false

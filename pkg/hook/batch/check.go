@@ -1,4 +1,4 @@
-package hook
+package batch
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/addon-operator/addon-operator/pkg/hook/process"
 	"github.com/addon-operator/addon-operator/pkg/logkey"
 	"github.com/addon-operator/addon-operator/pkg/values"
 )
@@ -44,9 +45,9 @@ type SettingsCheckResult struct {
 	Warnings []string `json:"warnings"`
 }
 
-// HasBatchSettingsCheck reports whether a "hook config" document announces
+// HasSettingsCheck reports whether a "hook config" document announces
 // a settings check.
-func HasBatchSettingsCheck(data []byte) bool {
+func HasSettingsCheck(data []byte) bool {
 	var doc struct {
 		HasSettingsCheck bool `json:"has_settings_check"`
 	}
@@ -71,7 +72,7 @@ func stampOf(path string) (fileStamp, error) {
 	return fileStamp{size: st.Size(), modTime: st.ModTime()}, nil
 }
 
-// checkEntry is what the Executor remembers about one file: whether it has
+// checkEntry is what Checks remembers about one file: whether it has
 // a settings check, and the last answer it gave, for settings of checksum.
 type checkEntry struct {
 	stamp    fileStamp
@@ -80,20 +81,22 @@ type checkEntry struct {
 	result   *SettingsCheckResult
 }
 
-// settingsChecks remembers checkEntry values by path.
-type settingsChecks struct {
+// Checks runs batch binaries' settings checks and remembers, by path,
+// whether a file has one and its last answer (a checkEntry). The zero
+// value is ready to use; it must not be copied after first use.
+type Checks struct {
 	mu      sync.Mutex
 	entries map[string]checkEntry
 }
 
-func (s *settingsChecks) get(path string, stamp fileStamp) (checkEntry, bool) {
+func (s *Checks) get(path string, stamp fileStamp) (checkEntry, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e, ok := s.entries[path]
 	return e, ok && e.stamp == stamp
 }
 
-func (s *settingsChecks) put(path string, e checkEntry) {
+func (s *Checks) put(path string, e checkEntry) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.entries == nil {
@@ -102,87 +105,89 @@ func (s *settingsChecks) put(path string, e checkEntry) {
 	s.entries[path] = e
 }
 
-// HasSettingsCheck reports whether the file at path is a batch binary with
-// a settings check. The answer is remembered until the file changes.
-func (e *Executor) HasSettingsCheck(ctx context.Context, path string) (bool, error) {
+// Has reports whether the file at path is a batch binary with a settings
+// check. The answer is remembered until the file changes.
+func (s *Checks) Has(ctx context.Context, x Exec, path string) (bool, error) {
 	stamp, err := stampOf(path)
 	if err != nil {
 		return false, fmt.Errorf("stat hook: %w", err)
 	}
-	if known, ok := e.checks.get(path, stamp); ok {
+	if known, ok := s.get(path, stamp); ok {
 		return known.has, nil
 	}
-	out, err := e.BatchConfig(ctx, path)
+	out, err := Config(ctx, x, path)
 	if err != nil {
 		return false, err
 	}
-	has := HasBatchSettingsCheck(out)
-	e.checks.put(path, checkEntry{stamp: stamp, has: has})
+	has := HasSettingsCheck(out)
+	s.put(path, checkEntry{stamp: stamp, has: has})
 	return has, nil
 }
 
-// CachedSettingsCheck is the answer CheckSettings would give for settings
-// without running the check, when the file and the settings are those of
-// the last answer.
-func (e *Executor) CachedSettingsCheck(path string, settings values.Values) (SettingsCheckResult, bool) {
+// Cached is the answer Check would give for settings without running the
+// check, when the file and the settings are those of the last answer.
+func (s *Checks) Cached(path string, settings values.Values) (SettingsCheckResult, bool) {
 	stamp, err := stampOf(path)
 	if err != nil {
 		return SettingsCheckResult{}, false
 	}
-	known, ok := e.checks.get(path, stamp)
+	known, ok := s.get(path, stamp)
 	if !ok || known.result == nil || known.checksum != values.Checksum(settings) {
 		return SettingsCheckResult{}, false
 	}
 	return *known.result, true
 }
 
-// CheckSettings runs the settings check of the batch binary at path with
+// Check runs the settings check of the batch binary at path with
 // settings (a module's configuration section). A check that rejects them
 // is a result with Valid false, not an error; the error is for a check
 // that could not run or answered something else. The last answer is
 // remembered until the settings or the file change.
-func (e *Executor) CheckSettings(ctx context.Context, path string, settings values.Values) (SettingsCheckResult, error) {
+func (s *Checks) Check(ctx context.Context, x Exec, path string, settings values.Values) (SettingsCheckResult, error) {
 	stamp, err := stampOf(path)
 	if err != nil {
 		return SettingsCheckResult{}, fmt.Errorf("stat hook: %w", err)
 	}
 	sum := values.Checksum(settings)
-	known, ok := e.checks.get(path, stamp)
+	known, ok := s.get(path, stamp)
 	if ok && known.result != nil && known.checksum == sum {
 		return *known.result, nil
 	}
-	res, err := e.runSettingsCheck(ctx, path, settings)
+	res, err := run(ctx, x, path, settings)
 	if err != nil {
 		return SettingsCheckResult{}, err
 	}
 	known.stamp, known.has, known.checksum, known.result = stamp, true, sum, &res
-	e.checks.put(path, known)
+	s.put(path, known)
 	return res, nil
 }
 
-func (e *Executor) runSettingsCheck(ctx context.Context, path string, settings values.Values) (SettingsCheckResult, error) {
-	dir, err := os.MkdirTemp(e.TempDir, "settings-check-")
+func run(ctx context.Context, x Exec, path string, settings values.Values) (SettingsCheckResult, error) {
+	dir, err := os.MkdirTemp(x.TempDir, "settings-check-")
 	if err != nil {
 		return SettingsCheckResult{}, fmt.Errorf("create check dir: %w", err)
 	}
 	defer os.RemoveAll(dir)
-	data, err := marshalValues(settings)
+	data := []byte("{}")
+	if settings != nil {
+		data, err = json.Marshal(settings)
+	}
 	if err != nil {
 		return SettingsCheckResult{}, fmt.Errorf("encode settings: %w", err)
 	}
 	file := dir + "/settings.json"
-	if err := writeRunFile(file, data); err != nil {
+	if err := process.WriteFile(file, data); err != nil {
 		return SettingsCheckResult{}, fmt.Errorf("write settings: %w", err)
 	}
-	err = e.execute(ctx, process{
-		path: path, args: []string{"hook", "check"},
-		env:     slices.Concat(os.Environ(), e.Env, []string{settingsPathEnv + "=" + file}),
-		timeout: SettingsCheckTimeout, logger: e.logger().With(slog.String(logkey.Hook, path)), logLimit: e.MaxLogBytes,
+	err = x.Run(ctx, process.Process{
+		Path: path, Args: []string{"hook", "check"},
+		Env:     slices.Concat(os.Environ(), x.Env, []string{settingsPathEnv + "=" + file}),
+		Timeout: SettingsCheckTimeout, Logger: x.Logger.With(slog.String(logkey.Hook, path)), LogLimit: x.MaxLogBytes,
 	})
 	if err == nil {
 		return SettingsCheckResult{Valid: true}, nil
 	}
-	var exit *ExitError
+	var exit *process.ExitError
 	if !errors.As(err, &exit) || exit.Code != 1 {
 		return SettingsCheckResult{}, fmt.Errorf("hook check: %w", err)
 	}
