@@ -40,6 +40,7 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/operator"
 	"github.com/addon-operator/addon-operator/pkg/redact"
 	"github.com/addon-operator/addon-operator/pkg/release/weights"
+	"github.com/addon-operator/addon-operator/pkg/runlog"
 	"github.com/addon-operator/addon-operator/pkg/schedule"
 	"github.com/addon-operator/addon-operator/pkg/server"
 	"github.com/addon-operator/addon-operator/pkg/webhook"
@@ -453,6 +454,7 @@ func (o *startOptions) wire(restCfg *rest.Config, log *slog.Logger, rec *metrics
 		HookMetrics:   hookMetrics,
 		Recorder:      rec,
 		Redactor:      o.redactor,
+		Runs:          runlog.New(clock.RealClock{}, runlog.DefaultRuns),
 		Clock:         clock.RealClock{},
 		Logger:        log,
 

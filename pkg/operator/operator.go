@@ -88,6 +88,9 @@ type Deps struct {
 	// ModuleObjects shows every module's state as a Module object; nil
 	// shows none.
 	ModuleObjects modulepub.Writer
+	// Runs records the steps of module runs for the status page
+	// (*runlog.Log); nil records none.
+	Runs runLog
 	// HookMetrics keeps hooks' metrics; Recorder records the operator's own.
 	HookMetrics hookMetricsSink
 	Recorder    *metrics.Recorder
@@ -163,6 +166,7 @@ type Operator struct {
 	converge convergeState
 
 	pool *runner.Pool
+	runs runLog
 
 	startedAt time.Time
 	ready     atomic.Bool
@@ -214,6 +218,7 @@ func New(opts Options, deps Deps) (*Operator, error) {
 		patcher: deps.Patcher, hookMetrics: deps.HookMetrics, recorder: deps.Recorder, moduleEvents: deps.Events, bindings: binding.New(),
 		healEvents: deps.HealEvents, driftChanges: deps.DriftChanges, webhooks: deps.Webhooks,
 		standby: newStandby(deps.StandbyConfig, deps.StandbyConfigEvents), lastApplied: deps.LastApplied, redactor: deps.Redactor,
+		runs: orNoRuns(deps.Runs),
 		admissionChecks: checkSlots{tokens: make(chan struct{}, admissionCheckSlots), time: admissionCheckTime},
 	}
 	// Module state and its publisher are built together: every change of

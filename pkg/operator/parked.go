@@ -8,6 +8,7 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/logkey"
 	"github.com/addon-operator/addon-operator/pkg/release"
 	"github.com/addon-operator/addon-operator/pkg/runner"
+	"github.com/addon-operator/addon-operator/pkg/status"
 )
 
 // parkedRun is the rest of attempt a of a module once its release was
@@ -27,6 +28,7 @@ func (p parkedRun) result() runner.Result {
 	var superseded, next bool // set by Await, read by Then, which runs after it
 	return runner.Result{
 		Await: func(ctx context.Context) error {
+			p.o.runs.Step(p.a.name, status.StepReadiness)
 			err := p.step.wait(ctx)
 			m, _ := o.modules.Module(name)
 			switch {

@@ -38,6 +38,9 @@ type deployed struct {
 	// busy is held by Deploy and by a drift check of the module, so a
 	// check never compares, or reverts, in the middle of an upgrade.
 	busy sync.Mutex
+	// last is the last drift check's outcome, for the status page;
+	// guarded by the Manager's mu.
+	last *LastDrift
 }
 
 // module returns the module's record, creating it.
@@ -312,6 +315,7 @@ func (r *Manager) checkBetweenRuns(ctx context.Context, name string) bool {
 // d.busy is held.
 func (r *Manager) checkDrift(ctx context.Context, name string, d *deployed, manifest string) error {
 	drifts, err := r.check(ctx, d, manifest)
+	r.keepDrift(d, drifts, false, err)
 	if err != nil {
 		return err
 	}
@@ -340,8 +344,10 @@ func (r *Manager) checkDrift(ctx context.Context, name string, d *deployed, mani
 		return nil
 	}
 	if err := r.checkerOf(d).Revert(ctx, manifest, drifts); err != nil {
+		r.keepDrift(d, drifts, false, err)
 		return err
 	}
+	r.keepDrift(d, drifts, true, nil)
 	d.reported = ""
 	r.opts.Logger.Info("drift reverted", slog.String(logkey.Module, name), slog.Int(logkey.Count, len(drifts)))
 	return nil

@@ -68,6 +68,7 @@ func (s *Server) Handler() http.Handler {
 	})
 	mux.HandleFunc("GET /readyz", s.readyz)
 	mux.Handle("GET /{$}", s.protectStatus(http.HandlerFunc(s.statusPage)))
+	mux.Handle("GET /modules/{name}", s.protectStatus(http.HandlerFunc(s.modulePage)))
 	return mux
 }
 

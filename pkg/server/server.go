@@ -181,6 +181,8 @@ type Server struct {
 	src  Source
 	log  *slog.Logger
 	page *template.Template
+	// modulePageTmpl renders /modules/{name}.
+	modulePageTmpl *template.Template
 	// guard checks requests to protected routes, with opts.Auth.
 	guard *guard
 }
@@ -191,7 +193,7 @@ func New(opts Options, src Source, log *slog.Logger) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Server{opts: opts, src: src, log: log, page: statusTemplate(), guard: &guard{auth: opts.Auth, log: log}}
+	return &Server{opts: opts, src: src, log: log, page: statusTemplate(), modulePageTmpl: pageTemplate("module", moduleHTML), guard: &guard{auth: opts.Auth, log: log}}
 }
 
 // Run listens on ListenAddress and DebugSocket and serves until ctx ends,

@@ -29,12 +29,14 @@ type statusData struct {
 	Conditions     []status.Condition
 	Modules        []status.ModuleStatus
 	Queues         []status.QueueStatus
+	// Timeline is drawn when the source keeps module runs.
+	Timeline *timeline
 }
 
 // statusTemplate parses the embedded status page; it is fixed at build
 // time, so an error is a bug caught by every test.
 func statusTemplate() *template.Template {
-	return template.Must(template.New("status").Parse(statusHTML))
+	return pageTemplate("status", statusHTML)
 }
 
 // statusPage renders every module and queue as server-side HTML.
@@ -47,6 +49,7 @@ func (s *Server) statusPage(w http.ResponseWriter, _ *http.Request) {
 		Modules:        s.modules(),
 		Queues:         s.queues(),
 	}
+	data.Timeline = s.timeline(data.Modules)
 	for i := range data.Modules {
 		if m := &data.Modules[i]; m.Enabled && m.Phase == status.PhaseFailed {
 			data.Failing = append(data.Failing, m.Name)

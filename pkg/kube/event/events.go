@@ -46,6 +46,8 @@ type Recorder struct {
 	moduleRef func(module string) (*corev1.ObjectReference, bool)
 	// redact, when set, removes secrets from notes (WithRedactor).
 	redact func(string) string
+	// recent are the last Events about each module, for the status page.
+	recent recentEvents
 }
 
 // NewRecorder returns a recorder whose events regard the ConfigMap
@@ -80,6 +82,7 @@ func (r *Recorder) WithModuleRefs(ref func(module string) (*corev1.ObjectReferen
 // moduleEvent records an Event about a module: regarding the ConfigMap,
 // and regarding the module's object when there is one.
 func (r *Recorder) moduleEvent(module, typ, reason, action, note string) {
+	r.recent.add(module, typ, reason, note)
 	r.recorder.Eventf(r.regarding, nil, typ, reason, action, "%s", note)
 	if r.moduleRef == nil {
 		return

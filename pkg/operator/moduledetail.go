@@ -1,0 +1,129 @@
+package operator
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/addon-operator/addon-operator/pkg/binding"
+	"github.com/addon-operator/addon-operator/pkg/hook"
+	"github.com/addon-operator/addon-operator/pkg/kube/readiness"
+	"github.com/addon-operator/addon-operator/pkg/runlog"
+	"github.com/addon-operator/addon-operator/pkg/status"
+)
+
+// runLog records the steps of module runs for the status page's module
+// pages and timeline; *runlog.Log is the real one, and a nil one records
+// nothing.
+type runLog interface {
+	Held(module string)
+	Begin(module string)
+	Step(module, step string)
+	End(module string, err error)
+	Forget(module string)
+	Runs(module string) []status.Run
+	All() []status.ModuleRuns
+}
+
+// orNoRuns is runs, or a Log that records nothing.
+func orNoRuns(runs runLog) runLog {
+	if runs == nil {
+		return (*runlog.Log)(nil)
+	}
+	return runs
+}
+
+// maxRevisions bounds the release revisions a module page lists.
+const maxRevisions = 10
+
+// ModuleRuns returns every module's recent runs, for the converge
+// timeline.
+func (o *Operator) ModuleRuns() []status.ModuleRuns { return o.runs.All() }
+
+// ModuleDetail returns what a module's page shows beyond its status: its
+// hooks and bindings, recent runs, release revisions, last drift check,
+// Events and objects with their readiness. A part that cannot be read is
+// named in Errors; the rest is still shown.
+func (o *Operator) ModuleDetail(ctx context.Context, name string) (status.ModuleDetail, error) {
+	if _, ok := o.modules.Module(name); !ok {
+		return status.ModuleDetail{}, fmt.Errorf("no module %q", name)
+	}
+	d := status.ModuleDetail{Hooks: hookInfos(o.state.get(name).Hooks), Runs: o.runs.Runs(name)}
+	if revs, err := o.releases.History(ctx, name, maxRevisions); err != nil {
+		d.Errors = append(d.Errors, "revisions: "+err.Error())
+	} else {
+		for _, r := range revs {
+			d.Revisions = append(d.Revisions, status.Revision{Revision: r.Revision, Updated: r.Updated, Status: r.Status, Chart: r.Chart, Description: r.Description})
+		}
+	}
+	if last, ok := o.releases.LastDriftCheck(name); ok {
+		dc := &status.DriftCheck{Checked: last.Checked}
+		if last.Err != nil {
+			dc.Error = last.Err.Error()
+		}
+		for _, dr := range last.Drifts {
+			dc.Objects = append(dc.Objects, status.DriftObject{Object: dr.Object.String(), Fields: dr.Fields, Reverted: last.Reverted})
+		}
+		d.Drift = dc
+	}
+	if ev, ok := o.moduleEvents.(interface {
+		Recent(module string) []status.Event
+	}); ok {
+		d.Events = ev.Recent(name)
+	}
+	objs, err := o.releases.ObjectStatuses(ctx, name)
+	if err != nil {
+		d.Errors = append(d.Errors, "objects: "+err.Error())
+	}
+	for _, n := range objs {
+		obj := readiness.Object{Kind: n.Kind, Namespace: n.Namespace, Name: n.Name}
+		d.Objects = append(d.Objects, status.ObjectStatus{Object: obj.String(), Status: n.Status, Message: n.Message})
+	}
+	return d, nil
+}
+
+// hookInfos lists hooks with their bindings in words, in the order they
+// were loaded.
+func hookInfos(hooks []*binding.Hook) []status.HookInfo {
+	out := make([]status.HookInfo, 0, len(hooks))
+	for _, h := range hooks {
+		info := status.HookInfo{Name: h.Name}
+		if c := h.Config; c != nil {
+			for _, b := range []hook.Binding{hook.OnStartup, hook.BeforeHelm, hook.AfterHelm, hook.BeforeDeleteHelm, hook.AfterDeleteHelm} {
+				if order, ok := c.Order(b); ok {
+					info.Bindings = append(info.Bindings, status.BindingInfo{Type: string(b), Detail: "order " + strconv.FormatFloat(order, 'g', -1, 64)})
+				}
+			}
+			for _, k := range c.Kubernetes {
+				info.Bindings = append(info.Bindings, status.BindingInfo{Type: "kubernetes", Name: k.Name, Detail: kubernetesDetail(k)})
+			}
+			for _, s := range c.Schedules {
+				info.Bindings = append(info.Bindings, status.BindingInfo{Type: "schedule", Name: s.Name, Detail: s.Crontab + ", queue " + s.Queue})
+			}
+			for _, v := range c.Validating {
+				info.Bindings = append(info.Bindings, status.BindingInfo{Type: "kubernetesValidating", Name: v.Name})
+			}
+			for _, m := range c.Mutating {
+				info.Bindings = append(info.Bindings, status.BindingInfo{Type: "kubernetesMutating", Name: m.Name})
+			}
+			for _, cv := range c.Conversions {
+				info.Bindings = append(info.Bindings, status.BindingInfo{Type: "kubernetesCustomResourceConversion", Name: cv.Name, Detail: cv.CRDName})
+			}
+		}
+		out = append(out, info)
+	}
+	return out
+}
+
+// kubernetesDetail says what a kubernetes binding watches, in words.
+func kubernetesDetail(k hook.KubernetesBinding) string {
+	parts := []string{k.Kind}
+	if k.APIVersion != "" {
+		parts[0] = k.APIVersion + " " + k.Kind
+	}
+	if k.Queue != "" {
+		parts = append(parts, "queue "+k.Queue)
+	}
+	return strings.Join(parts, ", ")
+}
