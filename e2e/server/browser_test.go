@@ -66,10 +66,10 @@ func TestStatusPageInChromium(t *testing.T) {
 		"<title>addon-operator</title>",
 		// ingress-nginx fails: the header says so, not "Ready".
 		`<span class="Failed">Failing</span>: the last run of 1 module failed and is retried: <a href="#module-ingress-nginx">ingress-nginx</a>.`,
-		`<tr id="module-cert-manager"><td>cert-manager</td><td>true</td><td>configmap</td><td class="Ready">Ready</td><td></td><td>4</td>`,
-		`<tr id="module-ingress-nginx"><td>ingress-nginx</td><td>true</td><td>static</td><td class="Failed">Failed</td><td></td><td>1</td>`,
+		`<tr id="module-cert-manager"><td><a href="/modules/cert-manager">cert-manager</a></td><td>true</td><td>configmap</td><td class="Ready">Ready</td><td></td><td>4</td>`,
+		`<tr id="module-ingress-nginx"><td><a href="/modules/ingress-nginx">ingress-nginx</a></td><td>true</td><td>static</td><td class="Failed">Failed</td><td></td><td>1</td>`,
 		`upgrade release "ingress-nginx": timed out`,
-		`<tr id="module-legacy-dashboard"><td>legacy-dashboard</td><td>false</td><td>default</td><td class="Disabled">Disabled</td>`,
+		`<tr id="module-legacy-dashboard"><td><a href="/modules/legacy-dashboard">legacy-dashboard</a></td><td>false</td><td>default</td><td class="Disabled">Disabled</td>`,
 		`<tr class="queue-main"><td>main</td><td>running</td><td>ModuleRun ingress-nginx</td>`,
 		`<tr class="queue-cert-sync"><td>cert-sync</td><td>idle</td><td colspan="4">no tasks</td></tr>`,
 	}

@@ -43,6 +43,13 @@ func pageTemplate(name, text string) *template.Template {
 			}
 			return t.UTC().Format("2006-01-02 15:04:05 UTC")
 		},
+		"legend": func() [][2]string {
+			return [][2]string{
+				{"step-" + status.StepRequirements, "waiting for requirements"}, {"step-" + status.StepBackoff, "backoff"},
+				{"step-" + status.StepHooks, "hooks"}, {"step-" + status.StepHelm, "Helm"},
+				{"step-" + status.StepReadiness, "waiting for readiness"}, {"failed", "failed"},
+			}
+		},
 		"duration": func(start, end time.Time) string {
 			if start.IsZero() || end.IsZero() {
 				return ""
@@ -69,7 +76,9 @@ const timelineHTML = `{{define "timeline"}}<div class="timeline">
 {{- else}}
 <p class="tl-empty">No module has run yet.</p>
 {{- end}}
-<p class="tl-legend"><span class="key step-requirements"></span>waiting for requirements <span class="key step-backoff"></span>backoff <span class="key step-hooks"></span>hooks <span class="key step-helm"></span>Helm <span class="key step-readiness"></span>waiting for readiness <span class="key failed"></span>failed</p>
+<p class="tl-legend">
+{{- range $k := legend}} <span class="item"><span class="key {{index $k 0}}"></span>{{index $k 1}}</span>{{end -}}
+</p>
 </div>{{end}}`
 
 // moduleData is what module.html renders.
