@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"image"
 	"image/png"
@@ -236,6 +235,3 @@ func (b *browser) screenshot(name string) image.Image {
 	}
 	return img
 }
-
-// errNoBox is a selector that matched nothing.
-var errNoBox = errors.New("no element")

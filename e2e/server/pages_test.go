@@ -117,8 +117,8 @@ func colours(img image.Image, limit int) int {
 	bounds := img.Bounds()
 	for y := bounds.Min.Y; y < bounds.Max.Y; y += 3 {
 		for x := bounds.Min.X; x < bounds.Max.X; x += 3 {
-			r, g, b, a := img.At(x, y).RGBA()
-			seen[color.RGBA{uint8(r >> 8), uint8(g >> 8), uint8(b >> 8), uint8(a >> 8)}] = true
+			c, _ := color.RGBAModel.Convert(img.At(x, y)).(color.RGBA)
+			seen[c] = true
 			if len(seen) >= limit {
 				return len(seen)
 			}

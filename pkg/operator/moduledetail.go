@@ -95,17 +95,18 @@ func hookInfos(hooks []*binding.Hook) []status.HookInfo {
 					info.Bindings = append(info.Bindings, status.BindingInfo{Type: string(b), Detail: "order " + strconv.FormatFloat(order, 'g', -1, 64)})
 				}
 			}
-			for _, k := range c.Kubernetes {
+			for i := range c.Kubernetes {
+				k := &c.Kubernetes[i]
 				info.Bindings = append(info.Bindings, status.BindingInfo{Type: "kubernetes", Name: k.Name, Detail: kubernetesDetail(k)})
 			}
 			for _, s := range c.Schedules {
 				info.Bindings = append(info.Bindings, status.BindingInfo{Type: "schedule", Name: s.Name, Detail: s.Crontab + ", queue " + s.Queue})
 			}
-			for _, v := range c.Validating {
-				info.Bindings = append(info.Bindings, status.BindingInfo{Type: "kubernetesValidating", Name: v.Name})
+			for i := range c.Validating {
+				info.Bindings = append(info.Bindings, status.BindingInfo{Type: "kubernetesValidating", Name: c.Validating[i].Name})
 			}
-			for _, m := range c.Mutating {
-				info.Bindings = append(info.Bindings, status.BindingInfo{Type: "kubernetesMutating", Name: m.Name})
+			for i := range c.Mutating {
+				info.Bindings = append(info.Bindings, status.BindingInfo{Type: "kubernetesMutating", Name: c.Mutating[i].Name})
 			}
 			for _, cv := range c.Conversions {
 				info.Bindings = append(info.Bindings, status.BindingInfo{Type: "kubernetesCustomResourceConversion", Name: cv.Name, Detail: cv.CRDName})
@@ -117,7 +118,7 @@ func hookInfos(hooks []*binding.Hook) []status.HookInfo {
 }
 
 // kubernetesDetail says what a kubernetes binding watches, in words.
-func kubernetesDetail(k hook.KubernetesBinding) string {
+func kubernetesDetail(k *hook.KubernetesBinding) string {
 	parts := []string{k.Kind}
 	if k.APIVersion != "" {
 		parts[0] = k.APIVersion + " " + k.Kind

@@ -13,19 +13,37 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/status"
 )
 
-var t0 = time.Date(2026, 11, 28, 7, 0, 0, 0, time.UTC)
+// at is s seconds into the tests' clock.
+func at(s int) time.Time {
+	return time.Date(2026, 11, 28, 7, 0, 0, 0, time.UTC).Add(time.Duration(s) * time.Second)
+}
 
-func at(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+// stepCase plays a module's runs through a log, tick moving its clock a
+// second on, and lists the runs it must keep.
+type stepCase struct {
+	name string
+	play func(l *Log, tick func())
+	want []status.Run
+}
 
-// TestSteps plays a module's runs through the log, a second per call,
-// and checks the runs it keeps.
-func TestSteps(t *testing.T) {
-	errHelm := errors.New("upgrade release: timed out")
-	tests := []struct {
-		name string
-		play func(l *Log, tick func())
-		want []status.Run
-	}{
+// runSteps runs the cases, each on a log of its own.
+func runSteps(t *testing.T, tests []stepCase) {
+	t.Helper()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clk := clocktesting.NewFakePassiveClock(at(0))
+			l := New(clk, 0)
+			tt.play(l, func() { clk.SetTime(clk.Now().Add(time.Second)) })
+			if diff := cmp.Diff(tt.want, l.Runs("m")); diff != "" {
+				t.Errorf("runs (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestStepsOfARun checks the spans of a run held for its requirements.
+func TestStepsOfARun(t *testing.T) {
+	runSteps(t, []stepCase{
 		{
 			name: "held, then hooks, helm, readiness, afterHelm",
 			play: func(l *Log, tick func()) {
@@ -49,6 +67,14 @@ func TestSteps(t *testing.T) {
 				{Step: status.StepHooks, Start: at(4), End: at(5)},
 			}}},
 		},
+	})
+}
+
+// TestStepsAcrossRuns checks what a failure, a terminal failure and a
+// disabled module leave for the next run.
+func TestStepsAcrossRuns(t *testing.T) {
+	errHelm := errors.New("upgrade release: timed out")
+	runSteps(t, []stepCase{
 		{
 			name: "a failure is followed by a run that starts with its backoff",
 			play: func(l *Log, tick func()) {
@@ -109,23 +135,13 @@ func TestSteps(t *testing.T) {
 				{Start: at(2), Outcome: status.OutcomeRunning, Spans: []status.Span{{Step: status.StepHooks, Start: at(2)}}},
 			},
 		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			clk := clocktesting.NewFakePassiveClock(t0)
-			l := New(clk, 0)
-			tt.play(l, func() { clk.SetTime(clk.Now().Add(time.Second)) })
-			if diff := cmp.Diff(tt.want, l.Runs("m")); diff != "" {
-				t.Errorf("runs (-want +got):\n%s", diff)
-			}
-		})
-	}
+	})
 }
 
 // TestBounds checks that the log keeps at most its number of runs, of
 // spans per run and of bytes per error, however long a module runs.
 func TestBounds(t *testing.T) {
-	clk := clocktesting.NewFakePassiveClock(t0)
+	clk := clocktesting.NewFakePassiveClock(at(0))
 	l := New(clk, 3)
 	for i := range 10 {
 		l.Begin("m")
@@ -159,7 +175,7 @@ func TestBounds(t *testing.T) {
 // TestSnapshotsAreCopies checks that what Runs returns does not change
 // with later calls, and that All lists modules by name.
 func TestSnapshotsAreCopies(t *testing.T) {
-	clk := clocktesting.NewFakePassiveClock(t0)
+	clk := clocktesting.NewFakePassiveClock(at(0))
 	l := New(clk, 0)
 	l.Begin("b")
 	l.Begin("a")
@@ -169,8 +185,9 @@ func TestSnapshotsAreCopies(t *testing.T) {
 	if len(got[0].Spans) != 1 || !got[0].Spans[0].End.IsZero() {
 		t.Errorf("a snapshot changed after it was taken: %+v", got)
 	}
-	var names []string
-	for _, m := range l.All() {
+	all := l.All()
+	names := make([]string, 0, len(all))
+	for _, m := range all {
 		names = append(names, m.Module)
 	}
 	if diff := cmp.Diff([]string{"a", "b"}, names); diff != "" {

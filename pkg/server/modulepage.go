@@ -126,8 +126,8 @@ func (s *Server) timeline(mods []status.ModuleStatus) *timeline {
 		return nil
 	}
 	order := make([]string, 0, len(mods))
-	for _, m := range mods {
-		order = append(order, m.Name)
+	for i := range mods {
+		order = append(order, mods[i].Name)
 	}
 	t := buildTimeline(p.ModuleRuns(), order, time.Now())
 	return &t

@@ -30,9 +30,10 @@ func (p *pagesSource) ModuleDetail(context.Context, string) (status.ModuleDetail
 	return p.detail, p.err
 }
 
-var t0 = time.Date(2026, 11, 28, 7, 0, 0, 0, time.UTC)
-
-func sec(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+// sec is s seconds into the timeline tests' clock.
+func sec(s float64) time.Time {
+	return time.Date(2026, 11, 28, 7, 0, 0, 0, time.UTC).Add(time.Duration(s * float64(time.Second)))
+}
 
 // TestBuildTimeline places runs of two modules over a 100 s window.
 func TestBuildTimeline(t *testing.T) {
