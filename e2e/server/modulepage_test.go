@@ -54,7 +54,7 @@ func TestModulePageNeedsItsOwnRight(t *testing.T) {
 		`<h1 id="module-name">vault</h1>`,
 		`<td class="Succeeded">Succeeded</td>`,
 		`<td>deployed</td><td>vault-0.1.0</td>`,
-		`<tr class="object"><td>ConfigMap vault</td><td class="Current">Current</td>`,
+		`<tr class="object"><td>ConfigMap ` + h.Namespace + `/vault</td><td class="Current">Current</td>`,
 		`<div class="tl-row" id="timeline-vault">`,
 	} {
 		if !strings.Contains(body, want) {
