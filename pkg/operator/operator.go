@@ -218,7 +218,7 @@ func New(opts Options, deps Deps) (*Operator, error) {
 		patcher: deps.Patcher, hookMetrics: deps.HookMetrics, recorder: deps.Recorder, moduleEvents: deps.Events, bindings: binding.New(),
 		healEvents: deps.HealEvents, driftChanges: deps.DriftChanges, webhooks: deps.Webhooks,
 		standby: newStandby(deps.StandbyConfig, deps.StandbyConfigEvents), lastApplied: deps.LastApplied, redactor: deps.Redactor,
-		runs: orNoRuns(deps.Runs),
+		runs:            orNoRuns(deps.Runs),
 		admissionChecks: checkSlots{tokens: make(chan struct{}, admissionCheckSlots), time: admissionCheckTime},
 	}
 	// Module state and its publisher are built together: every change of
