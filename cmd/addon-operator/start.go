@@ -40,7 +40,6 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/operator"
 	"github.com/addon-operator/addon-operator/pkg/redact"
 	"github.com/addon-operator/addon-operator/pkg/release/weights"
-	"github.com/addon-operator/addon-operator/pkg/runlog"
 	"github.com/addon-operator/addon-operator/pkg/schedule"
 	"github.com/addon-operator/addon-operator/pkg/server"
 	"github.com/addon-operator/addon-operator/pkg/webhook"
@@ -329,7 +328,7 @@ func (o *startOptions) run(ctx context.Context) error {
 		so.Auth = server.NewKubeAuth(authClient, clock.RealClock{})
 	}
 	leading := new(atomic.Bool)
-	srv := server.New(so, standbyReady{op, leading}, log)
+	srv := server.New(so, standbyReady{op, op.Pages(), leading}, log)
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	// The server runs on every replica, leading or not, so probes answer;
@@ -454,7 +453,6 @@ func (o *startOptions) wire(restCfg *rest.Config, log *slog.Logger, rec *metrics
 		HookMetrics:   hookMetrics,
 		Recorder:      rec,
 		Redactor:      o.redactor,
-		Runs:          runlog.New(clock.RealClock{}, runlog.DefaultRuns),
 		Clock:         clock.RealClock{},
 		Logger:        log,
 
@@ -549,6 +547,7 @@ func (o *startOptions) prepareTempDir() error {
 // first converge.
 type standbyReady struct {
 	*operator.Operator
+	*operator.ModulePages
 	leading *atomic.Bool
 }
 

@@ -250,7 +250,7 @@ func (o *Operator) moduleDelete(ctx context.Context, name string) error {
 	// without them. A run in flight or backing off would race the uninstall; the
 	// uninstall's deletions are not heal events.
 	o.pool.Cancel(name)
-	o.runs.Forget(name)
+	o.state.runs.Forget(name)
 	defer o.releases.Pause(name)()
 	// Before the uninstall: its objects go without their webhooks.
 	if err := o.disableWebhooks(ctx, name); err != nil {

@@ -9,6 +9,8 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/binding"
 	"github.com/addon-operator/addon-operator/pkg/hook"
 	"github.com/addon-operator/addon-operator/pkg/kube/readiness"
+	"github.com/addon-operator/addon-operator/pkg/module"
+	"github.com/addon-operator/addon-operator/pkg/release"
 	"github.com/addon-operator/addon-operator/pkg/runlog"
 	"github.com/addon-operator/addon-operator/pkg/status"
 )
@@ -37,19 +39,34 @@ func orNoRuns(runs runLog) runLog {
 // maxRevisions bounds the release revisions a module page lists.
 const maxRevisions = 10
 
+// ModulePages answers the status page's module pages and converge
+// timeline from what the operator keeps: module state with its runs, the
+// releases, and the Events it recorded. Operator.Pages returns it.
+type ModulePages struct {
+	modules  *module.Set
+	state    *states
+	releases *release.Manager
+	events   moduleEvents
+}
+
+// Pages returns what answers the status page's module pages.
+func (o *Operator) Pages() *ModulePages {
+	return &ModulePages{modules: o.modules, state: o.state, releases: o.releases, events: o.moduleEvents}
+}
+
 // ModuleRuns returns every module's recent runs, for the converge
 // timeline.
-func (o *Operator) ModuleRuns() []status.ModuleRuns { return o.runs.All() }
+func (o *ModulePages) ModuleRuns() []status.ModuleRuns { return o.state.runs.All() }
 
 // ModuleDetail returns what a module's page shows beyond its status: its
 // hooks and bindings, recent runs, release revisions, last drift check,
 // Events and objects with their readiness. A part that cannot be read is
 // named in Errors; the rest is still shown.
-func (o *Operator) ModuleDetail(ctx context.Context, name string) (status.ModuleDetail, error) {
+func (o *ModulePages) ModuleDetail(ctx context.Context, name string) (status.ModuleDetail, error) {
 	if _, ok := o.modules.Module(name); !ok {
 		return status.ModuleDetail{}, fmt.Errorf("no module %q", name)
 	}
-	d := status.ModuleDetail{Hooks: hookInfos(o.state.get(name).Hooks), Runs: o.runs.Runs(name)}
+	d := status.ModuleDetail{Hooks: hookInfos(o.state.get(name).Hooks), Runs: o.state.runs.Runs(name)}
 	if revs, err := o.releases.History(ctx, name, maxRevisions); err != nil {
 		d.Errors = append(d.Errors, "revisions: "+err.Error())
 	} else {
@@ -67,7 +84,7 @@ func (o *Operator) ModuleDetail(ctx context.Context, name string) (status.Module
 		}
 		d.Drift = dc
 	}
-	if ev, ok := o.moduleEvents.(interface {
+	if ev, ok := o.events.(interface {
 		Recent(module string) []status.Event
 	}); ok {
 		d.Events = ev.Recent(name)

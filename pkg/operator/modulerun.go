@@ -38,13 +38,13 @@ func (o *Operator) attempt(ctx context.Context, name string) (runner.Result, err
 		o.state.update(name, func(s *moduleState) {
 			s.Held, s.Phase, s.Message = true, status.PhaseWaiting, waitingForModules(reqs)
 		})
-		o.runs.Held(name)
+		o.state.runs.Held(name)
 		// A requirement that became ready meanwhile may have looked for
 		// held modules before this one was marked: run again then.
 		return runner.Result{Again: len(o.unready(name)) == 0}, nil
 	}
 	a := attemptRecord{name: name, start: o.clock.Now(), failuresBefore: o.pool.Failures(name), failingSince: o.pool.FailingSince(name)}
-	o.runs.Begin(name)
+	o.state.runs.Begin(name)
 	o.state.update(name, func(s *moduleState) {
 		// A module retrying after a failure stays Failed (Stalled, not
 		// Ready) until a run succeeds: kubectl wait and health checks see
@@ -81,7 +81,7 @@ func (o *Operator) endAttempt(ctx context.Context, a attemptRecord, again bool, 
 		o.learnValues(m)
 	}
 	o.recordModuleEvent(name, a.failuresBefore, err)
-	o.runs.End(name, err)
+	o.state.runs.End(name, err)
 	d := o.clock.Since(a.start)
 	if o.recorder != nil {
 		o.recorder.ModuleRun(name, d, err)
@@ -163,7 +163,7 @@ func (o *Operator) runModule(ctx context.Context, name string) (moduleStep, erro
 		o.state.update(name, func(s *moduleState) { s.Reruns, s.LastError = 0, "" })
 		return moduleStep{}, nil
 	}
-	o.runs.Step(name, status.StepHelm)
+	o.state.runs.Step(name, status.StepHelm)
 	if err := o.releases.ApplyCRDs(ctx, m); err != nil {
 		return moduleStep{}, err
 	}
@@ -184,7 +184,7 @@ func (o *Operator) runModule(ctx context.Context, name string) (moduleStep, erro
 
 // afterHelm runs a module's afterHelm hooks, once its release is ready.
 func (o *Operator) afterHelm(ctx context.Context, name string, hooks []*binding.Hook) (bool, error) {
-	o.runs.Step(name, status.StepHooks)
+	o.state.runs.Step(name, status.StepHooks)
 	changedBy, err := o.runModuleHooks(ctx, name, hooks, hook.AfterHelm)
 	if err != nil {
 		return false, err

@@ -29,6 +29,7 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/queue"
 	"github.com/addon-operator/addon-operator/pkg/redact"
 	"github.com/addon-operator/addon-operator/pkg/release"
+	"github.com/addon-operator/addon-operator/pkg/runlog"
 	"github.com/addon-operator/addon-operator/pkg/runner"
 	"github.com/addon-operator/addon-operator/pkg/schedule"
 	"github.com/addon-operator/addon-operator/pkg/status"
@@ -88,9 +89,6 @@ type Deps struct {
 	// ModuleObjects shows every module's state as a Module object; nil
 	// shows none.
 	ModuleObjects modulepub.Writer
-	// Runs records the steps of module runs for the status page
-	// (*runlog.Log); nil records none.
-	Runs runLog
 	// HookMetrics keeps hooks' metrics; Recorder records the operator's own.
 	HookMetrics hookMetricsSink
 	Recorder    *metrics.Recorder
@@ -166,7 +164,6 @@ type Operator struct {
 	converge convergeState
 
 	pool *runner.Pool
-	runs runLog
 
 	startedAt time.Time
 	ready     atomic.Bool
@@ -218,7 +215,6 @@ func New(opts Options, deps Deps) (*Operator, error) {
 		patcher: deps.Patcher, hookMetrics: deps.HookMetrics, recorder: deps.Recorder, moduleEvents: deps.Events, bindings: binding.New(),
 		healEvents: deps.HealEvents, driftChanges: deps.DriftChanges, webhooks: deps.Webhooks,
 		standby: newStandby(deps.StandbyConfig, deps.StandbyConfigEvents), lastApplied: deps.LastApplied, redactor: deps.Redactor,
-		runs:            orNoRuns(deps.Runs),
 		admissionChecks: checkSlots{tokens: make(chan struct{}, admissionCheckSlots), time: admissionCheckTime},
 	}
 	// Module state and its publisher are built together: every change of
@@ -229,7 +225,7 @@ func New(opts Options, deps Deps) (*Operator, error) {
 		s.Attempts, s.NextRetry = o.pool.Failures(name), o.pool.NextRetry(name)
 		return s
 	}, func(name string, done func(error)) { o.pool.RetryNow(name, done) })
-	ms = newStates(names, o.objects.Publish)
+	ms = newStates(names, o.objects.Publish, runlog.New(deps.Clock, runlog.DefaultRuns))
 	o.state = ms
 	for _, m := range mods.Modules() {
 		if len(m.Requires()) > 0 {

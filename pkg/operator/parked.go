@@ -28,7 +28,7 @@ func (p parkedRun) result() runner.Result {
 	var superseded, next bool // set by Await, read by Then, which runs after it
 	return runner.Result{
 		Await: func(ctx context.Context) error {
-			p.o.runs.Step(p.a.name, status.StepReadiness)
+			p.o.state.runs.Step(p.a.name, status.StepReadiness)
 			err := p.step.wait(ctx)
 			m, _ := o.modules.Module(name)
 			switch {

@@ -105,7 +105,7 @@ func (o *Operator) checkSettings(checker settingsChecker, module string, paths [
 		if !has {
 			continue
 		}
-		res, err := o.runSettingsCheck(ctx, checker, p, section, origin)
+		res, err := o.admissionChecks.run(ctx, checker, p, section, origin, o.log)
 		if errors.Is(err, errChecksBusy) {
 			return err
 		}
@@ -126,9 +126,9 @@ func (o *Operator) checkSettings(checker settingsChecker, module string, paths [
 	return nil
 }
 
-// runSettingsCheck runs one check; an admission request runs it in one of
-// the admission slots unless the answer for these settings is known.
-func (o *Operator) runSettingsCheck(ctx context.Context, checker settingsChecker, path string, section values.Values, origin checkOrigin) (hook.SettingsCheckResult, error) {
+// run runs one check; an admission request runs it in one of the slots
+// unless the answer for these settings is known.
+func (slots checkSlots) run(ctx context.Context, checker settingsChecker, path string, section values.Values, origin checkOrigin, log *slog.Logger) (hook.SettingsCheckResult, error) {
 	if origin == ownCheck {
 		return checker.CheckSettings(ctx, path, section)
 	}
@@ -136,10 +136,10 @@ func (o *Operator) runSettingsCheck(ctx context.Context, checker settingsChecker
 		return res, nil
 	}
 	select {
-	case o.admissionChecks.tokens <- struct{}{}:
-		defer func() { <-o.admissionChecks.tokens }()
+	case slots.tokens <- struct{}{}:
+		defer func() { <-slots.tokens }()
 	case <-ctx.Done():
-		o.log.Warn("admission settings check refused: every slot busy", slog.String(logkey.Hook, path), slog.Int(logkey.Count, admissionCheckSlots))
+		log.Warn("admission settings check refused: every slot busy", slog.String(logkey.Hook, path), slog.Int(logkey.Count, cap(slots.tokens)))
 		return hook.SettingsCheckResult{}, errChecksBusy
 	}
 	return checker.CheckSettings(ctx, path, section)

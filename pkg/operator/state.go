@@ -57,12 +57,15 @@ type states struct {
 	// onChange is called with a module's name after each update of its
 	// state, outside the lock.
 	onChange func(name string)
+	// runs records the steps of the modules' runs; it has its own lock.
+	runs runLog
 }
 
 // newStates returns the states of the modules names, disabled, calling
-// onChange (which may be nil) after each update.
-func newStates(names []string, onChange func(name string)) *states {
-	s := &states{order: names, byName: make(map[string]*moduleState, len(names)), onChange: onChange}
+// onChange (which may be nil) after each update, with runs (nil records
+// nothing) for their runs' steps.
+func newStates(names []string, onChange func(name string), runs runLog) *states {
+	s := &states{order: names, byName: make(map[string]*moduleState, len(names)), onChange: onChange, runs: orNoRuns(runs)}
 	for _, n := range names {
 		s.byName[n] = &moduleState{}
 	}
