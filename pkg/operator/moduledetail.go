@@ -70,7 +70,8 @@ func (o *ModulePages) ModuleDetail(ctx context.Context, name string) (status.Mod
 	if revs, err := o.releases.History(ctx, name, maxRevisions); err != nil {
 		d.Errors = append(d.Errors, "revisions: "+err.Error())
 	} else {
-		for _, r := range revs {
+		for i := range revs {
+			r := &revs[i]
 			d.Revisions = append(d.Revisions, status.Revision{Revision: r.Revision, Updated: r.Updated, Status: r.Status, Chart: r.Chart, Description: r.Description})
 		}
 	}
