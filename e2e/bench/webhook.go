@@ -103,6 +103,32 @@ type WebhookOptions struct {
 	Direct bool
 }
 
+// startShellOperatorTarget starts shell-operator with the same bash hook
+// as ours, its webhook pointed at its loopback port, and returns it as a
+// target with the function that stops it.
+func startShellOperatorTarget(ctx, wctx context.Context, bin, dir, kubeconfig string, client kubernetes.Interface,
+	ns, port string, certs webhookCerts,
+) (webhookTarget, func(), error) {
+	hooks := filepath.Join(dir, "shell-operator-hooks")
+	if err := os.MkdirAll(hooks, 0o750); err != nil {
+		return webhookTarget{}, nil, fmt.Errorf("create %s: %w", hooks, err)
+	}
+	if err := os.WriteFile(filepath.Join(hooks, "bash"), []byte(bashAdmissionHook(webhookName(hookShell), hookShell)), 0o700); err != nil { //nolint:gosec // G306: a hook must be executable
+		return webhookTarget{}, nil, fmt.Errorf("write shell-operator's hook: %w", err)
+	}
+	so, err := startShellOperator(ctx, bin, dir, hooks, kubeconfig, ns, port, certs)
+	if err != nil {
+		return webhookTarget{}, nil, err
+	}
+	path, err := pointShellOperatorAtLoopback(wctx, client, port, webhookName(hookShell))
+	if err != nil {
+		so.stop()
+		return webhookTarget{}, nil, fmt.Errorf("log %s: %w", so.log, err)
+	}
+	t := webhookTarget{server: "shell-operator", hook: hookBash, label: hookShell, pid: so.pid, url: "https://" + net.JoinHostPort("127.0.0.1", port) + path}
+	return t, so.stop, nil
+}
+
 // RunWebhooks starts a control plane, the operator with its webhook
 // server over one module with a bash and a compiled admission hook and,
 // with o.ShellOperator, shell-operator with the same bash hook, and
@@ -159,28 +185,15 @@ func RunWebhooks(ctx context.Context, env Env, o WebhookOptions) (res []WebhookR
 		}
 	}
 	if o.ShellOperator != "" {
-		hooks := filepath.Join(dir, "shell-operator-hooks")
-		if err := os.MkdirAll(hooks, 0o750); err != nil {
-			return nil, fmt.Errorf("create %s: %w", hooks, err)
-		}
-		if err := os.WriteFile(filepath.Join(hooks, "bash"), []byte(bashAdmissionHook(webhookName(hookShell), hookShell)), 0o700); err != nil { //nolint:gosec // G306: a hook must be executable
-			return nil, fmt.Errorf("write shell-operator's hook: %w", err)
-		}
 		env.progressf("webhook: starting shell-operator (webhook port %s)", ports[1])
-		so, err := startShellOperator(ctx, o.ShellOperator, dir, hooks, cp.Kubeconfig, ns, ports[1], certs)
+		shell, stop, err := startShellOperatorTarget(ctx, wctx, o.ShellOperator, dir, cp.Kubeconfig, client, ns, ports[1], certs)
 		if err != nil {
 			return nil, err
 		}
-		defer so.stop()
-		path, err := pointShellOperatorAtLoopback(wctx, client, ports[1], webhookName(hookShell))
-		if err != nil {
-			return nil, fmt.Errorf("log %s: %w", so.log, err)
-		}
+		defer stop()
 		// Ours and shell-operator's bash hook side by side: ours first
 		// at each step, then shell-operator's, then ours compiled.
-		targets = []webhookTarget{targets[0],
-			{server: "shell-operator", hook: hookBash, label: hookShell, pid: so.pid, url: "https://" + net.JoinHostPort("127.0.0.1", ports[1]) + path},
-			targets[1]}
+		targets = []webhookTarget{targets[0], shell, targets[1]}
 	}
 	cfg := rest.CopyConfig(cp.Config)
 	cfg.QPS, cfg.Burst = -1, 0 // no client-side limit: the server's round trip is measured
