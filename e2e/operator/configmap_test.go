@@ -111,7 +111,7 @@ func TestDeletedConfigMapKeepsTheLastConfiguration(t *testing.T) {
 	for _, want := range []string{
 		`id="condition-ConfigMapMissing"`,
 		`<tr class="queue-main"><td>main</td><td>idle</td><td colspan="4">no tasks</td></tr>`,
-		`<tr id="module-keeper"><td>keeper</td><td>true</td><td>configmap</td><td class="Ready">Ready</td>`,
+		`<tr id="module-keeper"><td><a href="/modules/keeper">keeper</a></td><td>true</td><td>configmap</td><td class="Ready">Ready</td>`,
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("status page lacks %s:\n%s", want, page)

@@ -222,7 +222,11 @@ func New(opts Options, deps Deps) (*Operator, error) {
 	var ms *states
 	o.objects = modulepub.New(deps.ModuleObjects, mods, opts.Namespace, func(name string) moduleobject.State {
 		s := objectState(ms.get(name), o.upkeep.InMaintenance(name))
-		s.Attempts, s.NextRetry = o.pool.Failures(name), o.pool.NextRetry(name)
+		// States change before the pool exists (module.yaml warnings
+		// while New reads the modules): no attempts then.
+		if o.pool != nil {
+			s.Attempts, s.NextRetry = o.pool.Failures(name), o.pool.NextRetry(name)
+		}
 		return s
 	}, func(name string, done func(error)) { o.pool.RetryNow(name, done) })
 	ms = newStates(names, o.objects.Publish, runlog.New(deps.Clock, runlog.DefaultRuns))
