@@ -68,18 +68,7 @@ func (l *Log) module(name string) *moduleLog {
 
 // Held records that the module waits for the modules it requires: its
 // next run starts with that wait, from now on.
-func (l *Log) Held(module string) {
-	if l == nil {
-		return
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	m, now := l.module(module), l.clock.Now()
-	if m.current == nil {
-		m.current = l.open(m, now)
-	}
-	enter(m.current, status.StepRequirements, now)
-}
+func (l *Log) Held(module string) { l.openAt(module, status.StepRequirements) }
 
 // open starts a run at now, or at the end of the failed run it retries,
 // with the backoff waited since as its first span. Called with mu held.
@@ -95,7 +84,11 @@ func (l *Log) open(m *moduleLog, now time.Time) *status.Run {
 
 // Begin records that an attempt of the module started on a worker: its
 // hooks run first.
-func (l *Log) Begin(module string) {
+func (l *Log) Begin(module string) { l.openAt(module, status.StepHooks) }
+
+// openAt enters step in the module's run in progress, opening one first
+// when none is.
+func (l *Log) openAt(module, step string) {
 	if l == nil {
 		return
 	}
@@ -105,7 +98,7 @@ func (l *Log) Begin(module string) {
 	if m.current == nil {
 		m.current = l.open(m, now)
 	}
-	enter(m.current, status.StepHooks, now)
+	enter(m.current, step, now)
 }
 
 // Step records that the module's attempt in progress entered step (one
