@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"crypto/tls"
 	"fmt"
 	"io"
@@ -12,9 +11,7 @@ import (
 	"testing"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
-	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -201,44 +198,12 @@ func serviceAccountToken(t *testing.T, ns, name string) string {
 	return tr.Status.Token
 }
 
-// grantDebugReader binds a ClusterRole allowing get on the debug API and
-// the metrics to the ServiceAccount name in ns, and waits until the API
-// server's authorizer says so: the operator caches denials.
+// grantDebugReader lets the ServiceAccount name in ns get the debug API
+// and the metrics, and waits until the API server's authorizer says so:
+// the operator caches denials.
 func grantDebugReader(t *testing.T, ns, name string) {
 	t.Helper()
-	client := cp.Clientset(t)
-	roleName := ns + "-debug-reader"
-	role := &rbacv1.ClusterRole{
-		ObjectMeta: metav1.ObjectMeta{Name: roleName},
-		Rules:      []rbacv1.PolicyRule{{NonResourceURLs: []string{"/debug/*", "/metrics", "/metrics/hooks"}, Verbs: []string{"get"}}},
-	}
-	binding := &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: roleName},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: roleName},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: ns}},
-	}
-	rbac := client.RbacV1()
-	if _, err := rbac.ClusterRoles().Create(t.Context(), role, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("create ClusterRole: %v", err)
-	}
-	t.Cleanup(func() {
-		_ = rbac.ClusterRoles().Delete(context.WithoutCancel(t.Context()), roleName, metav1.DeleteOptions{})
-	})
-	if _, err := rbac.ClusterRoleBindings().Create(t.Context(), binding, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("create ClusterRoleBinding: %v", err)
-	}
-	t.Cleanup(func() {
-		_ = rbac.ClusterRoleBindings().Delete(context.WithoutCancel(t.Context()), roleName, metav1.DeleteOptions{})
-	})
-	review := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
-		User:                  "system:serviceaccount:" + ns + ":" + name,
-		Groups:                []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"},
-		NonResourceAttributes: &authorizationv1.NonResourceAttributes{Path: "/debug/modules/vault/values", Verb: "get"},
-	}}
-	operatortest.Poll(t, "the ClusterRoleBinding to take effect", func() bool {
-		got, err := client.AuthorizationV1().SubjectAccessReviews().Create(t.Context(), review, metav1.CreateOptions{})
-		return err == nil && got.Status.Allowed
-	})
+	grantNonResource(t, ns, name, "/metrics", "/metrics/hooks", "/debug/*")
 }
 
 // TestListenTLS starts the real operator with --listen-tls and
