@@ -57,6 +57,8 @@ type Executor struct {
 	// checks remembers batch binaries' settings checks and their last
 	// answers (see CheckSettings).
 	checks batch.Checks
+	// configs remembers what unchanged hook files printed for --config.
+	configs configCache
 }
 
 // RunKind selects the protocol of a Run.
@@ -102,13 +104,28 @@ type Run struct {
 }
 
 // Config runs "path --config" and returns what it printed to stdout, for
-// ParseConfig. Stderr is logged. Errors do not repeat the path.
+// ParseConfig. Stderr is logged. Errors do not repeat the path. A file
+// whose content has not changed since it last printed its configuration
+// is not run again (see configCache).
 func (e *Executor) Config(ctx context.Context, path string) ([]byte, error) {
+	env := slices.Concat(os.Environ(), e.Env)
+	out, err := e.configs.get(path, env, func() ([]byte, error) { return e.runConfig(ctx, path, env) })
+	if err != nil {
+		return nil, err
+	}
+	if limit := e.maxOutput(); int64(len(out)) > limit {
+		return nil, fmt.Errorf("config output larger than %d bytes", limit)
+	}
+	return out, nil
+}
+
+// runConfig runs "path --config".
+func (e *Executor) runConfig(ctx context.Context, path string, env []string) ([]byte, error) {
 	out := &process.LimitedBuffer{Limit: e.maxOutput()}
 	err := e.execute(ctx, process.Process{
 		Path:     path,
 		Args:     []string{"--config"},
-		Env:      slices.Concat(os.Environ(), e.Env),
+		Env:      env,
 		Logger:   e.logger().With(slog.String(logkey.Hook, path)),
 		Stdout:   out,
 		LogLimit: e.MaxLogBytes,

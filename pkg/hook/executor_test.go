@@ -420,7 +420,6 @@ func TestRunLogLimit(t *testing.T) {
 func TestConfigOutputLargerThanACopyBuffer(t *testing.T) {
 	const copyBufSize = 8 << 10 // the buffer package process reads output with
 	e, _, _ := testExecutor(t)
-	path := writeScript(t, t.TempDir(), "hook.sh", `i=0; while [ $i -lt 4000 ]; do echo "# line $i of the config"; i=$((i+1)); done`)
 	var want strings.Builder
 	for i := range 4000 {
 		fmt.Fprintf(&want, "# line %d of the config\n", i)
@@ -429,6 +428,8 @@ func TestConfigOutputLargerThanACopyBuffer(t *testing.T) {
 		t.Fatalf("the test output (%d bytes) should span several copy buffers (%d)", want.Len(), copyBufSize)
 	}
 	for run := range 3 {
+		// Another path each time: an unchanged file is not run again.
+		path := writeScript(t, t.TempDir(), "hook.sh", `i=0; while [ $i -lt 4000 ]; do echo "# line $i of the config"; i=$((i+1)); done`)
 		data, err := e.Config(t.Context(), path)
 		if err != nil {
 			t.Fatalf("run %d: Config: %v", run, err)

@@ -1,0 +1,90 @@
+package hook
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+
+	"golang.org/x/sync/singleflight"
+)
+
+// configCache remembers what hooks printed for --config, by path, content
+// and environment: a hook whose file is unchanged is not started again in
+// the same process (a standby that becomes the leader loads every hook a
+// second time), and loads of one file that overlap share one run. A file
+// whose content changed misses and runs. The same content at another path
+// runs too: what a hook prints may depend on its path ($0) and on the
+// files beside it. What the file runs (its interpreter, the files it
+// sources) is not looked at. Failed runs are not remembered. The zero
+// value is ready to use and safe for concurrent use.
+type configCache struct {
+	mu     sync.Mutex
+	byFile map[configKey][]byte
+	runs   singleflight.Group
+}
+
+// configKey is a hook file run with an environment: the file's path,
+// the SHA-256 of its content and that of the environment.
+type configKey struct {
+	path string
+	sum  [sha256.Size]byte
+	env  [sha256.Size]byte
+}
+
+// fileKey hashes the file at path and env.
+func fileKey(path string, env []string) (configKey, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return configKey{}, fmt.Errorf("read hook: %w", err)
+	}
+	return configKey{path: path, sum: sha256.Sum256(data), env: sha256.Sum256([]byte(strings.Join(env, "\x00")))}, nil
+}
+
+// get returns the remembered output of the file at path run with env, or
+// else that of
+// run, remembered when the file still has the content it had before the
+// run (a file rewritten meanwhile is asked again next time). A file that
+// cannot be read is run every time.
+func (c *configCache) get(path string, env []string, run func() ([]byte, error)) ([]byte, error) {
+	key, err := fileKey(path, env)
+	if err != nil {
+		// An executable the operator may not read (mode 0111) still runs;
+		// a missing one fails as its run does.
+		return run()
+	}
+	c.mu.Lock()
+	out, ok := c.byFile[key]
+	c.mu.Unlock()
+	if ok {
+		return slices.Clone(out), nil
+	}
+	v, err, _ := c.runs.Do(path+"\x00"+string(key.sum[:])+string(key.env[:]), func() (any, error) {
+		// A run that ended since the look above has remembered it.
+		c.mu.Lock()
+		out, ok := c.byFile[key]
+		c.mu.Unlock()
+		if ok {
+			return out, nil
+		}
+		out, err := run()
+		if err != nil {
+			return nil, err
+		}
+		if after, err := fileKey(path, env); err == nil && after == key {
+			c.mu.Lock()
+			if c.byFile == nil {
+				c.byFile = map[configKey][]byte{}
+			}
+			c.byFile[key] = out
+			c.mu.Unlock()
+		}
+		return out, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return slices.Clone(v.([]byte)), nil
+}
