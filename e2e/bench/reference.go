@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -27,22 +26,9 @@ const referencePoll = 250 * time.Millisecond
 const referencePerModule = 2 * time.Second
 
 // BuildReference builds the established addon-operator v1.5.0 from the
-// module in e2e/bench/reference (Go module proxy only) into dir. It needs
-// cgo: one of its packages imports github.com/goccy/go-graphviz.
+// module in e2e/bench/reference into dir (see referenceBuild).
 func BuildReference(ctx context.Context, dir string) (string, error) {
-	_, file, _, ok := runtime.Caller(0)
-	if !ok {
-		return "", errors.New("locate bench package source")
-	}
-	bin := filepath.Join(dir, "addon-operator-reference")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/flant/addon-operator/cmd/addon-operator")
-	cmd.Dir = filepath.Join(filepath.Dir(file), "reference")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=1", "GOWORK=off")
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("build the reference addon-operator v1.5.0: %w", err)
-	}
-	return bin, nil
+	return buildReferenceModule(ctx, dir, "addon-operator-reference", "github.com/flant/addon-operator/cmd/addon-operator", "the reference addon-operator v1.5.0")
 }
 
 // ReferenceResult is the first converge of the reference on the workload

@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"syscall"
 	"time"
 
@@ -30,22 +29,10 @@ const (
 )
 
 // BuildShellOperator builds shell-operator v1.4.12, the version the
-// reference v1.5.0 pins, from the module in e2e/bench/reference (Go module
-// proxy only, Go's build cache as for BuildReference) into dir.
+// reference v1.5.0 pins, from the module in e2e/bench/reference into dir
+// (see referenceBuild).
 func BuildShellOperator(ctx context.Context, dir string) (string, error) {
-	_, file, _, ok := runtime.Caller(0)
-	if !ok {
-		return "", errors.New("locate bench package source")
-	}
-	bin := filepath.Join(dir, "shell-operator")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/flant/shell-operator/cmd/shell-operator")
-	cmd.Dir = filepath.Join(filepath.Dir(file), "reference")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=1", "GOWORK=off")
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("build shell-operator v1.4.12: %w", err)
-	}
-	return bin, nil
+	return buildReferenceModule(ctx, dir, "shell-operator", "github.com/flant/shell-operator/cmd/shell-operator", "shell-operator v1.4.12")
 }
 
 // webhookCerts are the files of a serving certificate for 127.0.0.1
