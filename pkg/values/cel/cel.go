@@ -1,15 +1,16 @@
 // Package cel compiles and evaluates the CEL validation rules of a settings
 // schema: x-deckhouse-validations (a list of {expression, message}) and
-// x-kubernetes-validations (a list of {rule, message, fieldPath}), with the
-// semantics of Kubernetes' CRD validation rules. At each schema node that
-// carries rules, `self` is the value at that node; a rule that names
-// `oldSelf` is a transition rule, evaluated only where a previous value
-// exists at the same path.
+// x-kubernetes-validations (a list of {rule, message, messageExpression,
+// reason, fieldPath, optionalOldSelf}), with the semantics and the library
+// of Kubernetes' CRD validation rules. At each schema node that carries
+// rules, `self` is the value at that node; a rule that names `oldSelf` is a
+// transition rule, evaluated only where a previous value exists at the
+// same place: the same key of a map, the item with the same map keys of an
+// x-kubernetes-list-type: map list.
 package cel
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -17,10 +18,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
-	"github.com/google/cel-go/ext"
+	celconfig "k8s.io/apiserver/pkg/apis/cel"
 )
 
 // Extension keys that carry rules.
@@ -31,14 +31,14 @@ const (
 
 // costLimit bounds one rule's evaluation, as the API server's per-rule
 // limit does, so that a rule over a long list cannot stall admission.
-const costLimit = 1_000_000
+const costLimit = celconfig.PerCallLimit
 
 // ValidationBudget bounds the cost of all rules of one Validate call, as
 // the API server's per-object budget does: a rule at a list's items runs
 // once per item, so without it a long list would multiply the per-rule
 // limit. Once spent, the remaining rules are not evaluated and the value
 // is refused with a violation that says so.
-const ValidationBudget = 10_000_000
+const ValidationBudget = celconfig.RuntimeCELCostBudget
 
 // ValidationTimeLimit bounds the time of one Validate call: cost units
 // are estimates, and rules over large JSON values cost more time per unit
@@ -46,23 +46,14 @@ const ValidationBudget = 10_000_000
 // still hold an admission request past its webhook's timeout (5 s).
 const ValidationTimeLimit = 2 * time.Second
 
-// rule is one compiled rule.
-type rule struct {
-	expr       string
-	message    string
-	fieldPath  string // appended to the node's path in violations
-	prog       cel.Program
-	transition bool // names oldSelf
-	// lenientMissing: x-deckhouse-validations pass a rule whose
-	// evaluation hits a missing key, as Deckhouse does.
-	lenientMissing bool
-}
-
-// node is one schema node: its rules, its type (for integers) and the
-// schemas below it.
+// node is one schema node: its rules, its type (for integers), its list
+// type (for correlating items with the previous list) and the schemas
+// below it.
 type node struct {
 	rules      []rule
 	typ        string
+	listType   string
+	mapKeys    []string // of a map list
 	properties map[string]*node
 	additional *node
 	items      *node
@@ -79,23 +70,29 @@ type Rules struct {
 }
 
 // Violation is one rule that failed: Path is the dotted key path rooted
-// at the section key, list indices in brackets; Message is the rule's
-// message.
+// at the section key, list indices in brackets, the rule's fieldPath
+// appended; Reason is the rule's reason (ReasonInvalid unless it gives
+// another); Message is the rule's message, or what its messageExpression
+// computed.
 type Violation struct {
 	Path    string
+	Reason  string
 	Message string
 }
 
 // Compile collects and compiles the rules of a schema document (as JSON
-// decodes it), through properties, additionalProperties and items. It
-// returns nil when the document has no rules; an error names the schema
-// path, the extension and the rule's index.
-func Compile(doc map[string]any) (*Rules, error) {
-	env, err := newEnv()
-	if err != nil {
-		return nil, err
+// decodes it), through properties, additionalProperties and items.
+// sensitive reports whether a schema node or one below it marks values
+// sensitive; the messageExpression of a rule at such a node is compiled
+// but not used, so that it cannot quote a sensitive value into a message
+// (nil: none is). It returns nil when the document has no rules; an error
+// names the schema path, the extension and the rule's index.
+func Compile(doc map[string]any, sensitive func(schema map[string]any) bool) (*Rules, error) {
+	if sensitive == nil {
+		sensitive = func(map[string]any) bool { return false }
 	}
-	root, err := compileNode(env, doc, "")
+	c := &compiler{sensitive: sensitive}
+	root, err := c.node(doc, "")
 	if err != nil {
 		return nil, err
 	}
@@ -105,32 +102,28 @@ func Compile(doc map[string]any) (*Rules, error) {
 	return &Rules{root: root, budget: ValidationBudget, timeLimit: ValidationTimeLimit}, nil
 }
 
-func newEnv() (*cel.Env, error) {
-	env, err := cel.NewEnv(
-		cel.Variable("self", cel.DynType),
-		cel.Variable("oldSelf", cel.DynType),
-		cel.CrossTypeNumericComparisons(true),
-		cel.OptionalTypes(),
-		ext.Strings(), ext.Sets(), ext.Lists(), ext.Math(),
-	)
-	if err != nil {
-		return nil, fmt.Errorf("cel environment: %w", err)
-	}
-	return env, nil
+// compiler is the state of one Compile call.
+type compiler struct {
+	envs      *envs // built at the first rule: most schemas have none
+	sensitive func(map[string]any) bool
 }
 
-func compileNode(env *cel.Env, doc map[string]any, at string) (*node, error) {
+func (c *compiler) node(doc map[string]any, at string) (*node, error) {
 	if doc == nil {
 		return nil, nil
 	}
 	n := &node{}
 	n.typ, _ = doc["type"].(string)
+	var err error
+	if n.listType, n.mapKeys, err = readListType(doc); err != nil {
+		return nil, fmt.Errorf("%s%w", schemaAt(at), err)
+	}
 	for _, key := range []string{DeckhouseKey, KubernetesKey} {
 		raw, ok := doc[key]
 		if !ok {
 			continue
 		}
-		rules, err := compileRules(env, key, raw)
+		rules, err := c.rules(doc, key, raw)
 		if err != nil {
 			return nil, fmt.Errorf("%s%w", schemaAt(at), err)
 		}
@@ -141,7 +134,7 @@ func compileNode(env *cel.Env, doc map[string]any, at string) (*node, error) {
 		n.properties = map[string]*node{}
 		for _, name := range slices.Sorted(maps.Keys(props)) {
 			sub, _ := props[name].(map[string]any)
-			child, err := compileNode(env, sub, at+".properties."+name)
+			child, err := c.node(sub, at+".properties."+name)
 			if err != nil {
 				return nil, err
 			}
@@ -151,15 +144,14 @@ func compileNode(env *cel.Env, doc map[string]any, at string) (*node, error) {
 			}
 		}
 	}
-	var err error
 	if sub, ok := doc["additionalProperties"].(map[string]any); ok {
-		if n.additional, err = compileNode(env, sub, at+".additionalProperties"); err != nil {
+		if n.additional, err = c.node(sub, at+".additionalProperties"); err != nil {
 			return nil, err
 		}
 		n.hasRules = n.hasRules || (n.additional != nil && n.additional.hasRules)
 	}
 	if sub, ok := doc["items"].(map[string]any); ok {
-		if n.items, err = compileNode(env, sub, at+".items"); err != nil {
+		if n.items, err = c.node(sub, at+".items"); err != nil {
 			return nil, err
 		}
 		n.hasRules = n.hasRules || (n.items != nil && n.items.hasRules)
@@ -174,17 +166,28 @@ func schemaAt(at string) string {
 	return strings.TrimPrefix(at, ".") + ": "
 }
 
-// compileRules reads and compiles one extension's list of rules.
-func compileRules(env *cel.Env, key string, raw any) ([]rule, error) {
+// rules reads and compiles one extension's list of rules at doc.
+func (c *compiler) rules(doc map[string]any, key string, raw any) ([]rule, error) {
 	list, ok := raw.([]any)
 	if !ok {
 		return nil, fmt.Errorf("%s is %T, want a list of rules", key, raw)
 	}
+	if c.envs == nil && len(list) > 0 {
+		e, err := sharedEnvs()
+		if err != nil {
+			return nil, err
+		}
+		c.envs = &e
+	}
+	sensitive := c.sensitive(doc)
 	out := make([]rule, 0, len(list))
 	for i, entry := range list {
 		r, err := readRule(key, entry)
+		if err == nil && r.fieldPath != "" {
+			r.fieldPath, err = normalizeFieldPath(doc, r.fieldPath)
+		}
 		if err == nil {
-			err = r.compile(env)
+			err = r.compile(*c.envs, sensitive)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("%s[%d]: %w", key, i, err)
@@ -192,73 +195,6 @@ func compileRules(env *cel.Env, key string, raw any) ([]rule, error) {
 		out = append(out, r)
 	}
 	return out, nil
-}
-
-// readRule reads one entry: {expression, message} for Deckhouse's
-// extension, {rule, message, fieldPath} for Kubernetes'.
-func readRule(key string, entry any) (rule, error) {
-	m, ok := entry.(map[string]any)
-	if !ok {
-		return rule{}, fmt.Errorf("rule is %T, want a map", entry)
-	}
-	str := func(field string) (string, error) {
-		v, has := m[field]
-		if !has || v == nil {
-			return "", nil
-		}
-		s, ok := v.(string)
-		if !ok {
-			return "", fmt.Errorf("%s is %T, want a string", field, v)
-		}
-		return s, nil
-	}
-	exprField := "rule"
-	if key == DeckhouseKey {
-		exprField = "expression"
-	}
-	var r rule
-	var err error
-	if r.expr, err = str(exprField); err != nil {
-		return rule{}, err
-	}
-	if r.message, err = str("message"); err != nil {
-		return rule{}, err
-	}
-	if r.fieldPath, err = str("fieldPath"); err != nil {
-		return rule{}, err
-	}
-	if strings.TrimSpace(r.expr) == "" {
-		return rule{}, fmt.Errorf("%s is missing", exprField)
-	}
-	switch {
-	case key == DeckhouseKey && r.message == "":
-		return rule{}, errors.New("message is missing")
-	case r.message == "":
-		r.message = "failed rule: " + r.expr
-	}
-	r.lenientMissing = key == DeckhouseKey
-	return r, nil
-}
-
-func (r *rule) compile(env *cel.Env) error {
-	ast, iss := env.Compile(r.expr)
-	if iss.Err() != nil {
-		return fmt.Errorf("compile %q: %w", r.expr, iss.Err())
-	}
-	if t := ast.OutputType(); !t.IsExactType(cel.BoolType) && !t.IsExactType(cel.DynType) {
-		return fmt.Errorf("%q evaluates to %s, want bool", r.expr, t)
-	}
-	for _, ref := range ast.NativeRep().ReferenceMap() {
-		if ref.Name == "oldSelf" {
-			r.transition = true
-		}
-	}
-	prog, err := env.Program(ast, cel.CostLimit(costLimit), cel.InterruptCheckFrequency(100), cel.EvalOptions(cel.OptTrackCost))
-	if err != nil {
-		return fmt.Errorf("program %q: %w", r.expr, err)
-	}
-	r.prog = prog
-	return nil
 }
 
 // HasTransitions reports whether some rule names oldSelf.
@@ -271,8 +207,8 @@ func (r *Rules) HasTransitions() bool {
 		if n == nil || !n.hasRules {
 			return false
 		}
-		for _, rl := range n.rules {
-			if rl.transition {
+		for i := range n.rules {
+			if n.rules[i].transition || n.rules[i].optionalOld {
 				return true
 			}
 		}
@@ -360,48 +296,18 @@ func (n *node) validate(path string, value, old any, hasOld bool, run *validatio
 			child.validate(joinKey(path, k), v[k], ov, hasOld && has, run)
 		}
 	case []any:
-		// List items have no identity to correlate with the old list:
-		// transition rules below a list are not evaluated, as for
-		// Kubernetes' atomic lists.
+		// Only the items of a map list have an identity to correlate
+		// with the previous list; elsewhere transition rules below a list
+		// are not evaluated, as in the API server.
+		var olds oldItems
+		if oldList, ok := old.([]any); ok && hasOld && n.listType == listMap {
+			olds = newOldItems(n.mapKeys, oldList)
+		}
 		for i, item := range v {
-			n.items.validate(path+"["+strconv.Itoa(i)+"]", item, nil, false, run)
+			ov, has := olds.get(item)
+			n.items.validate(path+"["+strconv.Itoa(i)+"]", item, ov, has, run)
 		}
 	}
-}
-
-// eval evaluates the rule; cost is what the evaluation cost (the whole
-// per-rule limit when it was exceeded).
-func (r *rule) eval(ctx context.Context, path string, self, oldSelf any, hasOld bool) (v Violation, failed bool, cost uint64) {
-	if r.transition && !hasOld {
-		return Violation{}, false, 0
-	}
-	at := path
-	if r.fieldPath != "" {
-		at = path + "." + strings.TrimPrefix(r.fieldPath, ".")
-	}
-	vars := map[string]any{"self": self}
-	if hasOld {
-		vars["oldSelf"] = oldSelf
-	}
-	res, details, err := r.prog.ContextEval(ctx, vars)
-	cost = costLimit
-	if details != nil && details.ActualCost() != nil {
-		cost = *details.ActualCost()
-	}
-	if err != nil {
-		if r.lenientMissing && strings.Contains(err.Error(), "no such key") {
-			return Violation{}, false, cost
-		}
-		return Violation{Path: at, Message: fmt.Sprintf("%s (rule %q could not be evaluated: %v)", r.message, r.expr, err)}, true, cost
-	}
-	pass, ok := res.Value().(bool)
-	if !ok {
-		return Violation{Path: at, Message: fmt.Sprintf("%s (rule %q did not evaluate to a boolean)", r.message, r.expr)}, true, cost
-	}
-	if pass {
-		return Violation{}, false, cost
-	}
-	return Violation{Path: at, Message: r.message}, true, cost
 }
 
 // convert turns a JSON tree into CEL values once, before any rule reads

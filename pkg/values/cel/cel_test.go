@@ -14,7 +14,7 @@ func compileYAML(t *testing.T, doc string) *Rules {
 	if err := yaml.Unmarshal([]byte(doc), &m); err != nil {
 		t.Fatal(err)
 	}
-	r, err := Compile(m)
+	r, err := Compile(m, nil)
 	if err != nil {
 		t.Fatalf("compile: %v", err)
 	}
@@ -161,7 +161,7 @@ func TestCompileErrorsNameThePlace(t *testing.T) {
 		if err := yaml.Unmarshal([]byte(doc), &m); err != nil {
 			t.Fatal(err)
 		}
-		_, err := Compile(m)
+		_, err := Compile(m, nil)
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: got %v, want %q", doc, err, want)
 		}

@@ -241,7 +241,7 @@ func newSchema(file string, doc map[string]any) (*schema, error) {
 	if err := json.Unmarshal(raw, sp); err != nil {
 		return nil, fmt.Errorf("schema %s: %w", file, err)
 	}
-	rules, err := cel.Compile(doc)
+	rules, err := cel.Compile(doc, func(node map[string]any) bool { return anySensitive(node) })
 	if err != nil {
 		return nil, fmt.Errorf("schema %s: %w", file, err)
 	}

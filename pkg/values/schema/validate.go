@@ -13,6 +13,7 @@ import (
 	"k8s.io/kube-openapi/pkg/validation/validate"
 
 	"github.com/addon-operator/addon-operator/pkg/values"
+	"github.com/addon-operator/addon-operator/pkg/values/cel"
 )
 
 // ValidationError reports every way one section's values break a schema.
@@ -146,9 +147,25 @@ func (sc *schema) checkRules(key string, data map[string]any, old values.Values)
 	}
 	var out []Violation
 	for _, v := range sc.rules.Validate(key, data, oldTree) {
-		out = append(out, Violation{Path: v.Path, Message: "is invalid: " + v.Message})
+		out = append(out, Violation{Path: v.Path, Message: reasonPhrase(v.Reason) + v.Message})
 	}
 	return out, nil
+}
+
+// reasonPhrase starts a rule's message by its reason, as the API server's
+// field errors do (Invalid value, Forbidden, Required value, Duplicate
+// value).
+func reasonPhrase(reason string) string {
+	switch reason {
+	case cel.ReasonForbidden:
+		return "is forbidden: "
+	case cel.ReasonRequired:
+		return "is required: "
+	case cel.ReasonDuplicate:
+		return "has a duplicate value: "
+	default:
+		return "is invalid: "
+	}
 }
 
 // jsonTree re-decodes section from JSON: the validator understands only
