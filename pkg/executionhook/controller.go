@@ -30,6 +30,7 @@ import (
 	hooksv1 "github.com/addon-operator/addon-operator/pkg/apis/hooks/v1alpha1"
 	"github.com/addon-operator/addon-operator/pkg/kube"
 	"github.com/addon-operator/addon-operator/pkg/logkey"
+	"github.com/addon-operator/addon-operator/pkg/queue"
 )
 
 // Options configure the controller.
@@ -118,9 +119,8 @@ func New(opts Options, p Params) *Controller {
 	return &Controller{
 		opts: opts, dyn: p.Dynamic, client: p.Client, exec: p.Exec, access: p.Access, events: p.Events,
 		metrics: p.Metrics, log: p.Log, clock: p.Clock,
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
-			workqueue.NewTypedItemExponentialFailureRateLimiter[string](500*time.Millisecond, time.Minute),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: "executionhooks", Clock: p.Clock}),
+		queue: queue.NewWorkQueue("executionhooks", p.Clock,
+			queue.BackoffLimiter[string](queue.ExponentialBackoff(500*time.Millisecond, time.Minute)), nil),
 	}
 }
 
@@ -171,6 +171,9 @@ func (c *Controller) processNext(ctx context.Context) bool {
 	after, err := c.reconcile(ctx, key)
 	c.metrics.hooks.Dec()
 	switch {
+	case queue.IsTerminal(err):
+		c.log.ErrorContext(ctx, "reconcile execution hook, will not retry", slog.String(logkey.Name, key), logkey.Err(err))
+		c.queue.Forget(key)
 	case errors.Is(err, errWaiting):
 		c.log.DebugContext(ctx, "execution hook waits, will look again", slog.String(logkey.Name, key), logkey.Err(err))
 		c.queue.AddRateLimited(key)

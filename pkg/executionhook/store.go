@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/util/retry"
 
 	hooksv1 "github.com/addon-operator/addon-operator/pkg/apis/hooks/v1alpha1"
+	"github.com/addon-operator/addon-operator/pkg/queue"
 )
 
 // get reads the hook from the API server (not a cache: a reconcile must
@@ -25,7 +26,13 @@ func (c *Controller) get(ctx context.Context, ns, name string) (*hooksv1.Executi
 	if err != nil {
 		return nil, fmt.Errorf("get ExecutionHook %s/%s: %w", ns, name, err)
 	}
-	return fromUnstructured(u)
+	hook, err := fromUnstructured(u)
+	if err != nil {
+		// Reading it again cannot fix it; a change of the object (the
+		// watch) or the resync looks again.
+		return nil, queue.TerminalError(err)
+	}
+	return hook, nil
 }
 
 func fromUnstructured(u *unstructured.Unstructured) (*hooksv1.ExecutionHook, error) {

@@ -14,8 +14,5 @@ func (r *Pool) OnAttemptEnd(f func(name string)) { r.onAttemptEnd = f }
 func (r *Pool) NextRetry(name string) time.Time {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if st := r.state(name); st.retry != nil {
-		return st.retryAt
-	}
-	return time.Time{}
+	return r.state(name).retryAt
 }

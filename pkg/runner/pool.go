@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 
 	"github.com/addon-operator/addon-operator/pkg/queue"
@@ -50,50 +51,62 @@ type Result struct {
 // holding up other modules or the main queue. Runs of one module never
 // overlap, and at most one more run is pending per module. The runner owns
 // its state; its methods are safe for concurrent use.
+//
+// Its queue is client-go's typed work queue (queue.NewWorkQueue): the
+// queue hands a module's item to one worker at a time and holds it
+// through the whole attempt, parked steps included, so a request made
+// meanwhile is handed out after the attempt's end; it waits each module's
+// backoff and counts its steps. The pool keeps what the queue cannot
+// know: who waits for which attempt, whether a run is still wanted (an
+// item of a cancelled or already served request is dropped when it comes
+// out), and until when a module backs off.
 type Pool struct {
 	workers int
 	run     RunFunc
-	backoff queue.Backoff
-	clock   clock.WithDelayedExecution
+	clock   clock.PassiveClock
+	limiter workqueue.TypedRateLimiter[item]
+	queue   workqueue.TypedRateLimitingInterface[item]
+	order   *order
 
 	// onAttemptEnd, when set, hears a module's name once an attempt's
 	// end is recorded (see OnAttemptEnd).
 	onAttemptEnd func(name string)
 
-	mu    sync.Mutex
-	mods  map[string]*moduleState
-	ready []string      // modules to run, in request order
-	wake  chan struct{} // signals workers that ready grew
+	mu   sync.Mutex
+	mods map[string]*moduleState
+}
+
+// item is what the work queue holds: a module's attempt, or the next step
+// of its parked attempt. A step is an item of its own so that it can be
+// handed out while the attempt holds the module's item.
+type item struct {
+	name string
+	step bool
 }
 
 // moduleState is one module's bookkeeping in the runner.
 type moduleState struct {
 	pending bool // a run is wanted
-	queued  bool // in ready
 	running bool
 	// parked is set while a running attempt's Await runs: no worker
-	// holds it. then is its next step once Await succeeded, queued in
-	// ready ahead of new attempts.
+	// holds it. then is its next step once Await succeeded, queued ahead
+	// of new attempts.
 	parked   bool
 	then     RunFunc
 	stopped  bool      // cancel stopped the running attempt: no retry
 	failures int       // consecutive failed attempts: the streak Events report
 	since    time.Time // when the first of failures ended
-	// steps is the backoff exponent: failures since the last success or
-	// since the module's inputs last changed (RetryNow).
-	steps int
 	// urgent is set when the inputs changed while an attempt ran: if that
 	// attempt fails, the next one starts at once, since it may have read
 	// the old inputs.
 	urgent bool
-	retry  clock.Timer // backoff before the next attempt after a failure
-	// retryAt is when retry fires; meaningless while retry is nil.
+	// retryAt is when the backoff after a failure ends; zero when the
+	// module does not back off. The backoff's exponent is the work
+	// queue's count of the module's retries, forgotten on success and
+	// when its inputs change (RetryNow).
 	retryAt time.Time
-	// retryGen tells a backoff timer that fires after it was stopped (its
-	// callback waited for mu) from the current one.
-	retryGen int
-	runCtx   context.Context // the running attempt's, for its later steps
-	cancel   context.CancelFunc
+	runCtx  context.Context // the running attempt's, for its later steps
+	cancel  context.CancelFunc
 	// waiters are called once with the result of the next attempt to
 	// start after they were added; running holds those of the attempt in
 	// progress.
@@ -111,9 +124,15 @@ type moduleState struct {
 }
 
 // New returns a pool of workers (at least one) that runs modules with run
-// and waits backoff before the next attempt after a failure.
+// and waits backoff before the next attempt after a failure, on clk.
 func New(workers int, run RunFunc, backoff queue.Backoff, clk clock.WithDelayedExecution) *Pool {
-	return &Pool{workers: max(workers, 1), run: run, backoff: backoff, clock: clk, mods: map[string]*moduleState{}, wake: make(chan struct{}, 1)}
+	o := &order{}
+	limiter := queue.BackoffLimiter[item](backoff)
+	return &Pool{
+		workers: max(workers, 1), run: run, clock: clk, limiter: limiter, order: o,
+		queue: queue.NewWorkQueue[item]("modules", tickerClock(clk), limiter, o),
+		mods:  map[string]*moduleState{},
+	}
 }
 
 func (r *Pool) state(name string) *moduleState {
@@ -132,7 +151,8 @@ func (r *Pool) state(name string) *moduleState {
 func (r *Pool) Request(name string, done func(error)) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.enqueue(name, r.want(name, done))
+	r.want(name, done)
+	r.queue.Add(item{name: name})
 }
 
 // want marks a run of the module pending, with done waiting for it.
@@ -186,7 +206,7 @@ func (r *Pool) RetryNowFollowing(name string, done func(error), parked func()) {
 	if parked != nil {
 		st.parkWaiters = append(st.parkWaiters, parked)
 	}
-	r.skipBackoff(st)
+	r.skipBackoff(name, st)
 	if st.running {
 		select {
 		case <-st.superseded:
@@ -195,7 +215,7 @@ func (r *Pool) RetryNowFollowing(name string, done func(error), parked func()) {
 		}
 		st.urgent = true
 	}
-	r.enqueue(name, st)
+	r.queue.Add(item{name: name})
 }
 
 // RetryFailedNow ends the backoff of every module waiting for one, so they
@@ -206,39 +226,24 @@ func (r *Pool) RetryFailedNow() []string {
 	defer r.mu.Unlock()
 	var names []string
 	for name, st := range r.mods {
-		if st.retry == nil {
+		if st.retryAt.IsZero() {
 			continue
 		}
-		r.skipBackoff(st)
-		r.enqueue(name, st)
+		r.skipBackoff(name, st)
+		r.queue.Add(item{name: name})
 		names = append(names, name)
 	}
 	slices.Sort(names)
 	return names
 }
 
-// skipBackoff stops a backoff in progress and restarts the exponent.
-// Called with mu held.
-func (r *Pool) skipBackoff(st *moduleState) {
-	if st.retry != nil {
-		st.retry.Stop()
-		st.retry = nil
-	}
-	st.steps = 0
-}
-
-// enqueue makes a pending module ready unless it runs, waits in ready, or
-// backs off. Called with mu held.
-func (r *Pool) enqueue(name string, st *moduleState) {
-	if !st.pending || st.running || st.queued || st.retry != nil {
-		return
-	}
-	st.queued = true
-	r.ready = append(r.ready, name)
-	select {
-	case r.wake <- struct{}{}:
-	default:
-	}
+// skipBackoff ends a backoff in progress and restarts the exponent. The
+// work queue still hands the module out when the old backoff would have
+// ended; start drops that item unless a run is wanted then. Called with mu
+// held.
+func (r *Pool) skipBackoff(name string, st *moduleState) {
+	st.retryAt = time.Time{}
+	r.queue.Forget(item{name: name})
 }
 
 // Cancel stops a module: its running attempt is cancelled and awaited, its
@@ -247,14 +252,7 @@ func (r *Pool) Cancel(name string) {
 	r.mu.Lock()
 	st := r.state(name)
 	st.pending = false
-	if st.retry != nil {
-		st.retry.Stop()
-		st.retry = nil
-	}
-	if st.queued {
-		st.queued = false
-		r.ready = slices.DeleteFunc(r.ready, func(n string) bool { return n == name })
-	}
+	r.skipBackoff(name, st)
 	waiters := slices.Concat(st.waiters, st.runningWaiters)
 	st.waiters, st.runningWaiters = nil, nil
 	st.parkWaiters, st.runningParkWaiters = nil, nil
@@ -264,13 +262,12 @@ func (r *Pool) Cancel(name string) {
 		st.stopped = true
 		st.cancel()
 		idle = st.idle
-		if st.then != nil {
-			// Its next step waits for a worker: no one else ends it.
-			st.then, queuedStep = nil, true
-			r.ready = slices.DeleteFunc(r.ready, func(n string) bool { return n == name })
-		}
+		// A next step waiting for a worker is ended here; its item is
+		// dropped when it comes out.
+		queuedStep = st.then != nil
+		st.then = nil
 	}
-	st.failures, st.steps, st.urgent = 0, 0, false
+	st.failures, st.urgent = 0, false
 	r.mu.Unlock()
 	for _, w := range waiters {
 		w(ErrCancelled)
@@ -306,7 +303,7 @@ func (r *Pool) FailingSince(name string) time.Time {
 func (r *Pool) BackingOff(name string) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.state(name).retry != nil
+	return !r.state(name).retryAt.IsZero()
 }
 
 // Superseded returns a channel that is closed when RetryNow asks for a run
@@ -324,9 +321,13 @@ func (r *Pool) Superseded(name string) <-chan struct{} {
 // Waiting returns the modules with a run requested and not started yet, in
 // the order they will start.
 func (r *Pool) Waiting() []string {
+	queued := r.order.attempts()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return slices.DeleteFunc(slices.Clone(r.ready), func(n string) bool { return r.mods[n].running })
+	return slices.DeleteFunc(queued, func(n string) bool {
+		st := r.mods[n]
+		return st == nil || !st.pending || st.running || !st.retryAt.IsZero()
+	})
 }
 
 // Parked returns the modules whose attempt waits without a worker (its
@@ -344,51 +345,60 @@ func (r *Pool) Parked() []string {
 	return names
 }
 
-// Run works the pool until ctx ends.
+// Run works the pool until ctx ends, then shuts its queue down and waits
+// for its workers and parked attempts. A pool runs once.
 func (r *Pool) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	for range r.workers {
 		wg.Go(func() { r.work(ctx, &wg) })
 	}
+	<-ctx.Done()
+	r.queue.ShutDown()
 	wg.Wait()
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, st := range r.mods {
-		if st.retry != nil {
-			st.retry.Stop()
-		}
-	}
 	return nil
 }
 
-// work runs steps of attempts until ctx ends. A parked attempt's Await
-// runs on a goroutine of its own, counted in wg.
+// work runs steps of attempts until the queue shuts down. A parked
+// attempt's Await runs on a goroutine of its own, counted in wg.
 func (r *Pool) work(ctx context.Context, wg *sync.WaitGroup) {
 	for {
-		name, st, runCtx, step := r.take(ctx)
-		if name == "" {
-			select {
-			case <-ctx.Done():
-				return
-			case <-r.wake:
-				continue
-			}
+		it, shutdown := r.queue.Get()
+		if shutdown {
+			return
 		}
-		res, err := step(runCtx, name)
-		if err != nil || res.Await == nil {
-			r.finish(ctx.Err() != nil, name, st, res.Again, err)
+		if it.step {
+			r.queue.Done(it)
+			if st, runCtx, step := r.takeStep(ctx, it.name); step != nil {
+				r.step(ctx, wg, it.name, st, runCtx, step)
+			}
 			continue
 		}
-		r.mu.Lock()
-		st.parked = true
-		parked := st.runningParkWaiters
-		st.runningParkWaiters = nil
-		r.mu.Unlock()
-		for _, p := range parked {
-			p()
+		st, runCtx, ok := r.start(ctx, it.name)
+		if !ok {
+			r.queue.Done(it)
+			continue
 		}
-		wg.Go(func() { r.resume(ctx, name, st, res, res.Await(runCtx)) })
+		r.step(ctx, wg, it.name, st, runCtx, r.run)
 	}
+}
+
+// step runs one step of an attempt; the attempt ends with it unless it
+// parks.
+func (r *Pool) step(ctx context.Context, wg *sync.WaitGroup, name string, st *moduleState, runCtx context.Context, step RunFunc) {
+	res, err := step(runCtx, name)
+	if err != nil || res.Await == nil {
+		r.finish(ctx.Err() != nil, name, st, res.Again, err)
+		return
+	}
+	r.mu.Lock()
+	st.parked = true
+	parked := st.runningParkWaiters
+	st.runningParkWaiters = nil
+	r.mu.Unlock()
+	for _, p := range parked {
+		p()
+	}
+	wg.Go(func() { r.resume(ctx, name, st, res, res.Await(runCtx)) })
 }
 
 // resume ends a parked attempt's wait: with awaitErr, or without a next
@@ -403,54 +413,58 @@ func (r *Pool) resume(ctx context.Context, name string, st *moduleState, res Res
 		return
 	}
 	st.then = res.Then
-	r.ready = slices.Insert(r.ready, 0, name)
-	select {
-	case r.wake <- struct{}{}:
-	default:
-	}
 	r.mu.Unlock()
+	r.queue.Add(item{name: name, step: true})
 }
 
-// take pops the next ready module and marks it running, or pops the next
-// step of a running attempt.
-func (r *Pool) take(ctx context.Context) (string, *moduleState, context.Context, RunFunc) {
+// takeStep returns the next step of the module's parked attempt; nil when
+// there is none (the module was cancelled) or the pool stops.
+func (r *Pool) takeStep(ctx context.Context, name string) (*moduleState, context.Context, RunFunc) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if len(r.ready) == 0 || ctx.Err() != nil {
-		return "", nil, nil, nil
-	}
-	name := r.ready[0]
-	r.ready = r.ready[1:]
 	st := r.mods[name]
-	r.wakeOthers()
-	if step := st.then; step != nil {
-		st.then = nil
-		return name, st, st.runCtx, step
+	if st == nil || st.then == nil || ctx.Err() != nil {
+		return nil, nil, nil
 	}
-	st.queued, st.pending, st.running = false, false, true
+	step := st.then
+	st.then = nil
+	return st, st.runCtx, step
+}
+
+// start marks the module running for a new attempt the work queue handed
+// out. It reports false, for the item to be dropped, when no run is
+// wanted (cancelled, or served by an attempt since), when the pool stops,
+// or when the module's backoff has not ended: then the item comes back
+// when it ends.
+func (r *Pool) start(ctx context.Context, name string) (*moduleState, context.Context, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	st := r.mods[name]
+	if st == nil || !st.pending || st.running || ctx.Err() != nil {
+		return nil, nil, false
+	}
+	if !st.retryAt.IsZero() {
+		if wait := st.retryAt.Sub(r.clock.Now()); wait > 0 {
+			r.queue.AddAfter(item{name: name}, wait)
+			return nil, nil, false
+		}
+		st.retryAt = time.Time{}
+	}
+	st.pending, st.running = false, true
 	st.runningWaiters, st.waiters = st.waiters, nil
 	st.runningParkWaiters, st.parkWaiters = st.parkWaiters, nil
 	st.idle = make(chan struct{})
 	st.superseded = make(chan struct{})
 	runCtx, cancel := context.WithCancel(ctx)
 	st.runCtx, st.cancel = runCtx, cancel
-	return name, st, runCtx, r.run
-}
-
-// wakeOthers lets another worker pick what is left in ready. Called with
-// mu held.
-func (r *Pool) wakeOthers() {
-	if len(r.ready) > 0 {
-		select {
-		case r.wake <- struct{}{}:
-		default:
-		}
-	}
+	return st, runCtx, true
 }
 
 // finish records an attempt's result: waiters learn it, a failure backs
 // off before the module runs again, a success runs again only if asked.
+// It hands the module's item back to the work queue.
 func (r *Pool) finish(poolStopped bool, name string, st *moduleState, again bool, err error) {
+	it := item{name: name}
 	r.mu.Lock()
 	st.cancel()
 	st.running, st.runCtx = false, nil
@@ -466,38 +480,30 @@ func (r *Pool) finish(poolStopped bool, name string, st *moduleState, again bool
 		// Retrying cannot fix it: no backoff, no retry; a request (new
 		// inputs) runs it again.
 		r.failed(st)
-		st.steps = 0
-		r.enqueue(name, st)
+		r.queue.Forget(it)
 	case err != nil && urgent:
 		// The inputs changed during the attempt: try them now.
 		r.failed(st)
 		st.pending = true
-		r.enqueue(name, st)
 	case err != nil:
 		r.failed(st)
-		st.steps++
 		st.pending = true
-		st.retryGen++
-		gen := st.retryGen
-		delay := r.backoff(st.steps)
-		st.retryAt = r.clock.Now().Add(delay)
-		st.retry = r.clock.AfterFunc(delay, func() {
-			r.mu.Lock()
-			defer r.mu.Unlock()
-			if gen != st.retryGen || st.retry == nil {
-				return // stopped too late: skipped or cancelled since
-			}
-			st.retry = nil
-			r.enqueue(name, st)
-		})
+		// AddRateLimited, with the delay kept for start and NextRetry.
+		wait := r.limiter.When(it)
+		st.retryAt = r.clock.Now().Add(wait)
+		r.queue.AddAfter(it, wait)
 	default:
-		st.failures, st.steps = 0, 0
+		st.failures = 0
+		r.queue.Forget(it)
 		if again {
 			st.pending = true
 		}
-		r.enqueue(name, st)
+	}
+	if st.pending && !cancelled && st.retryAt.IsZero() {
+		r.queue.Add(it) // a backoff's item comes back when it ends
 	}
 	r.mu.Unlock()
+	r.queue.Done(it)
 	for _, w := range waiters {
 		w(err)
 	}
@@ -505,3 +511,75 @@ func (r *Pool) finish(poolStopped bool, name string, st *moduleState, again bool
 		r.onAttemptEnd(name)
 	}
 }
+
+// order is the work queue's order of the items it holds: steps of parked
+// attempts first, then attempts in request order. The work queue calls it
+// under its own lock; mu lets Waiting read it.
+type order struct {
+	mu    sync.Mutex
+	steps []item
+	items []item
+}
+
+// Touch is called for an item added again while queued: its place stays.
+func (o *order) Touch(item) {}
+
+func (o *order) Push(it item) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if it.step {
+		o.steps = append(o.steps, it)
+	} else {
+		o.items = append(o.items, it)
+	}
+}
+
+func (o *order) Len() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return len(o.steps) + len(o.items)
+}
+
+func (o *order) Pop() item {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	queue := &o.items
+	if len(o.steps) > 0 {
+		queue = &o.steps
+	}
+	it := (*queue)[0]
+	(*queue)[0] = item{}
+	*queue = (*queue)[1:]
+	return it
+}
+
+// attempts returns the modules whose attempts are queued, in order.
+func (o *order) attempts() []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	names := make([]string, 0, len(o.items))
+	for _, it := range o.items {
+		names = append(names, it.name)
+	}
+	return names
+}
+
+// tickerClock returns clk as the work queue's clock, which also makes
+// tickers (for its heartbeat). The clocks the operator is given (the real
+// one, client-go's fake) make them; for another, tickers come from its
+// Tick, which cannot be stopped.
+func tickerClock(clk clock.WithDelayedExecution) clock.WithTicker {
+	if t, ok := clk.(clock.WithTicker); ok {
+		return t
+	}
+	return tickOnly{clk}
+}
+
+type tickOnly struct{ clock.WithDelayedExecution }
+
+func (c tickOnly) NewTicker(d time.Duration) clock.Ticker { return tickOnlyTicker(c.Tick(d)) }
+
+type tickOnlyTicker <-chan time.Time
+
+func (t tickOnlyTicker) C() <-chan time.Time { return t }
+func (tickOnlyTicker) Stop()                 {}

@@ -28,7 +28,7 @@ func startSlowRunner(t *testing.T, s *scriptedRuns) *Pool {
 func aBacksOff(r *Pool) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.state("a").retry != nil
+	return !r.state("a").retryAt.IsZero()
 }
 
 func TestRunnerRetryNow(t *testing.T) {
