@@ -10,7 +10,7 @@ import (
 
 func TestBackoffLimiterCountsRetriesUntilForget(t *testing.T) {
 	l := BackoffLimiter[string](ExponentialBackoff(time.Second, 4*time.Second))
-	var got []time.Duration
+	got := make([]time.Duration, 0, 6)
 	for range 4 {
 		got = append(got, l.When("a"))
 	}

@@ -368,23 +368,26 @@ func (r *Pool) work(ctx context.Context, wg *sync.WaitGroup) {
 		}
 		if it.step {
 			r.queue.Done(it)
-			if st, runCtx, step := r.takeStep(ctx, it.name); step != nil {
-				r.step(ctx, wg, it.name, st, runCtx, step)
+			if st, _, step := r.takeStep(ctx, it.name); step != nil {
+				r.step(ctx, wg, it.name, st, step)
 			}
 			continue
 		}
-		st, runCtx, ok := r.start(ctx, it.name)
+		st, _, ok := r.start(ctx, it.name)
 		if !ok {
 			r.queue.Done(it)
 			continue
 		}
-		r.step(ctx, wg, it.name, st, runCtx, r.run)
+		r.step(ctx, wg, it.name, st, r.run)
 	}
 }
 
 // step runs one step of an attempt; the attempt ends with it unless it
 // parks.
-func (r *Pool) step(ctx context.Context, wg *sync.WaitGroup, name string, st *moduleState, runCtx context.Context, step RunFunc) {
+func (r *Pool) step(ctx context.Context, wg *sync.WaitGroup, name string, st *moduleState, step RunFunc) {
+	r.mu.Lock()
+	runCtx := st.runCtx // set by start, kept until finish
+	r.mu.Unlock()
 	res, err := step(runCtx, name)
 	if err != nil || res.Await == nil {
 		r.finish(ctx.Err() != nil, name, st, res.Again, err)
@@ -543,13 +546,13 @@ func (o *order) Len() int {
 func (o *order) Pop() item {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	queue := &o.items
+	from := &o.items
 	if len(o.steps) > 0 {
-		queue = &o.steps
+		from = &o.steps
 	}
-	it := (*queue)[0]
-	(*queue)[0] = item{}
-	*queue = (*queue)[1:]
+	it := (*from)[0]
+	(*from)[0] = item{}
+	*from = (*from)[1:]
 	return it
 }
 
