@@ -368,29 +368,29 @@ func (r *Pool) work(ctx context.Context, wg *sync.WaitGroup) {
 		}
 		if it.step {
 			r.queue.Done(it)
-			if st, _, step := r.takeStep(ctx, it.name); step != nil {
-				r.step(ctx, wg, it.name, st, step)
+			if st, runCtx, step := r.takeStep(ctx, it.name); step != nil {
+				r.step(runCtx, wg, it.name, st, step)
 			}
 			continue
 		}
-		st, _, ok := r.start(ctx, it.name)
+		runCtx, cancel := context.WithCancel(ctx)
+		st, ok := r.start(runCtx, cancel, it.name)
 		if !ok {
+			cancel()
 			r.queue.Done(it)
 			continue
 		}
-		r.step(ctx, wg, it.name, st, r.run)
+		r.step(runCtx, wg, it.name, st, r.run)
 	}
 }
 
-// step runs one step of an attempt; the attempt ends with it unless it
-// parks.
-func (r *Pool) step(ctx context.Context, wg *sync.WaitGroup, name string, st *moduleState, step RunFunc) {
-	r.mu.Lock()
-	runCtx := st.runCtx // set by start, kept until finish
-	r.mu.Unlock()
+// step runs one step of an attempt with the attempt's context, runCtx;
+// the attempt ends with it unless it parks. runCtx ends when the pool
+// stops or the module is cancelled (which finish tells by st.stopped).
+func (r *Pool) step(runCtx context.Context, wg *sync.WaitGroup, name string, st *moduleState, step RunFunc) {
 	res, err := step(runCtx, name)
 	if err != nil || res.Await == nil {
-		r.finish(ctx.Err() != nil, name, st, res.Again, err)
+		r.finish(runCtx.Err() != nil, name, st, res.Again, err)
 		return
 	}
 	r.mu.Lock()
@@ -401,18 +401,18 @@ func (r *Pool) step(ctx context.Context, wg *sync.WaitGroup, name string, st *mo
 	for _, p := range parked {
 		p()
 	}
-	wg.Go(func() { r.resume(ctx, name, st, res, res.Await(runCtx)) })
+	wg.Go(func() { r.resume(runCtx, name, st, res, res.Await(runCtx)) })
 }
 
 // resume ends a parked attempt's wait: with awaitErr, or without a next
 // step, the attempt is over; else its next step goes ahead of the
-// attempts that have not started.
-func (r *Pool) resume(ctx context.Context, name string, st *moduleState, res Result, awaitErr error) {
+// attempts that have not started. runCtx is the attempt's.
+func (r *Pool) resume(runCtx context.Context, name string, st *moduleState, res Result, awaitErr error) {
 	r.mu.Lock()
 	st.parked = false
-	if awaitErr != nil || res.Then == nil || st.stopped || ctx.Err() != nil {
+	if awaitErr != nil || res.Then == nil || st.stopped || runCtx.Err() != nil {
 		r.mu.Unlock()
-		r.finish(ctx.Err() != nil, name, st, res.Again, awaitErr)
+		r.finish(runCtx.Err() != nil, name, st, res.Again, awaitErr)
 		return
 	}
 	st.then = res.Then
@@ -435,21 +435,22 @@ func (r *Pool) takeStep(ctx context.Context, name string) (*moduleState, context
 }
 
 // start marks the module running for a new attempt the work queue handed
-// out. It reports false, for the item to be dropped, when no run is
+// out, with runCtx (derived from the pool's context) and its cancel as
+// the attempt's. It reports false, for the item to be dropped, when no run is
 // wanted (cancelled, or served by an attempt since), when the pool stops,
 // or when the module's backoff has not ended: then the item comes back
 // when it ends.
-func (r *Pool) start(ctx context.Context, name string) (*moduleState, context.Context, bool) {
+func (r *Pool) start(runCtx context.Context, cancel context.CancelFunc, name string) (*moduleState, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	st := r.mods[name]
-	if st == nil || !st.pending || st.running || ctx.Err() != nil {
-		return nil, nil, false
+	if st == nil || !st.pending || st.running || runCtx.Err() != nil {
+		return nil, false
 	}
 	if !st.retryAt.IsZero() {
 		if wait := st.retryAt.Sub(r.clock.Now()); wait > 0 {
 			r.queue.AddAfter(item{name: name}, wait)
-			return nil, nil, false
+			return nil, false
 		}
 		st.retryAt = time.Time{}
 	}
@@ -458,9 +459,8 @@ func (r *Pool) start(ctx context.Context, name string) (*moduleState, context.Co
 	st.runningParkWaiters, st.parkWaiters = st.parkWaiters, nil
 	st.idle = make(chan struct{})
 	st.superseded = make(chan struct{})
-	runCtx, cancel := context.WithCancel(ctx)
 	st.runCtx, st.cancel = runCtx, cancel
-	return st, runCtx, true
+	return st, true
 }
 
 // finish records an attempt's result: waiters learn it, a failure backs

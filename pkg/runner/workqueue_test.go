@@ -58,31 +58,39 @@ func TestStartDropsItemsNoRunWants(t *testing.T) {
 	r := New(1, func(context.Context, string) (Result, error) { return Result{}, nil }, queue.ExponentialBackoff(time.Minute, time.Minute), clk)
 	t.Cleanup(r.queue.ShutDown)
 	ctx := t.Context()
-	if _, _, ok := r.start(ctx, "unknown"); ok {
+	start := func(ctx context.Context, name string) bool {
+		runCtx, cancel := context.WithCancel(ctx)
+		_, ok := r.start(runCtx, cancel, name)
+		if !ok {
+			cancel()
+		}
+		return ok
+	}
+	if start(ctx, "unknown") {
 		t.Error("started a module never requested")
 	}
 	r.mu.Lock()
 	st := r.state("a")
 	st.pending, st.retryAt = true, clk.Now().Add(time.Minute)
 	r.mu.Unlock()
-	if _, _, ok := r.start(ctx, "a"); ok {
+	if start(ctx, "a") {
 		t.Fatal("started a module before its backoff ended")
 	}
 	clk.Step(time.Minute)
 	if it, _ := r.queue.Get(); it != (item{name: "a"}) {
 		t.Fatalf("item %v came back, want a's", it)
 	}
-	if _, _, ok := r.start(ctx, "a"); !ok {
+	if !start(ctx, "a") {
 		t.Fatal("a did not start once its backoff ended")
 	}
 	r.finish(false, "a", st, false, nil)
-	if _, _, ok := r.start(ctx, "a"); ok {
+	if start(ctx, "a") {
 		t.Error("started a again without a request")
 	}
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
 	r.Request("a", nil)
-	if _, _, ok := r.start(cancelled, "a"); ok {
+	if start(cancelled, "a") {
 		t.Error("started a run after the pool stopped")
 	}
 }
