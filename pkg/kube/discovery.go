@@ -30,9 +30,10 @@ const DefaultFreshFor = time.Second
 //
 // It is safe for concurrent use.
 type Discovery struct {
-	cache  *freshCache
-	mapper *restmapper.DeferredDiscoveryRESTMapper
-	expand meta.RESTMapper
+	cache    *freshCache
+	mapper   *restmapper.DeferredDiscoveryRESTMapper
+	expand   meta.RESTMapper
+	resolver *Resolver
 }
 
 // NewDiscovery returns a Discovery over d. A miss within freshFor of the
@@ -47,7 +48,10 @@ func NewDiscovery(d discovery.DiscoveryInterface, freshFor time.Duration, clk cl
 	}
 	cache := &freshCache{CachedDiscoveryInterface: memory.NewMemCacheClient(d), clock: clk, freshFor: freshFor, at: clk.Now()}
 	mapper := restmapper.NewDeferredDiscoveryRESTMapper(cache)
-	return &Discovery{cache: cache, mapper: mapper, expand: restmapper.NewShortcutExpander(mapper, cache, nil)}
+	expand := restmapper.NewShortcutExpander(mapper, cache, nil)
+	r := NewResolver(expand)
+	r.memo = &resolved{generation: cache.generation}
+	return &Discovery{cache: cache, mapper: mapper, expand: expand, resolver: r}
 }
 
 // RESTMapper returns the mapper over the cache. It expands short names
@@ -65,7 +69,12 @@ func (d *Discovery) Client() discovery.CachedDiscoveryInterface {
 
 // Refresh drops what the cache holds: the next lookup reads discovery
 // again.
-func (d *Discovery) Refresh() { d.mapper.Reset() }
+func (d *Discovery) Refresh() {
+	d.mapper.Reset()
+	// The mapper drops the mapping it built from the cache after the
+	// cache: what was resolved in between is forgotten too.
+	d.cache.bump()
+}
 
 // resettable is a mapper whose Reset refreshes a Discovery.
 type resettable struct {
@@ -92,15 +101,34 @@ type freshCache struct {
 	clock    clock.PassiveClock
 	freshFor time.Duration
 
-	mu sync.Mutex
-	at time.Time // last invalidation, or creation
+	mu  sync.Mutex
+	at  time.Time // last invalidation, or creation
+	gen uint64    // invalidations so far
 }
 
 func (c *freshCache) Invalidate() {
+	// Counted before and after: a lookup that may have read the cache
+	// before it was emptied sees another count when it is done.
+	c.bump()
 	c.CachedDiscoveryInterface.Invalidate()
 	c.mu.Lock()
 	c.at = c.clock.Now()
+	c.gen++
 	c.mu.Unlock()
+}
+
+// bump counts one more invalidation.
+func (c *freshCache) bump() {
+	c.mu.Lock()
+	c.gen++
+	c.mu.Unlock()
+}
+
+// generation counts the invalidations begun.
+func (c *freshCache) generation() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.gen
 }
 
 // Fresh reports whether the cache was invalidated within the fresh window,

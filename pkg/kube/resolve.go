@@ -20,6 +20,8 @@ type Resource struct {
 // all resolve through a Discovery's Resolver.
 type Resolver struct {
 	mapper meta.RESTMapperWithContext
+	// memo, when not nil, remembers answers while the cache holds.
+	memo *resolved
 }
 
 // NewResolver returns a Resolver over mapper. Outside tests, use a
@@ -28,8 +30,9 @@ func NewResolver(mapper meta.RESTMapper) *Resolver {
 	return &Resolver{mapper: meta.ToRESTMapperWithContext(mapper)}
 }
 
-// Resolver returns the Resolver over the cache's mapper.
-func (d *Discovery) Resolver() *Resolver { return NewResolver(d.expand) }
+// Resolver returns the Resolver over the cache's mapper. It remembers
+// what it found until the cache is refreshed.
+func (d *Discovery) Resolver() *Resolver { return d.resolver }
 
 // Resolve finds the resource that serves gvk. Kind may be a kind as objects
 // spell it or a resource name (plural, singular or short, as kubectl takes
@@ -41,6 +44,14 @@ func (d *Discovery) Resolver() *Resolver { return NewResolver(d.expand) }
 // misses reads discovery once. The error is the mapper's:
 // meta.IsNoMatchError tells an unknown kind.
 func (r *Resolver) Resolve(ctx context.Context, gvk schema.GroupVersionKind) (Resource, error) {
+	if r.memo != nil {
+		return r.memo.get(ctx, gvk, r.resolve)
+	}
+	return r.resolve(ctx, gvk)
+}
+
+// resolve asks the mapper.
+func (r *Resolver) resolve(ctx context.Context, gvk schema.GroupVersionKind) (Resource, error) {
 	mapping, err := r.mapping(ctx, gvk)
 	if err != nil {
 		return Resource{}, err
