@@ -15,15 +15,24 @@ import (
 // and environment: a hook whose file is unchanged is not started again in
 // the same process (a standby that becomes the leader loads every hook a
 // second time), and loads of one file that overlap share one run. A file
-// whose content changed misses and runs. The same content at another path
-// runs too: what a hook prints may depend on its path ($0) and on the
-// files beside it. What the file runs (its interpreter, the files it
-// sources) is not looked at. Failed runs are not remembered. The zero
-// value is ready to use and safe for concurrent use.
+// whose content changed misses and runs; only the last content of each
+// path is remembered. The same content at another path runs too: what a
+// hook prints may depend on its path ($0) and on the files beside it.
+// What the file runs (its interpreter, the files it sources) is not looked
+// at. Failed runs are not remembered. The zero value is ready to use and
+// safe for concurrent use.
 type configCache struct {
-	mu     sync.Mutex
-	byFile map[configKey][]byte
+	mu sync.Mutex
+	// byPath holds the last output of each path, with the key it was
+	// printed for: one entry a hook file, whatever its edits.
+	byPath map[string]configEntry
 	runs   singleflight.Group
+}
+
+// configEntry is what a hook file printed, and for which key.
+type configEntry struct {
+	key configKey
+	out []byte
 }
 
 // configKey is a hook file run with an environment: the file's path,
@@ -55,18 +64,12 @@ func (c *configCache) get(path string, env []string, run func() ([]byte, error))
 		// a missing one fails as its run does.
 		return run()
 	}
-	c.mu.Lock()
-	out, ok := c.byFile[key]
-	c.mu.Unlock()
-	if ok {
+	if out, ok := c.lookup(key); ok {
 		return slices.Clone(out), nil
 	}
 	v, err, _ := c.runs.Do(path+"\x00"+string(key.sum[:])+string(key.env[:]), func() (any, error) {
 		// A run that ended since the look above has remembered it.
-		c.mu.Lock()
-		out, ok := c.byFile[key]
-		c.mu.Unlock()
-		if ok {
+		if out, ok := c.lookup(key); ok {
 			return out, nil
 		}
 		out, err := run()
@@ -75,10 +78,10 @@ func (c *configCache) get(path string, env []string, run func() ([]byte, error))
 		}
 		if after, err := fileKey(path, env); err == nil && after == key {
 			c.mu.Lock()
-			if c.byFile == nil {
-				c.byFile = map[configKey][]byte{}
+			if c.byPath == nil {
+				c.byPath = map[string]configEntry{}
 			}
-			c.byFile[key] = out
+			c.byPath[path] = configEntry{key: key, out: out}
 			c.mu.Unlock()
 		}
 		return out, nil
@@ -87,4 +90,15 @@ func (c *configCache) get(path string, env []string, run func() ([]byte, error))
 		return nil, err
 	}
 	return slices.Clone(v.([]byte)), nil
+}
+
+// lookup returns the output remembered for key.
+func (c *configCache) lookup(key configKey) ([]byte, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.byPath[key.path]
+	if !ok || e.key != key {
+		return nil, false
+	}
+	return e.out, true
 }
