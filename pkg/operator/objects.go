@@ -1,20 +1,42 @@
 package operator
 
 import (
+	"time"
+
+	"github.com/addon-operator/addon-operator/pkg/binding"
 	"github.com/addon-operator/addon-operator/pkg/config"
 	"github.com/addon-operator/addon-operator/pkg/kube/moduleobject"
+	"github.com/addon-operator/addon-operator/pkg/schedule"
 	"github.com/addon-operator/addon-operator/pkg/status"
 )
 
 // objectState is what module state (st, and whether the module is in
-// maintenance) says of a module's Module object; the publisher adds what
-// the module's directory says.
-func objectState(st moduleState, maintenance bool) moduleobject.State {
-	return moduleobject.State{
+// maintenance) says of a module's Module object at now; the publisher adds
+// what the module's directory says.
+func objectState(st moduleState, maintenance bool, now time.Time) moduleobject.State {
+	s := moduleobject.State{
 		Enabled: st.Enabled, By: st.By, Phase: st.Phase, Revision: st.Revision, ValuesChecksum: st.ValuesChecksum,
 		LastRun: st.LastRun, LastRunDuration: st.LastRunDuration, LastError: st.LastError,
 		Maintenance: maintenance, Message: objectMessage(st),
 	}
+	if st.Enabled {
+		s.NextRun = schedule.NextRun(crontabs(st.Hooks), now)
+	}
+	return s
+}
+
+// crontabs lists the crontabs of the hooks' schedule bindings.
+func crontabs(hooks []*binding.Hook) []string {
+	var out []string
+	for _, h := range hooks {
+		if h.Config == nil {
+			continue
+		}
+		for _, s := range h.Config.Schedules {
+			out = append(out, s.Crontab)
+		}
+	}
+	return out
 }
 
 // objectMessage is what a module's object says besides its phase: what

@@ -221,7 +221,7 @@ func New(opts Options, deps Deps) (*Operator, error) {
 	// a module's state reaches its Module object.
 	var ms *states
 	o.objects = modulepub.New(deps.ModuleObjects, mods, opts.Namespace, func(name string) moduleobject.State {
-		s := objectState(ms.get(name), o.upkeep.InMaintenance(name))
+		s := objectState(ms.get(name), o.upkeep.InMaintenance(name), o.clock.Now())
 		// States change before the pool exists (module.yaml warnings
 		// while New reads the modules): no attempts then.
 		if o.pool != nil {
@@ -355,6 +355,9 @@ func (o *Operator) routeTick(tick schedule.Tick) {
 		bc = hook.BindingContext{Binding: ref.Name(), Type: hook.TypeGroup, GroupName: g}
 	}
 	o.queueHookRun(tick.ID, ref, bc)
+	if ref.Module != "" {
+		o.objects.Publish(ref.Module) // its nextRunTime moved on
+	}
 }
 
 // queueHookRun appends a hook run to its binding's queue. Runs of a

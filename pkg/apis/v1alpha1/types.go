@@ -19,6 +19,7 @@ import (
 // +kubebuilder:printcolumn:name="Last Run",type=date,JSONPath=".status.lastRunTime",priority=1
 // +kubebuilder:printcolumn:name="Attempts",type=integer,JSONPath=".status.attempts",priority=1,description="failed runs in a row"
 // +kubebuilder:printcolumn:name="Next Retry",type=date,JSONPath=".status.nextRetryTime",priority=1
+// +kubebuilder:printcolumn:name="Next Run",type=date,JSONPath=".status.nextRunTime",priority=1,description="when a schedule hook of the module runs next"
 // +kubebuilder:printcolumn:name="Error",type=string,JSONPath=".status.lastError",priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=".metadata.creationTimestamp"
 type Module struct {
@@ -86,6 +87,10 @@ type ModuleStatus struct {
 	// NextRetryTime is when a module whose run failed runs again, while
 	// it backs off.
 	NextRetryTime *metav1.Time `json:"nextRetryTime,omitempty"`
+	// NextRunTime is when the next of the schedule bindings of the
+	// module's hooks fires; absent for a module without them, and until
+	// its hooks are loaded by its first run.
+	NextRunTime *metav1.Time `json:"nextRunTime,omitempty"`
 	// LastHandledReconcileAt is the last value of the
 	// addon-operator.io/reconcile-requested-at annotation that was
 	// handled: the run it asked for ended (LastError and the conditions

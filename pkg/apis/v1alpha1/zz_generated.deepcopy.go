@@ -105,6 +105,10 @@ func (in *ModuleStatus) DeepCopyInto(out *ModuleStatus) {
 		in, out := &in.NextRetryTime, &out.NextRetryTime
 		*out = (*in).DeepCopy()
 	}
+	if in.NextRunTime != nil {
+		in, out := &in.NextRunTime, &out.NextRunTime
+		*out = (*in).DeepCopy()
+	}
 	if in.Conditions != nil {
 		in, out := &in.Conditions, &out.Conditions
 		*out = make([]v1.Condition, len(*in))

@@ -41,6 +41,9 @@ type State struct {
 	// runs again while it backs off, zero otherwise.
 	Attempts  int
 	NextRetry time.Time
+	// NextRun is when a schedule binding of the module's hooks fires
+	// next, zero for a module without one.
+	NextRun time.Time
 	// LastHandledReconcileAt is the last reconcile request handled (the
 	// value of v1.ReconcileRequestAnnotation).
 	LastHandledReconcileAt string
@@ -163,6 +166,10 @@ func Compute(s State, gen int64, prev []metav1.Condition, now time.Time) v1.Modu
 	if !s.NextRetry.IsZero() {
 		t := metav1.NewTime(s.NextRetry.UTC().Truncate(time.Second))
 		out.NextRetryTime = &t
+	}
+	if !s.NextRun.IsZero() {
+		t := metav1.NewTime(s.NextRun.UTC().Truncate(time.Second))
+		out.NextRunTime = &t
 	}
 	conds := make([]metav1.Condition, len(prev))
 	for i := range prev {

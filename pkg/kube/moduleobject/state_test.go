@@ -116,3 +116,16 @@ func TestComputeKeepsTransitionTimes(t *testing.T) {
 		t.Errorf("release = %+v, want m in ns at revision 2", third.Release)
 	}
 }
+
+func TestComputeNextRunTime(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	s := State{Name: "m", Enabled: true, Phase: status.PhaseReady}
+	if got := Compute(s, 1, nil, now).NextRunTime; got != nil {
+		t.Errorf("nextRunTime without schedules = %s, want absent", got)
+	}
+	s.NextRun = now.Add(90*time.Second + 300*time.Millisecond)
+	got := Compute(s, 1, nil, now).NextRunTime
+	if want := now.Add(90 * time.Second); got == nil || !got.Time.Equal(want) {
+		t.Errorf("nextRunTime = %v, want %s", got, want)
+	}
+}
