@@ -6,9 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"os"
+	"os/signal"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -242,61 +246,106 @@ type moduleEvent struct {
 
 func newEventsCommand() *cobra.Command {
 	o := &verbOptions{}
-	var objects bool
+	var objects, follow bool
 	sub := &cobra.Command{
 		Use:   "module NAME",
 		Short: "List a module's Events in time order",
 		Long: `List the Events about the module's Module object (which the API server keeps
 in the "default" namespace, as for every cluster-scoped object) and, with
 --objects (the default), about its release's objects, oldest first, as
-flux events does. Needs "list" on events in "default" and, for --objects,
-in the release's namespace, and what tree needs to read the release.`,
+flux events does. With --watch it then prints each Event that is recorded
+or repeated afterwards, as kubectl get events --watch does, until it is
+interrupted. Needs "list" (and for --watch "watch") on events in "default"
+and, for --objects, in the release's namespace, and what tree needs to
+read the release.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := o.client(cmd)
 			if err != nil {
 				return err
 			}
-			evs, err := c.events(cmd, o, args[0], objects)
+			ctx := cmd.Context()
+			if follow {
+				var stop context.CancelFunc
+				ctx, stop = signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+				defer stop()
+			}
+			warn := objectsWarning(cmd.ErrOrStderr(), args[0])
+			evs, state, err := listStreams(ctx, c.eventStreams(ctx, o, args[0], objects, cmd.ErrOrStderr()), warn)
 			if err != nil {
 				return err
 			}
-			return writeOutput(cmd.OutOrStdout(), o.output, evs, func(w io.Writer) error { return printEvents(w, evs) })
+			w := cmd.OutOrStdout()
+			if !follow {
+				return writeOutput(w, o.output, evs, func(w io.Writer) error { return printEvents(w, evs) })
+			}
+			return watchEvents(ctx, w, o.output, evs, state)
 		},
 	}
 	o.bind(sub)
 	sub.Flags().BoolVar(&objects, "objects", true, "also list the Events about the module's release objects")
+	sub.Flags().BoolVarP(&follow, "watch", "w", false, "after listing, print new and repeated Events until interrupted")
 	return verbCommand("events", "List a module's Events, as flux events does", sub)
 }
 
-func (c *moduleClient) events(cmd *cobra.Command, o *verbOptions, name string, objects bool) ([]moduleEvent, error) {
-	ctx := cmd.Context()
-	sel := fields.Set{"involvedObject.kind": "Module", "involvedObject.name": name}.String()
-	list, err := c.core.CoreV1().Events(metav1.NamespaceDefault).List(ctx, metav1.ListOptions{FieldSelector: sel})
-	if err != nil {
-		return nil, fmt.Errorf("list the Events of module %q: %w", name, err)
-	}
-	items := list.Items
-	if objects {
-		more, err := c.objectEvents(cmd, o, name)
-		if err != nil {
-			fmt.Fprintf(cmd.ErrOrStderr(), "warning: the Events of module %s's objects are not listed: %v\n", name, err)
+// watchEvents prints the listed Events, then each one followed, until ctx
+// ends: text as a table whose rows follow one by one, other formats one
+// document per Event.
+func watchEvents(ctx context.Context, w io.Writer, format string, evs []moduleEvent, state []listed) error {
+	print := func(e moduleEvent) error { return writeOutput(w, format, e, nil) }
+	if format == "text" {
+		if err := printEvents(w, evs); err != nil {
+			return err
 		}
-		items = append(items, more...)
+		print = func(e moduleEvent) error { return printEventRow(w, e) }
+	} else {
+		for _, e := range evs {
+			if err := print(e); err != nil {
+				return err
+			}
+		}
 	}
-	out := make([]moduleEvent, 0, len(items))
-	for i := range items {
-		out = append(out, eventOf(&items[i]))
-	}
-	slices.SortStableFunc(out, func(a, b moduleEvent) int { return a.Time.Compare(b.Time) })
-	return out, nil
+	return followStreams(ctx, state, print)
 }
 
-// objectEvents lists the Events of a module's release objects: one list
-// per namespace the objects are in.
-func (c *moduleClient) objectEvents(cmd *cobra.Command, o *verbOptions, name string) ([]corev1.Event, error) {
-	ctx := cmd.Context()
-	view, err := o.kube.view(newWarnLogger(cmd.ErrOrStderr()))
+// objectsWarning reports to stderr why the Events of a module's objects
+// are left out.
+func objectsWarning(stderr io.Writer, name string) func(error) {
+	return func(err error) {
+		fmt.Fprintf(stderr, "warning: the Events of module %s's objects are not listed: %v\n", name, err)
+	}
+}
+
+// eventStreams are where a module's Events are: its Module object's in
+// "default", then, with objects, its release objects' by namespace. What
+// keeps the objects' streams from being known (no right to read the
+// release) is reported to stderr.
+func (c *moduleClient) eventStreams(ctx context.Context, o *verbOptions, name string, objects bool, stderr io.Writer) []eventStream {
+	streams := []eventStream{{
+		client: c.core, namespace: metav1.NamespaceDefault, what: fmt.Sprintf("module %q", name),
+		fieldSelector: fields.Set{"involvedObject.kind": "Module", "involvedObject.name": name}.String(),
+	}}
+	if !objects {
+		return streams
+	}
+	byNS, err := c.objectsByNamespace(ctx, o, name, stderr)
+	if err != nil {
+		objectsWarning(stderr, name)(err)
+	}
+	for _, ns := range slices.Sorted(maps.Keys(byNS)) {
+		names := byNS[ns]
+		streams = append(streams, eventStream{
+			client: c.core, namespace: ns, what: fmt.Sprintf("module %q's objects", name),
+			keep: func(ev *corev1.Event) bool { return names[ev.InvolvedObject.Kind+"/"+ev.InvolvedObject.Name] },
+		})
+	}
+	return streams
+}
+
+// objectsByNamespace returns a module's release objects as kind/name by
+// namespace; none when the module has no release.
+func (c *moduleClient) objectsByNamespace(ctx context.Context, o *verbOptions, name string, stderr io.Writer) (map[string]map[string]bool, error) {
+	view, err := o.kube.view(newWarnLogger(stderr))
 	if err != nil {
 		return nil, err
 	}
@@ -320,25 +369,7 @@ func (c *moduleClient) objectEvents(cmd *cobra.Command, o *verbOptions, name str
 		}
 		byNS[ns][obj.Kind+"/"+obj.Name] = true
 	}
-	var out []corev1.Event
-	for _, ns := range slices.Sorted(func(yield func(string) bool) {
-		for k := range byNS {
-			if !yield(k) {
-				return
-			}
-		}
-	}) {
-		list, err := c.core.CoreV1().Events(ns).List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return out, fmt.Errorf("list Events in %s: %w", ns, err)
-		}
-		for i := range list.Items {
-			if ev := &list.Items[i]; byNS[ns][ev.InvolvedObject.Kind+"/"+ev.InvolvedObject.Name] {
-				out = append(out, *ev)
-			}
-		}
-	}
-	return out, nil
+	return byNS, nil
 }
 
 func eventOf(ev *corev1.Event) moduleEvent {
@@ -370,4 +401,11 @@ func printEvents(w io.Writer, evs []moduleEvent) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", e.Time.Format(time.RFC3339), e.Type, e.Reason, e.Object, e.Message)
 	}
 	return tw.Flush()
+}
+
+// printEventRow prints one Event as a row of printEvents' table, flushed
+// at once: rows that follow cannot be aligned with rows to come.
+func printEventRow(w io.Writer, e moduleEvent) error {
+	_, err := fmt.Fprintf(w, "%s  %s  %s  %s  %s\n", e.Time.Format(time.RFC3339), e.Type, e.Reason, e.Object, e.Message)
+	return err
 }
