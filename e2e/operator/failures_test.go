@@ -61,17 +61,26 @@ func TestHangingHookIsKilledAtTimeout(t *testing.T) {
 	if n := h.CountLog("module run failed, will retry", map[string]string{"module": "sleepy", "error": "timed out after 2s"}); n != 1 {
 		t.Errorf("timeout log lines = %d, want 1", n)
 	}
-	data, err := os.ReadFile(h.trace + ".sleepy-child")
-	if err != nil {
-		t.Fatal(err)
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	pid := h.sleepyChild()
 	h.Poll("the hung hook's child to be killed", func() bool {
 		return syscall.Kill(pid, 0) != nil || isZombie(pid)
 	})
+}
+
+// sleepyChild waits for the sleepy hook to write the pid of the child it
+// started, whole, and returns it.
+func (h *harness) sleepyChild() int {
+	h.T.Helper()
+	var pid int
+	h.Poll("the hanging hook to record its child's pid", func() bool {
+		data, err := os.ReadFile(h.trace + ".sleepy-child")
+		if err != nil || !strings.HasSuffix(string(data), "\n") {
+			return false
+		}
+		pid, err = strconv.Atoi(strings.TrimSpace(string(data)))
+		return err == nil && pid > 0
+	})
+	return pid
 }
 
 // isZombie reports a process that is dead but not reaped (its parent, the
@@ -139,22 +148,11 @@ func TestSIGTERMKillsRunningHookAndStops(t *testing.T) {
 	trace := startupTrace()
 	last := len(trace) - 1
 	h.expectTrace(0, append(trace[:last:last], "sleepy:beforeHelm")...)
-	h.Poll("the hanging hook to start its child", func() bool {
-		_, err := os.Stat(h.trace + ".sleepy-child")
-		return err == nil
-	})
+	pid := h.sleepyChild()
 	started := time.Now()
 	h.Stop()
 	if took := time.Since(started); took > 20*time.Second {
 		t.Errorf("stop took %s, want well under the 30s shutdown bound", took)
-	}
-	data, err := os.ReadFile(h.trace + ".sleepy-child")
-	if err != nil {
-		t.Fatal(err)
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
-	if err != nil {
-		t.Fatal(err)
 	}
 	h.Poll("the hanging hook's child to be killed", func() bool {
 		return syscall.Kill(pid, 0) != nil || isZombie(pid)

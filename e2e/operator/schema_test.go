@@ -46,7 +46,8 @@ func TestInvalidConfigSectionIsRejectedAndLastGoodKept(t *testing.T) {
 
 	h.SetConfig(map[string]string{"schemaEnabled": "true", "schema": "mode: turbo\nextra: 1\n"})
 	h.WaitCondition(status.ConditionConfigMapInvalid, "schema.mode must be one of [fast safe]", "schema.extra")
-	if n := h.Metric(operatortest.ConfigErrors, nil); n != 1 {
+	// The metric is counted beside the condition, not before it.
+	if n := h.WaitMetric(operatortest.ConfigErrors, nil, "the rejected ConfigMap counted", operatortest.AtLeast(1)); n != 1 {
 		t.Errorf("rejected ConfigMap contents = %v, want 1", n)
 	}
 	// Rejected by a schema, as by the parser: an Event names the key.
