@@ -30,7 +30,7 @@ var conventionalFlags = map[string]flagRule{ //nolint:gochecknoglobals // the te
 
 // shorthands name the one flag each letter stands for.
 var shorthands = map[string]string{ //nolint:gochecknoglobals // the test's table
-	"n": "namespace", "o": "output", "f": "values", "a": "api-versions", "s": "show-only",
+	"n": "namespace", "o": "output", "f": "values", "a": "api-versions", "s": "show-only", "w": "watch",
 }
 
 // clusterCommands talk to a cluster; dataCommands print data that

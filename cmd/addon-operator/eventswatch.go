@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"slices"
 
+	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
-	"golang.org/x/sync/errgroup"
 	"k8s.io/client-go/kubernetes"
 )
 
@@ -61,11 +61,14 @@ func (s seenEvents) add(ev *corev1.Event) bool {
 // gone (410 Gone) it lists again and sends what it had not seen. seen
 // holds the Events already sent, by the list too.
 func (s eventStream) follow(ctx context.Context, rv string, seen seenEvents, send func(corev1.Event) error) error {
-	for ctx.Err() == nil {
+	for {
 		next, err := s.watchOnce(ctx, rv, seen, send)
+		select {
+		case <-ctx.Done():
+			return nil // interrupted, as the caller asked
+		default:
+		}
 		switch {
-		case ctx.Err() != nil:
-			return nil
 		case apierrors.IsGone(err) || apierrors.IsResourceExpired(err):
 			items, listRV, err := s.list(ctx)
 			if err != nil {
@@ -85,7 +88,6 @@ func (s eventStream) follow(ctx context.Context, rv string, seen seenEvents, sen
 			rv = next
 		}
 	}
-	return nil
 }
 
 // watchOnce watches from rv until the watch ends and returns the last
@@ -166,9 +168,9 @@ func listStreams(ctx context.Context, streams []eventStream, warn func(error)) (
 }
 
 // followStreams follows every listed stream at once and hands each new or
-// changed Event to print, one at a time, until ctx ends or a stream
+// changed Event to emit, one at a time, until ctx ends or a stream
 // fails.
-func followStreams(ctx context.Context, state []listed, print func(moduleEvent) error) error {
+func followStreams(ctx context.Context, state []listed, emit func(moduleEvent) error) error {
 	events := make(chan corev1.Event)
 	g, gctx := errgroup.WithContext(ctx)
 	for _, l := range state {
@@ -187,7 +189,7 @@ func followStreams(ctx context.Context, state []listed, print func(moduleEvent) 
 		for {
 			select {
 			case ev := <-events:
-				if err := print(eventOf(&ev)); err != nil {
+				if err := emit(eventOf(&ev)); err != nil {
 					return err
 				}
 			case <-gctx.Done():

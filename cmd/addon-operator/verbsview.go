@@ -292,20 +292,20 @@ read the release.`,
 // ends: text as a table whose rows follow one by one, other formats one
 // document per Event.
 func watchEvents(ctx context.Context, w io.Writer, format string, evs []moduleEvent, state []listed) error {
-	print := func(e moduleEvent) error { return writeOutput(w, format, e, nil) }
+	emit := func(e moduleEvent) error { return writeOutput(w, format, e, nil) }
 	if format == "text" {
 		if err := printEvents(w, evs); err != nil {
 			return err
 		}
-		print = func(e moduleEvent) error { return printEventRow(w, e) }
+		emit = func(e moduleEvent) error { return printEventRow(w, e) }
 	} else {
 		for _, e := range evs {
-			if err := print(e); err != nil {
+			if err := emit(e); err != nil {
 				return err
 			}
 		}
 	}
-	return followStreams(ctx, state, print)
+	return followStreams(ctx, state, emit)
 }
 
 // objectsWarning reports to stderr why the Events of a module's objects

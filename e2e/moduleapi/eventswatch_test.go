@@ -102,7 +102,7 @@ func TestEventsWatch(t *testing.T) {
 	}
 
 	// list without watch: the list is printed, then the refusal.
-	lister := h.userKubeconfig("lister", nil, nil)
+	lister := h.userKubeconfig("lister", nil)
 	h.grantEvents("lister", "get", "list")
 	r := h.cli(lister, "events", "module", module, "--watch", "--objects=false")
 	r.want(t, 1, "BeforeTheWatch", "watch the Events of module", "forbidden", `cannot watch resource "events"`)

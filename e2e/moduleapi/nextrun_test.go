@@ -17,7 +17,7 @@ func TestNextRunTime(t *testing.T) {
 	operatortest.InstallAPICRDs(t, cp.Config)
 	h := newHarness(t)
 	h.writeFile("010-nr-tick/values.yaml", "nrTick: {}\n")
-	hook := filepath.Join(h.modules, "010-nr-tick/hooks/tick")
+	hook := filepath.Join(h.modules, "010-nr-tick", "hooks", "tick")
 	if err := os.MkdirAll(filepath.Dir(hook), 0o750); err != nil {
 		t.Fatal(err)
 	}

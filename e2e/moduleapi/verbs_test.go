@@ -62,9 +62,8 @@ func (r cliResult) want(t *testing.T, code int, parts ...string) {
 }
 
 // userKubeconfig returns a kubeconfig of a new ServiceAccount of the test's
-// namespace bound to a ClusterRole of rules (and, in the test's namespace,
-// a Role of nsRules): a user with only these rights.
-func (h *harness) userKubeconfig(user string, rules, nsRules []rbacv1.PolicyRule) string {
+// namespace bound to a ClusterRole of rules: a user with only these rights.
+func (h *harness) userKubeconfig(user string, rules []rbacv1.PolicyRule) string {
 	h.T.Helper()
 	ctx, ns, c := h.T.Context(), h.Namespace, h.Client
 	name := ns + "-" + user
@@ -83,15 +82,6 @@ func (h *harness) userKubeconfig(user string, rules, nsRules []rbacv1.PolicyRule
 		_ = c.RbacV1().ClusterRoleBindings().Delete(ctx, name, metav1.DeleteOptions{})
 		_ = c.RbacV1().ClusterRoles().Delete(ctx, name, metav1.DeleteOptions{})
 	})
-	if len(nsRules) > 0 {
-		if _, err := c.RbacV1().Roles(ns).Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: user}, Rules: nsRules}, metav1.CreateOptions{}); err != nil {
-			h.T.Fatal(err)
-		}
-		if _, err := c.RbacV1().RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: user},
-			RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: user}, Subjects: subjects}, metav1.CreateOptions{}); err != nil {
-			h.T.Fatal(err)
-		}
-	}
 	tok, err := c.CoreV1().ServiceAccounts(ns).CreateToken(ctx, user, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
 	if err != nil {
 		h.T.Fatal(err)
@@ -137,10 +127,10 @@ func TestReconcileVerb(t *testing.T) {
 
 	// Users with fewer rights: one who may only read modules, and one who
 	// may patch rc-other alone.
-	reader := h.userKubeconfig("reader", []rbacv1.PolicyRule{modulesRule("get", "list", "watch")}, nil)
+	reader := h.userKubeconfig("reader", []rbacv1.PolicyRule{modulesRule("get", "list", "watch")})
 	h.cli(reader, "reconcile", "module", "rc-echo").want(t, 1, "forbidden")
 	narrow := h.userKubeconfig("narrow", []rbacv1.PolicyRule{modulesRule("get"),
-		{APIGroups: []string{v1.Group}, Resources: []string{v1.ResourceModules}, ResourceNames: []string{"rc-other"}, Verbs: []string{"patch"}}}, nil)
+		{APIGroups: []string{v1.Group}, Resources: []string{v1.ResourceModules}, ResourceNames: []string{"rc-other"}, Verbs: []string{"patch"}}})
 	h.cli(narrow, "reconcile", "module", "rc-echo").want(t, 1, "forbidden")
 	if m, _ := h.module("rc-echo"); m.Annotations[v1.ReconcileRequestAnnotation] != "" || m.Status.Attempts != 1 {
 		t.Fatalf("a refused request reached rc-echo: annotations %v, attempts %d", m.Annotations, m.Status.Attempts)
@@ -243,7 +233,7 @@ func TestModuleVerbs(t *testing.T) {
 		t.Fatalf("revision %d after a refused rollback, want 2", n)
 	}
 	// A user who may patch modules but not the ConfigMap cannot suspend.
-	patcher := h.userKubeconfig("patcher", []rbacv1.PolicyRule{modulesRule("get", "patch")}, nil)
+	patcher := h.userKubeconfig("patcher", []rbacv1.PolicyRule{modulesRule("get", "patch")})
 	h.cli(patcher, "suspend", "module", "vb-echo").want(t, 1, "forbidden")
 	h.cli(patcher, "rollback", "module", "vb-echo", "1", "--suspend").want(t, 1, "forbidden")
 	if _, ok := h.ConfigMapData("addon-operator")["vbEchoMaintenance"]; ok {
