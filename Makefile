@@ -63,8 +63,14 @@ test-unit: ## unit tests with the race detector
 	$(GO) test -race -count=1 $(UNIT_PKGS)
 
 .PHONY: control-plane
-control-plane: ## build (or reuse from cache) etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok
+control-plane: ## build (or reuse from cache) etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok and kubectl
 	$(GO) run ./e2e/cluster/cmd/localcluster build
+
+.PHONY: kubectl
+kubectl: ## build (or reuse from cache) kubectl of the local control plane's version, linked as bin/kubectl
+	@mkdir -p $(BIN_DIR)
+	@ln -sf "$$($(GO) run ./e2e/cluster/cmd/localcluster kubectl)" $(BIN_DIR)/kubectl
+	@echo "$(BIN_DIR)/kubectl" >&2
 
 .PHONY: test-e2e
 test-e2e: control-plane ## end-to-end tests against a local control plane
@@ -85,6 +91,7 @@ tidy: ## tidy every Go module in the repository
 	cd e2e/cluster/tools && $(GO) mod tidy
 	cd e2e/cluster/tools/controllers && $(GO) mod tidy
 	cd e2e/cluster/tools/kwok && $(GO) mod tidy
+	cd e2e/cluster/tools/kubectl && $(GO) mod tidy
 
 # The published charts the bench deploys as modules (read, never copied here).
 CORPUS_CHARTS ?= $(CURDIR)/../shared/corpus/charts

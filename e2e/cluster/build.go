@@ -92,6 +92,15 @@ func controllersSet() binarySet {
 	}
 }
 
+func kubectlSet() binarySet {
+	return binarySet{
+		module: "kubectl", cacheDir: "kubectl",
+		keyFiles: []string{"go.mod", "go.sum"},
+		version:  kubernetesRequire,
+		targets:  []target{{name: "kubectl", pkg: "k8s.io/kubernetes/cmd/kubectl", kubeVersion: true}},
+	}
+}
+
 func kwokSet() binarySet {
 	return binarySet{
 		module: "kwok", cacheDir: "kwok",
@@ -155,6 +164,17 @@ func BuildWorkloads(ctx context.Context, cacheDir string, log io.Writer) (Worklo
 		KubeScheduler:         controllers["kube-scheduler"],
 		Kwok:                  kwok["kwok"],
 	}, nil
+}
+
+// BuildKubectl makes sure kubectl, of the API server's Kubernetes version,
+// exists in cacheDir, as Build does for the API server, and returns its
+// path. It is cached under a key of its own tools module (tools/kubectl).
+func BuildKubectl(ctx context.Context, cacheDir string, log io.Writer) (string, error) {
+	_, paths, err := kubectlSet().build(ctx, cacheDir, log)
+	if err != nil {
+		return "", err
+	}
+	return paths["kubectl"], nil
 }
 
 // build makes sure every target of s exists in its cache directory and

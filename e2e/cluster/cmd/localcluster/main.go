@@ -1,8 +1,10 @@
 // Command localcluster builds, starts and stops a local control plane for a
 // developer's shell and for make: `localcluster build` builds (or finds in
-// the cache) etcd, kube-apiserver, kube-controller-manager, kube-scheduler
-// and kwok; `localcluster up DIR` starts them, registers simulated nodes and
-// prints the export line for their kubeconfig; `localcluster down DIR` stops
+// the cache) etcd, kube-apiserver, kube-controller-manager, kube-scheduler,
+// kwok and kubectl; `localcluster kubectl` builds kubectl alone and prints
+// its path; `localcluster up DIR` starts them, registers simulated nodes and
+// prints the export line for their kubeconfig, with the operator's
+// namespace and the addon-operator.io CRDs created; `localcluster down DIR` stops
 // them and removes DIR. `up -workloads=false` starts etcd and the API server
 // only; `up -pod-start-delay 2s` sets how long Pods take to become ready.
 package main
@@ -33,11 +35,18 @@ func main() { os.Exit(run()) }
 func run() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	const usage = "usage: localcluster build | up [-workloads=false] [-pod-start-delay D] [-nodes N] DIR | down DIR"
+	const usage = "usage: localcluster build | kubectl | up [-workloads=false] [-pod-start-delay D] [-nodes N] DIR | down DIR"
 	var err error
 	switch {
 	case len(os.Args) == 2 && os.Args[1] == "build":
-		_, err = build(ctx, true)
+		if _, err = build(ctx, true); err == nil {
+			_, err = kubectl(ctx)
+		}
+	case len(os.Args) == 2 && os.Args[1] == "kubectl":
+		var path string
+		if path, err = kubectl(ctx); err == nil {
+			fmt.Println(path)
+		}
 	case len(os.Args) >= 3 && os.Args[1] == "up":
 		var opts upOptions
 		fs := flag.NewFlagSet("up", flag.ContinueOnError)
@@ -75,6 +84,15 @@ func build(ctx context.Context, workloads bool) (cluster.Binaries, error) {
 	}
 	bins.Workloads, err = cluster.BuildWorkloads(ctx, cache, os.Stderr)
 	return bins, err
+}
+
+// kubectl builds (or finds in the cache) kubectl and returns its path.
+func kubectl(ctx context.Context) (string, error) {
+	cache, err := cluster.DefaultCacheDir()
+	if err != nil {
+		return "", err
+	}
+	return cluster.BuildKubectl(ctx, cache, os.Stderr)
 }
 
 // upOptions are the flags of up.
@@ -122,11 +140,14 @@ func up(ctx context.Context, dir string, opts upOptions) error {
 	if err := createNamespace(ctx, cp, defaultNamespace); err != nil {
 		return errors.Join(err, cp.Stop())
 	}
+	if err := installCRDs(ctx, cp.Config); err != nil {
+		return errors.Join(err, cp.Stop())
+	}
 	if opts.workloads {
 		fmt.Fprintf(os.Stderr, "controllers, scheduler and %d simulated node(s) ready; Pods become ready %s after they are scheduled\n",
 			max(opts.w.Nodes, 1), opts.w.PodStartDelay)
 	}
-	fmt.Fprintf(os.Stderr, "kube-apiserver %s ready with namespace %s; logs in %s\n", cp.Version, defaultNamespace, dir)
+	fmt.Fprintf(os.Stderr, "kube-apiserver %s ready with namespace %s and the addon-operator.io CRDs; logs in %s\n", cp.Version, defaultNamespace, dir)
 	fmt.Printf("export KUBECONFIG=%s\n", cp.Kubeconfig)
 	return nil
 }
