@@ -15,13 +15,14 @@ import (
 
 	"github.com/addon-operator/addon-operator/pkg/helm"
 	"github.com/addon-operator/addon-operator/pkg/logkey"
+	"github.com/addon-operator/addon-operator/pkg/release/weights"
 )
 
 // Charts written for Deckhouse carry annotations of nelm, the deploy
 // engine of werf and Deckhouse, that change how a release is applied. The
 // operator applies releases with the Helm library and honours what it
-// can: werf.io/weight orders the creation of a release's objects
-// (pkg/release/weights); werf.io/resource-policy: keep and
+// can: werf.io/weight and werf.io/deploy-dependency-<id> order the
+// creation of a release's objects (pkg/release/weights); werf.io/resource-policy: keep and
 // werf.io/ownership: anyone keep an object on uninstall and when the
 // chart stops rendering it (as helm.sh/resource-policy: keep); a chart
 // hook's werf.io/delete-policy is its helm.sh/hook-delete-policy (see
@@ -33,7 +34,6 @@ import (
 // suffix), what is not done whatever its value.
 func nelmIgnored() map[string]string {
 	return map[string]string{
-		"werf.io/deploy-dependency-*":                "no wait for the named objects; werf.io/weight orders a release's objects",
 		"werf.io/delete-dependency-*":                "no wait before deleting",
 		"external-dependency.werf.io/*":              "no wait for external objects",
 		"werf.io/delete-propagation":                 "Helm's deletion propagation applies",
@@ -54,6 +54,15 @@ func nelmIgnored() map[string]string {
 // hook tells a chart hook from a release object.
 func nelmPartly(key, value string, hook bool) (entry, what string) {
 	value = strings.TrimSpace(value)
+	if strings.HasPrefix(key, weights.DependencyPrefix) {
+		switch {
+		case hook:
+			return weights.DependencyPrefix + "* on chart hooks", "chart hooks are ordered by helm.sh/hook-weight"
+		case strings.Contains(value, "state=present"):
+			return weights.DependencyPrefix + "*: state=present", "the dependency is awaited ready, as every group created ahead of the release is"
+		}
+		return "", ""
+	}
 	switch key {
 	case helm.AnnotationWerfOwnership:
 		if value == "anyone" && !hook {

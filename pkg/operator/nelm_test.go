@@ -39,6 +39,7 @@ metadata:
   name: b
   annotations:
     werf.io/ownership: anyone
+    werf.io/deploy-dependency-a: state=present,kind=ConfigMap,name=a
 ---
 apiVersion: v1
 kind: Secret
@@ -57,11 +58,12 @@ metadata:
 	for _, g := range got {
 		keys = append(keys, strings.SplitN(g, " (", 2)[0])
 	}
-	// Honoured, and so not named: the weight, resource-policy: keep,
-	// ownership: release, a hook's before-creation and succeeded.
+	// Honoured, and so not named: the weight, a deploy dependency on a
+	// ready object, resource-policy: keep, ownership: release, a hook's
+	// before-creation and succeeded.
 	want := []string{
 		"external-dependency.werf.io/*", "werf.io/delete-policy", "werf.io/delete-policy: before-creation-if-immutable",
-		"werf.io/deploy-dependency-*", "werf.io/ownership: anyone",
+		"werf.io/deploy-dependency-*: state=present", "werf.io/ownership: anyone",
 	}
 	if !slices.Equal(keys, want) {
 		t.Fatalf("annotations %q, want %q", got, want)
@@ -71,6 +73,10 @@ metadata:
 	}
 	if !strings.Contains(got[4], "release annotations are still set") {
 		t.Errorf("ownership warning %q does not say what is not done", got[4])
+	}
+
+	if entry, what := nelmPartly("werf.io/deploy-dependency-db", "state=ready,name=db", true); entry != "werf.io/deploy-dependency-* on chart hooks" || what == "" {
+		t.Errorf("a chart hook's deploy dependency: %q (%q), want it named as not honoured", entry, what)
 	}
 
 	events := &annotationsRecorder{}

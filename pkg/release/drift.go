@@ -31,10 +31,10 @@ type deployed struct {
 	// by driftRef; guarded by the Manager's mu. A change to one of them
 	// is no reason to check again.
 	seen map[string]string
-	// weightsReady has the weights whose groups were seen ready while
+	// weightsReady has the groups (by Group.String) seen ready while
 	// their release is created group by group (see ahead); guarded by the
 	// Manager's mu.
-	weightsReady map[int]bool
+	weightsReady map[string]bool
 	// busy is held by Deploy and by a drift check of the module, so a
 	// check never compares, or reverts, in the middle of an upgrade.
 	busy sync.Mutex

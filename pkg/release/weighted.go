@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
 
 	"github.com/addon-operator/addon-operator/pkg/logkey"
 	"github.com/addon-operator/addon-operator/pkg/module"
@@ -46,11 +45,11 @@ func (r *Manager) ahead(m *module.Module, d *deployed, step *weightStep) func(ct
 		if r.opts.Weights == nil {
 			return 0, false, nil
 		}
-		groups, err := weights.Groups(manifest)
+		owner := weights.Owner{Release: m.Name(), Namespace: r.Namespace(m)}
+		groups, err := weights.Groups(manifest, owner.Namespace)
 		if err != nil || len(groups) == 0 {
 			return 0, false, err
 		}
-		owner := weights.Owner{Release: m.Name(), Namespace: r.Namespace(m)}
 		lower := groups[:len(groups)-1]
 		ahead := 0
 		for _, g := range lower {
@@ -79,7 +78,7 @@ func (r *Manager) ahead(m *module.Module, d *deployed, step *weightStep) func(ct
 func (r *Manager) aheadGroup(ctx context.Context, m *module.Module, d *deployed, owner weights.Owner, g weights.Group, above []weights.Group, step *weightStep) (deferred, done bool, err error) {
 	res, err := r.opts.Weights.CreateMissing(ctx, owner, g.Objects)
 	if err != nil {
-		return false, false, fmt.Errorf("module %s: weight %d: %w", m.Name(), g.Weight, err)
+		return false, false, fmt.Errorf("module %s: %s: %w", m.Name(), g, err)
 	}
 	if len(res.Foreign) > 0 {
 		// Not the release's: Helm's ownership check decides (refuses, or
@@ -91,9 +90,9 @@ func (r *Manager) aheadGroup(ctx context.Context, m *module.Module, d *deployed,
 	created := res.Count
 	if created > 0 {
 		r.opts.Logger.Info("objects created ahead of higher weights", slog.String(logkey.Module, m.Name()),
-			slog.String(logkey.Reason, weights.Annotation+" "+strconv.Itoa(g.Weight)), slog.Int(logkey.Count, created))
-		r.setWeightReady(d, g.Weight, false)
-	} else if r.weightReady(d, g.Weight) {
+			slog.String(logkey.Reason, g.String()), slog.Int(logkey.Count, created))
+		r.setWeightReady(d, g.String(), false)
+	} else if r.weightReady(d, g.String()) {
 		return false, false, nil
 	}
 	wait, err := r.groupWait(m, d, g)
@@ -101,7 +100,7 @@ func (r *Manager) aheadGroup(ctx context.Context, m *module.Module, d *deployed,
 		return false, false, err
 	}
 	if wait == nil {
-		r.setWeightReady(d, g.Weight, true)
+		r.setWeightReady(d, g.String(), true)
 		return false, false, nil
 	}
 	if created == 0 {
@@ -134,7 +133,7 @@ func (r *Manager) anyMissing(ctx context.Context, owner weights.Owner, groups []
 func (r *Manager) groupWait(m *module.Module, d *deployed, g weights.Group) (Wait, error) {
 	manifest, err := g.Manifest()
 	if err != nil {
-		return nil, fmt.Errorf("module %s: weight %d: %w", m.Name(), g.Weight, err)
+		return nil, fmt.Errorf("module %s: %s: %w", m.Name(), g, err)
 	}
 	wait, err := r.readyWait(m, manifest, true)
 	if err != nil || wait == nil {
@@ -144,22 +143,22 @@ func (r *Manager) groupWait(m *module.Module, d *deployed, g weights.Group) (Wai
 		if err := wait(ctx); err != nil {
 			return err
 		}
-		r.setWeightReady(d, g.Weight, true)
-		return fmt.Errorf("module %s: weight %d: %w", m.Name(), g.Weight, ErrNextWeight)
+		r.setWeightReady(d, g.String(), true)
+		return fmt.Errorf("module %s: %s: %w", m.Name(), g, ErrNextWeight)
 	}, nil
 }
 
-func (r *Manager) weightReady(d *deployed, w int) bool {
+func (r *Manager) weightReady(d *deployed, w string) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return d.weightsReady[w]
 }
 
-func (r *Manager) setWeightReady(d *deployed, w int, ready bool) {
+func (r *Manager) setWeightReady(d *deployed, w string, ready bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if d.weightsReady == nil {
-		d.weightsReady = map[int]bool{}
+		d.weightsReady = map[string]bool{}
 	}
 	d.weightsReady[w] = ready
 }

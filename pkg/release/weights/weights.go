@@ -1,7 +1,9 @@
 // Package weights orders the creation of a release's objects by nelm's
-// werf.io/weight annotation: the objects of a release fall into groups of
-// one weight, and a group that does not exist yet is created, and
-// awaited ready, before any object of a higher weight. The Helm library
+// werf.io/weight and werf.io/deploy-dependency-<id> annotations: the
+// objects of a release fall into groups of one weight, an object with
+// deploy dependencies into a group right after its dependencies' groups,
+// and a group that does not exist yet is created, and awaited ready,
+// before any later group. The Helm library
 // applies a release in one step, so the groups below the highest are
 // created here, carrying Helm's ownership metadata (which Helm's install
 // and upgrade adopt), and Helm's install or upgrade then applies the
@@ -10,6 +12,7 @@ package weights
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -25,10 +28,22 @@ import (
 // release objects (helm.sh/hook-weight orders them) and never reach here.
 const Annotation = "werf.io/weight"
 
-// Group is the objects of one weight, in the manifest's order.
+// Group is the objects of one weight, in the manifest's order; Depth is
+// 0 for the objects without deploy dependencies, and n for those whose
+// dependencies end n groups after the group of weight Weight.
 type Group struct {
 	Weight  int
+	Depth   int
 	Objects []map[string]any
+}
+
+// String names the group in messages: "weight 10", or "weight 10 +2 by
+// deploy dependencies".
+func (g Group) String() string {
+	if g.Depth == 0 {
+		return "weight " + strconv.Itoa(g.Weight)
+	}
+	return "weight " + strconv.Itoa(g.Weight) + " +" + strconv.Itoa(g.Depth) + " by deploy dependencies"
 }
 
 // Manifest returns the group's objects as a multi-document manifest.
@@ -45,35 +60,47 @@ func (g Group) Manifest() (string, error) {
 	return b.String(), nil
 }
 
-// Groups returns the objects of a rendered release manifest grouped by
-// weight, ascending. A manifest whose objects all have one weight has
-// nothing to order: Groups returns nil, without parsing it when no object
-// names the annotation. A weight that is not an integer is an error
-// naming the object and the annotation.
-func Groups(manifest string) ([]Group, error) {
-	if !strings.Contains(manifest, Annotation) {
+// Groups returns the objects of a rendered release manifest in the
+// order of their creation: grouped by weight, ascending, each object with
+// deploy dependencies in a group after its dependencies'; namespace is
+// the release's, where dependencies without one are looked for. A
+// manifest whose objects all fall into one group has nothing to order:
+// Groups returns nil, without parsing it when no object names either
+// annotation. A weight that is not an integer, a dependency that is not
+// nelm's format or matches no object of the release, or dependencies in a
+// cycle are errors naming the objects and the annotation.
+func Groups(manifest, namespace string) ([]Group, error) {
+	if !strings.Contains(manifest, Annotation) && !strings.Contains(manifest, DependencyPrefix) {
 		return nil, nil
 	}
 	objs, err := kube.ManifestObjects(manifest)
 	if err != nil {
 		return nil, err //nolint:wrapcheck // the caller names the release
 	}
-	byWeight := map[int][]map[string]any{}
-	for _, obj := range objs {
-		w, err := weightOf(obj)
-		if err != nil {
+	ws := make([]int, len(objs))
+	for i, obj := range objs {
+		if ws[i], err = weightOf(obj); err != nil {
 			return nil, err
 		}
-		byWeight[w] = append(byWeight[w], obj)
 	}
-	if len(byWeight) < 2 {
+	st, err := stages(objs, ws, namespace)
+	if err != nil {
+		return nil, err
+	}
+	distinct := slices.Clone(ws)
+	slices.Sort(distinct)
+	distinct = slices.Compact(distinct)
+	byStage := map[stage][]map[string]any{}
+	for i, obj := range objs {
+		byStage[st[i]] = append(byStage[st[i]], obj)
+	}
+	if len(byStage) < 2 {
 		return nil, nil
 	}
-	out := make([]Group, 0, len(byWeight))
-	for w, objs := range byWeight {
-		out = append(out, Group{Weight: w, Objects: objs})
+	out := make([]Group, 0, len(byStage))
+	for _, s := range slices.SortedFunc(maps.Keys(byStage), stage.compare) {
+		out = append(out, Group{Weight: distinct[s.rank], Depth: s.depth, Objects: byStage[s]})
 	}
-	slices.SortFunc(out, func(a, b Group) int { return a.Weight - b.Weight })
 	return out, nil
 }
 
@@ -86,20 +113,27 @@ func weightOf(obj map[string]any) (int, error) {
 	}
 	w, err := strconv.Atoi(strings.TrimSpace(v))
 	if err != nil {
-		return 0, &InvalidError{Object: ObjectName(obj), Value: v}
+		return 0, &InvalidError{Object: ObjectName(obj), Annotation: Annotation, Value: v}
 	}
 	return w, nil
 }
 
-// InvalidError is a werf.io/weight annotation whose value is not an
-// integer. It is permanent: only a changed chart fixes it.
+// InvalidError is an ordering annotation that cannot be kept: a
+// werf.io/weight that is not an integer (Reason empty), or a deploy
+// dependency that is not nelm's format or matches no object of the
+// release. It is permanent: only a changed chart fixes it.
 type InvalidError struct {
-	Object string
-	Value  string
+	Object     string
+	Annotation string
+	Value      string
+	Reason     string
 }
 
 func (e *InvalidError) Error() string {
-	return fmt.Sprintf("%s: annotation %s: %q is not an integer", e.Object, Annotation, e.Value)
+	if e.Reason == "" {
+		return fmt.Sprintf("%s: annotation %s: %q is not an integer", e.Object, e.Annotation, e.Value)
+	}
+	return fmt.Sprintf("%s: annotation %s: %q: %s", e.Object, e.Annotation, e.Value, e.Reason)
 }
 
 // ObjectName names obj for messages: "Kind namespace/name" or "Kind name".

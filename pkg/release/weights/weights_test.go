@@ -52,7 +52,7 @@ func TestGroups(t *testing.T) {
 		{"ascending, manifest order within a group", cm("a", "10") + cm("b", "") + cm("c", "-10") + cm("d", " 10 ") + cm("e", "-10"),
 			[][]string{{"-10", "c", "e"}, {"0", "b"}, {"10", "a", "d"}}},
 	} {
-		groups, err := Groups(tt.manifest)
+		groups, err := Groups(tt.manifest, "ns")
 		if err != nil {
 			t.Fatalf("%s: %v", tt.name, err)
 		}
@@ -64,7 +64,7 @@ func TestGroups(t *testing.T) {
 
 func TestGroupsRefusesAWeightThatIsNoInteger(t *testing.T) {
 	for _, v := range []string{"high", "1.5", " ", "0x10"} {
-		_, err := Groups(cm("a", "1") + cm("b", v))
+		_, err := Groups(cm("a", "1")+cm("b", v), "ns")
 		var invalid *InvalidError
 		if !errors.As(err, &invalid) || invalid.Object != "ConfigMap b" || invalid.Value != v {
 			t.Errorf("weight %q: error %v, want an *InvalidError naming ConfigMap b", v, err)
@@ -73,7 +73,7 @@ func TestGroupsRefusesAWeightThatIsNoInteger(t *testing.T) {
 }
 
 func TestGroupManifestRoundTrips(t *testing.T) {
-	groups, err := Groups(cm("a", "1") + cm("b", "-1"))
+	groups, err := Groups(cm("a", "1")+cm("b", "-1"), "ns")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func TestCreateMissing(t *testing.T) {
 	existing.SetName("taken")
 	existing.SetAnnotations(map[string]string{"meta.helm.sh/release-name": "other"})
 	c, dyn := newCreator(t, existing)
-	groups, err := Groups(cm("new", "-1") + cm("taken", "-1") + "---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: tenant\n  namespace: ignored\n  annotations: {werf.io/weight: \"-1\"}\n" + cm("later", ""))
+	groups, err := Groups(cm("new", "-1")+cm("taken", "-1")+"---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: tenant\n  namespace: ignored\n  annotations: {werf.io/weight: \"-1\"}\n"+cm("later", ""), "ns")
 	if err != nil {
 		t.Fatal(err)
 	}
