@@ -7,6 +7,7 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/binding"
 	"github.com/addon-operator/addon-operator/pkg/hook"
 	"github.com/addon-operator/addon-operator/pkg/hook/operation"
+	"github.com/addon-operator/addon-operator/pkg/runner"
 )
 
 // monitors runs informers for kubernetes bindings; *monitor.Monitors is the
@@ -128,7 +129,11 @@ func (o *Operator) synchronize(ctx context.Context, ids []string) error {
 			return err
 		}
 	}
-	return o.bindings.WaitSynced(ctx, wait)
+	if len(wait) == 0 {
+		return nil
+	}
+	// A module run's step waits for the other queues without a worker.
+	return runner.Park(ctx, func(ctx context.Context) error { return o.bindings.WaitSynced(ctx, wait) })
 }
 
 // syncRun is one Synchronization run of a hook: its binding ids, of one

@@ -48,9 +48,7 @@ func (o *Operator) runHook(ctx context.Context, m *module.Module, h *binding.Hoo
 		run.Module, run.Values = m.Name(), o.moduleHookValues(m)
 	}
 	before := values.Checksum(patchable())
-	start := o.clock.Now()
-	res, err := o.runner.Run(ctx, run)
-	o.recordHookRun(run.Module, h, bindingName, start, err)
+	res, err := o.runProcess(ctx, h, run)
 	if err == nil {
 		err = o.keepOutputs(ctx, m, h, res)
 	} else {

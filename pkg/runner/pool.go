@@ -71,17 +71,22 @@ type Pool struct {
 	// onAttemptEnd, when set, hears a module's name once an attempt's
 	// end is recorded (see OnAttemptEnd).
 	onAttemptEnd func(name string)
+	// spawn starts a worker in place of one a step hands back in Park;
+	// set by Run before its workers start.
+	spawn func()
 
 	mu   sync.Mutex
 	mods map[string]*moduleState
 }
 
-// item is what the work queue holds: a module's attempt, or the next step
-// of its parked attempt. A step is an item of its own so that it can be
+// item is what the work queue holds: a module's attempt, the next step of
+// its parked attempt, or its step's claim to a worker once the wait in
+// Park ended (resume). A step is an item of its own so that it can be
 // handed out while the attempt holds the module's item.
 type item struct {
-	name string
-	step bool
+	name   string
+	step   bool
+	resume bool
 }
 
 // moduleState is one module's bookkeeping in the runner.
@@ -121,6 +126,9 @@ type moduleState struct {
 	// superseded is closed when RetryNow asks for a run while an attempt
 	// runs: the attempt may stop waiting for what the old inputs deployed.
 	superseded chan struct{}
+	// resumer is closed by the worker that hands its place to the
+	// attempt's step waiting in Park for one (see handOff).
+	resumer chan struct{}
 }
 
 // New returns a pool of workers (at least one) that runs modules with run
@@ -349,8 +357,9 @@ func (r *Pool) Parked() []string {
 // for its workers and parked attempts. A pool runs once.
 func (r *Pool) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
+	r.spawn = func() { wg.Go(func() { r.work(ctx, &wg) }) }
 	for range r.workers {
-		wg.Go(func() { r.work(ctx, &wg) })
+		r.spawn()
 	}
 	<-ctx.Done()
 	r.queue.ShutDown()
@@ -359,39 +368,58 @@ func (r *Pool) Run(ctx context.Context) error {
 }
 
 // work runs steps of attempts until the queue shuts down. A parked
-// attempt's Await runs on a goroutine of its own, counted in wg.
+// attempt's Await runs on a goroutine of its own, counted in wg. The loop
+// also ends when its worker hands its place to a step whose wait in Park
+// ended, or when the step it ran went on without a worker: the pool keeps
+// its number of workers either way.
 func (r *Pool) work(ctx context.Context, wg *sync.WaitGroup) {
 	for {
 		it, shutdown := r.queue.Get()
 		if shutdown {
 			return
 		}
-		if it.step {
+		switch {
+		case it.resume:
 			r.queue.Done(it)
-			if st, runCtx, step := r.takeStep(ctx, it.name); step != nil {
-				r.step(runCtx, wg, it.name, st, step)
+			if r.handOff(it.name) {
+				return
 			}
-			continue
-		}
-		runCtx, cancel := context.WithCancel(ctx)
-		st, ok := r.start(runCtx, cancel, it.name)
-		if !ok {
-			cancel()
+		case it.step:
 			r.queue.Done(it)
-			continue
+			if st, runCtx, step := r.takeStep(ctx, it.name); step != nil && r.step(runCtx, wg, it.name, st, step) {
+				return
+			}
+		default:
+			runCtx, cancel := context.WithCancel(ctx)
+			st, ok := r.start(runCtx, cancel, it.name)
+			if !ok {
+				cancel()
+				r.queue.Done(it)
+				continue
+			}
+			if r.step(runCtx, wg, it.name, st, r.run) {
+				return
+			}
 		}
-		r.step(runCtx, wg, it.name, st, r.run)
 	}
 }
 
-// step runs one step of an attempt with the attempt's context, runCtx;
-// the attempt ends with it unless it parks. runCtx ends when the pool
-// stops or the module is cancelled (which finish tells by st.stopped).
-func (r *Pool) step(runCtx context.Context, wg *sync.WaitGroup, name string, st *moduleState, step RunFunc) {
-	res, err := step(runCtx, name)
+// step runs one step of an attempt with the attempt's context, runCtx,
+// and the step's hold on its worker (for Park); the attempt ends with it
+// unless it parks. runCtx ends when the pool stops or the module is
+// cancelled (which finish tells by st.stopped). It reports whether the
+// step went on without a worker (detached in Park): its goroutine then
+// leaves the pool.
+func (r *Pool) step(runCtx context.Context, wg *sync.WaitGroup, name string, st *moduleState, step RunFunc) (detached bool) {
+	h := &hold{pool: r, name: name, st: st, done: runCtx.Done()}
+	res, err := step(context.WithValue(runCtx, holdKey{}, h), name)
+	r.mu.Lock()
+	h.ended = true
+	detached = h.detached
+	r.mu.Unlock()
 	if err != nil || res.Await == nil {
 		r.finish(runCtx.Err() != nil, name, st, res.Again, err)
-		return
+		return detached
 	}
 	r.mu.Lock()
 	st.parked = true
@@ -402,6 +430,7 @@ func (r *Pool) step(runCtx context.Context, wg *sync.WaitGroup, name string, st 
 		p()
 	}
 	wg.Go(func() { r.resume(runCtx, name, st, res, res.Await(runCtx)) })
+	return detached
 }
 
 // resume ends a parked attempt's wait: with awaitErr, or without a next
@@ -516,8 +545,9 @@ func (r *Pool) finish(poolStopped bool, name string, st *moduleState, again bool
 }
 
 // order is the work queue's order of the items it holds: steps of parked
-// attempts first, then attempts in request order. The work queue calls it
-// under its own lock; mu lets Waiting read it.
+// attempts (and steps back from Park) first, then attempts in request
+// order. The work queue calls it under its own lock; mu lets Waiting read
+// it.
 type order struct {
 	mu    sync.Mutex
 	steps []item
@@ -530,7 +560,7 @@ func (o *order) Touch(item) {}
 func (o *order) Push(it item) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if it.step {
+	if it.step || it.resume {
 		o.steps = append(o.steps, it)
 	} else {
 		o.items = append(o.items, it)
