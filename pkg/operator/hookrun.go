@@ -239,22 +239,3 @@ func (o *Operator) applyOutputs(ctx context.Context, m *module.Module, h *bindin
 func valuesChanged(before string, after values.Values) bool {
 	return values.Checksum(after) != before
 }
-
-// runProcess runs a hook's process and records the run's metrics. On a
-// step of a module's run on the pool (its onStartup, Synchronization,
-// beforeHelm and afterHelm hooks) the process runs parked
-// (runner.Park): the step's worker is free for other modules until the
-// process exits or its timeout kills it, and the step then goes on with
-// the result. Elsewhere (binding queues, webhooks, main) it runs in place.
-// The run's duration is the process's, not the wait for a worker after it.
-func (o *Operator) runProcess(ctx context.Context, h *binding.Hook, run hook.Run) (*hook.Result, error) {
-	var res *hook.Result
-	err := runner.Park(ctx, func(ctx context.Context) error {
-		start := o.clock.Now()
-		var err error
-		res, err = o.runner.Run(ctx, run)
-		o.recordHookRun(run.Module, h, run.Binding, start, err)
-		return err
-	})
-	return res, err
-}

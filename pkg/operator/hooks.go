@@ -9,6 +9,7 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/config"
 	"github.com/addon-operator/addon-operator/pkg/hook"
 	"github.com/addon-operator/addon-operator/pkg/module"
+	"github.com/addon-operator/addon-operator/pkg/runner"
 	"github.com/addon-operator/addon-operator/pkg/values"
 )
 
@@ -48,7 +49,18 @@ func (o *Operator) runHook(ctx context.Context, m *module.Module, h *binding.Hoo
 		run.Module, run.Values = m.Name(), o.moduleHookValues(m)
 	}
 	before := values.Checksum(patchable())
-	res, err := o.runProcess(ctx, h, run)
+	// On a step of a module's run on the pool (onStartup, Synchronization,
+	// beforeHelm, afterHelm) the process runs parked (runner.Park): the
+	// worker is free for other modules until the process exits or its
+	// timeout kills it. The run's duration is the process's.
+	var res *hook.Result
+	err := runner.Park(ctx, func(ctx context.Context) error {
+		start := o.clock.Now()
+		var err error
+		res, err = o.runner.Run(ctx, run)
+		o.recordHookRun(run.Module, h, bindingName, start, err)
+		return err
+	})
 	if err == nil {
 		err = o.keepOutputs(ctx, m, h, res)
 	} else {
