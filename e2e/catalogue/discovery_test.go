@@ -1,6 +1,7 @@
 package catalogue
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -99,7 +100,7 @@ func TestDiscoveryFeedsChartsAndEnabledScripts(t *testing.T) {
 	// shows the count and the enabled script enables node-exporter.
 	nodes := h.Client.CoreV1().Nodes()
 	for _, name := range []string{"catalogue-node-a", "catalogue-node-b"} {
-		t.Cleanup(func() { _ = nodes.Delete(t.Context(), name, metav1.DeleteOptions{}) })
+		t.Cleanup(func() { _ = nodes.Delete(context.WithoutCancel(t.Context()), name, metav1.DeleteOptions{}) })
 	}
 	if _, err := nodes.Create(t.Context(), &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "catalogue-node-a"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)

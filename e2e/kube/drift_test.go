@@ -231,7 +231,7 @@ func TestDriftSecretAndInjectedCABundle(t *testing.T) {
 	e.install(t, manifest)
 	t.Cleanup(func() {
 		res, _ := e.resource(t, webhook)
-		_ = res.Delete(t.Context(), e.ns, metav1.DeleteOptions{})
+		_ = res.Delete(context.WithoutCancel(t.Context()), e.ns, metav1.DeleteOptions{})
 	})
 	e.expect(t, "stringData as data", manifest, map[string][]string{})
 

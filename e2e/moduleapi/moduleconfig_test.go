@@ -1,6 +1,7 @@
 package moduleapi
 
 import (
+	"context"
 	"os/exec"
 	"strings"
 	"testing"
@@ -154,7 +155,7 @@ func TestConfigMigrate(t *testing.T) {
 	migrate()
 	for _, name := range []string{"global", "mg-one", "mg-two", "mg-off"} {
 		t.Cleanup(func() {
-			_ = h.dyn.Resource(v1.ModuleConfigsResource()).Delete(t.Context(), name, metav1.DeleteOptions{})
+			_ = h.dyn.Resource(v1.ModuleConfigsResource()).Delete(context.WithoutCancel(t.Context()), name, metav1.DeleteOptions{})
 		})
 	}
 	if got := h.moduleConfig("mg-one").Spec; !cmp.Equal(got.Settings, map[string]any{"greeting": "one"}) || got.Enabled == nil || !*got.Enabled {

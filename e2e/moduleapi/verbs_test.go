@@ -2,6 +2,7 @@ package moduleapi
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"os/exec"
@@ -165,7 +166,9 @@ func TestReconcileVerb(t *testing.T) {
 	if _, err := h.Client.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: target}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = h.Client.CoreV1().Namespaces().Delete(t.Context(), target, metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		_ = h.Client.CoreV1().Namespaces().Delete(context.WithoutCancel(t.Context()), target, metav1.DeleteOptions{})
+	})
 	h.cli(cp.Kubeconfig, "reconcile", "module", "rc-echo").want(t, 0, "module rc-echo: reconciled: phase Ready")
 	m, _ = h.module("rc-echo")
 	if m.Status.Attempts != 0 || m.Status.NextRetryTime != nil {
