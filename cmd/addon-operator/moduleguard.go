@@ -17,7 +17,9 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/kube/event"
 	"github.com/addon-operator/addon-operator/pkg/logkey"
 	"github.com/addon-operator/addon-operator/pkg/metrics"
+	"github.com/addon-operator/addon-operator/pkg/module"
 	"github.com/addon-operator/addon-operator/pkg/operator"
+	"github.com/addon-operator/addon-operator/pkg/operator/admission"
 	"github.com/addon-operator/addon-operator/pkg/webhook"
 )
 
@@ -45,41 +47,66 @@ func moduleGuardEnvFallbacks() map[string][]string {
 	return map[string][]string{"module-writers": {"ADDON_OPERATOR_MODULE_WRITERS"}}
 }
 
-// wire sets the guard of writes to the configuration on the webhook
-// server, when there is something to guard: a writers file, or a module
-// whose module.yaml asks for a confirmation before it is disabled. The
-// writers file must be valid; the operator does not start otherwise.
-func (o *moduleGuardOptions) wire(ctx context.Context, srv *webhook.Server, op *operator.Operator, restCfg *rest.Config, log *slog.Logger) error {
-	var writers guard.Writers
-	if o.writersFile != "" {
-		if srv == nil {
-			return errors.New("--module-writers needs --webhook-server: writers are checked at admission")
+// writeGuard returns what builds the guard of writes to the
+// configuration for the modules discovered, when there is something to
+// guard: a writers file, or a module whose module.yaml asks for a
+// confirmation before it is disabled. The writers file must be valid; the
+// operator does not start otherwise. ctx bounds the one request that asks
+// who the operator is; the returned func is called once, while the
+// operator is built.
+func (o *moduleGuardOptions) writeGuard(ctx context.Context, webhooks bool, restCfg *rest.Config, log *slog.Logger) (func(*module.Set) (*webhook.WriteGuard, error), error) {
+	if o.writersFile != "" && !webhooks {
+		return nil, errors.New("--module-writers needs --webhook-server: writers are checked at admission")
+	}
+	if !webhooks {
+		return nil, nil
+	}
+	return func(mods *module.Set) (*webhook.WriteGuard, error) {
+		known := func(name string) bool { _, ok := mods.Module(name); return ok }
+		var writers guard.Writers
+		if o.writersFile != "" {
+			var err error
+			if writers, err = guard.ReadWriters(o.writersFile, known); err != nil {
+				return nil, fmt.Errorf("--module-writers: %w", err)
+			}
 		}
-		var err error
-		if writers, err = guard.ReadWriters(o.writersFile, op.HasModule); err != nil {
-			return fmt.Errorf("--module-writers: %w", err)
+		if writers == nil && !anyDisableConfirmation(mods) {
+			return nil, nil
+		}
+		g := &guard.Guard{Writers: writers, Confirmation: func(name string) (bool, string) {
+			m, ok := mods.Module(name)
+			if !ok {
+				return false, ""
+			}
+			return m.DisableConfirmation()
+		}}
+		if writers != nil {
+			self, err := whoAmI(ctx, restCfg)
+			if err != nil {
+				log.Warn("the operator's own user not known: its writes of config values are checked against --module-writers too", logkey.Err(err))
+			} else {
+				g.Self = func(w guard.Writer) bool { return w.Name == self }
+			}
+		}
+		check := func(f func(guard.Write) error) webhook.ConfigWriteCheck {
+			return func(w webhook.ConfigWrite) error {
+				return f(guard.Write{Operation: w.Operation, Writer: guard.Writer{Name: w.User, Groups: w.Groups}, Old: w.Old, New: w.New})
+			}
+		}
+		log.Info("writes to modules' settings guarded at admission", slog.String(logkey.Path, o.writersFile))
+		return &webhook.WriteGuard{ModuleConfig: check(g.CheckModuleConfig), ConfigMap: check(g.CheckConfigMap)}, nil
+	}, nil
+}
+
+// anyDisableConfirmation reports whether some module needs a confirmation
+// to be disabled.
+func anyDisableConfirmation(mods *module.Set) bool {
+	for _, m := range mods.Modules() {
+		if need, _ := m.DisableConfirmation(); need {
+			return true
 		}
 	}
-	if srv == nil || (writers == nil && !op.AnyDisableConfirmation()) {
-		return nil
-	}
-	g := &guard.Guard{Writers: writers, Confirmation: op.DisableConfirmation}
-	if writers != nil {
-		self, err := whoAmI(ctx, restCfg)
-		if err != nil {
-			log.Warn("the operator's own user not known: its writes of config values are checked against --module-writers too", logkey.Err(err))
-		} else {
-			g.Self = func(w guard.Writer) bool { return w.Name == self }
-		}
-	}
-	check := func(f func(guard.Write) error) webhook.ConfigWriteCheck {
-		return func(w webhook.ConfigWrite) error {
-			return f(guard.Write{Operation: w.Operation, Writer: guard.Writer{Name: w.User, Groups: w.Groups}, Old: w.Old, New: w.New})
-		}
-	}
-	srv.SetWriteGuard(webhook.WriteGuard{ModuleConfig: check(g.CheckModuleConfig), ConfigMap: check(g.CheckConfigMap)})
-	log.Info("writes to modules' settings guarded at admission", slog.String(logkey.Path, o.writersFile))
-	return nil
+	return false
 }
 
 // whoAmI asks the API server which user the operator's credentials are.
@@ -97,18 +124,18 @@ func whoAmI(ctx context.Context, restCfg *rest.Config) (string, error) {
 	return r.Status.UserInfo.Username, nil
 }
 
-// wireGuarded wires the operator (wire, with the client's rate limit) and
-// then the guard of writes to modules' settings on the webhook server,
-// before the server runs.
+// wireGuarded wires the operator (wire, with the client's rate limit),
+// its webhook server, when there is one, with the guard of writes to
+// modules' settings.
 func (o *startOptions) wireGuarded(ctx context.Context, restCfg *rest.Config, log *slog.Logger, rec *metrics.Recorder, hookMetrics *metrics.HookMetrics,
-	hooksSrv *webhook.Server,
+	webhooks *admission.Config,
 ) (*operator.Operator, *event.Recorder, error) {
-	op, events, err := o.wire(withRateLimit(restCfg, o.kubeQPS, o.kubeBurst), log, rec, hookMetrics, hooksSrv)
+	writeGuard, err := o.moduleGuard.writeGuard(ctx, webhooks != nil, restCfg, log)
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := o.moduleGuard.wire(ctx, hooksSrv, op, restCfg, log); err != nil {
-		return nil, nil, err
+	if webhooks != nil {
+		webhooks.WriteGuard = writeGuard
 	}
-	return op, events, nil
+	return o.wire(withRateLimit(restCfg, o.kubeQPS, o.kubeBurst), log, rec, hookMetrics, webhooks)
 }

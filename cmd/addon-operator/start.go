@@ -38,6 +38,7 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/logkey"
 	"github.com/addon-operator/addon-operator/pkg/metrics"
 	"github.com/addon-operator/addon-operator/pkg/operator"
+	"github.com/addon-operator/addon-operator/pkg/operator/admission"
 	"github.com/addon-operator/addon-operator/pkg/redact"
 	"github.com/addon-operator/addon-operator/pkg/release/weights"
 	"github.com/addon-operator/addon-operator/pkg/schedule"
@@ -300,11 +301,11 @@ func (o *startOptions) run(ctx context.Context) error {
 	var onAPIBack []func() // set below, before the tracker runs
 	apiHealth := trackAPIHealth(electionClient.Discovery().RESTClient(), rec, log, &onAPIBack)
 	klog.SetSlogLogger(slog.New(outageQuiet{log.Handler(), apiHealth.Down}).With(slog.String(logkey.Component, "client-go")))
-	hooksSrv, err := o.newWebhookServer(withRateLimit(restCfg, o.kubeQPS, o.kubeBurst), log)
+	webhooks, err := o.webhookConfig(withRateLimit(restCfg, o.kubeQPS, o.kubeBurst))
 	if err != nil {
 		return err
 	}
-	op, events, err := o.wireGuarded(ctx, restCfg, log, rec, hookMetrics, hooksSrv)
+	op, events, err := o.wireGuarded(ctx, restCfg, log, rec, hookMetrics, webhooks)
 	if err != nil {
 		return err
 	}
@@ -317,8 +318,8 @@ func (o *startOptions) run(ctx context.Context) error {
 	}
 	so.Redact = o.redactor.String
 	so.Problems = append(so.Problems, apiHealth)
-	if hooksSrv != nil {
-		so.Problems = append(so.Problems, hooksSrv)
+	if webhooks != nil {
+		so.Problems = append(so.Problems, op.Webhooks())
 	}
 	if so.Protected() {
 		authClient, err := kubernetes.NewForConfig(restCfg)
@@ -338,8 +339,8 @@ func (o *startOptions) run(ctx context.Context) error {
 		g, gctx := errgroup.WithContext(ctx)
 		g.Go(func() error { return srv.Run(gctx) })
 		g.Go(func() error { return apiHealth.Run(gctx) })
-		g.Go(func() error { return serveWebhooks(gctx, hooksSrv, op, o.leader.Enabled) }) // on every replica, leading or not
-		lead := leadWithWebhooks(op, hooksSrv)
+		g.Go(func() error { return op.Webhooks().Run(gctx) }) // on every replica, leading or not
+		lead := leadWithWebhooks(op)
 		g.Go(func() error {
 			return runLeading(gctx, o.leader, electionClient, o.operator.Namespace, log, func(ctx context.Context) error {
 				leading.Store(true)
@@ -382,7 +383,7 @@ func withRateLimit(cfg *rest.Config, qps float32, burst int) *rest.Config {
 
 // wire builds the operator with its real dependencies; it returns the
 // operator's Event recorder too.
-func (o *startOptions) wire(restCfg *rest.Config, log *slog.Logger, rec *metrics.Recorder, hookMetrics *metrics.HookMetrics, hooksSrv *webhook.Server) (*operator.Operator, *event.Recorder, error) {
+func (o *startOptions) wire(restCfg *rest.Config, log *slog.Logger, rec *metrics.Recorder, hookMetrics *metrics.HookMetrics, webhooks *admission.Config) (*operator.Operator, *event.Recorder, error) {
 	client, err := kubernetes.NewForConfig(restCfg)
 	if err != nil {
 		return nil, nil, fmt.Errorf("kubernetes client: %w", err)
@@ -460,11 +461,11 @@ func (o *startOptions) wire(restCfg *rest.Config, log *slog.Logger, rec *metrics
 		ConfigMapEvents: recorder,
 		LastApplied:     config.NewLastApplied(client, o.operator.Namespace, o.operator.ConfigMap+config.LastAppliedSuffix),
 	}
-	standbyOperator := o.wireWebhooks(&deps, hooksSrv, client, dyn, log)
+	standbyOperator := o.wireStandby(webhooks, client, dyn, log)
+	deps.Webhooks = webhooks
 	op, err := o.newOperator(deps, cfgMap, dyn, events, rec, recorder, log)
-	if err == nil && hooksSrv != nil {
+	if err == nil {
 		standbyOperator(op)
-		o.serveChecks(hooksSrv, op)
 	}
 	return op, recorder, err
 }
@@ -478,26 +479,6 @@ func (o *startOptions) readKubernetesVersion(client kubernetes.Interface, log *s
 		return
 	}
 	o.operator.KubernetesVersion = v.GitVersion
-}
-
-// serveChecks hands the webhook server the operator's checks of the
-// configuration and the redactor of its answers.
-func (o *startOptions) serveChecks(hooksSrv *webhook.Server, op *operator.Operator) {
-	hooksSrv.SetRedactor(o.redactor.String)
-	// Besides the schemas, a write may not enable two modules of one
-	// module.yaml exclusiveGroup.
-	hooksSrv.SetConfigMapCheck(func(data map[string]string) ([]string, error) {
-		warnings, err := op.CheckConfigMap(data)
-		return warnings, errors.Join(err, op.CheckExclusiveConfigMap(data))
-	})
-	if o.api.configSource == configSourceModuleConfig {
-		hooksSrv.SetModuleConfigCheck(func(object []byte) error {
-			if err := config.CheckModuleConfig(object, op.HasModule, op.AdmitConfig); err != nil {
-				return err
-			}
-			return op.CheckExclusiveModuleConfig(object)
-		})
-	}
 }
 
 // newOperator makes the operator with the configuration source and the

@@ -3,15 +3,14 @@ package main
 import (
 	"context"
 	"fmt"
-	"log/slog"
 
 	"golang.org/x/sync/errgroup"
 	apiextensions "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/utils/clock"
 
 	"github.com/addon-operator/addon-operator/pkg/operator"
+	"github.com/addon-operator/addon-operator/pkg/operator/admission"
 	"github.com/addon-operator/addon-operator/pkg/webhook"
 )
 
@@ -51,9 +50,9 @@ func webhookEnvFallbacks() map[string][]string {
 	}
 }
 
-// newWebhookServer builds the webhook server when --webhook-server is on;
-// nil otherwise.
-func (o *startOptions) newWebhookServer(restCfg *rest.Config, log *slog.Logger) (*webhook.Server, error) {
+// webhookConfig is what the operator builds the webhook server from when
+// --webhook-server is on; nil otherwise.
+func (o *startOptions) webhookConfig(restCfg *rest.Config) (*admission.Config, error) {
 	if !o.webhook.Enabled {
 		return nil, nil
 	}
@@ -67,36 +66,19 @@ func (o *startOptions) newWebhookServer(restCfg *rest.Config, log *slog.Logger) 
 	}
 	wo := o.webhook
 	wo.Namespace, wo.ConfigMapName = o.operator.Namespace, o.operator.ConfigMap
-	return webhook.New(wo, webhook.Clients{Kube: kube, CRDs: crds}, clock.RealClock{}, log), nil
+	return &admission.Config{
+		Server: wo, Clients: webhook.Clients{Kube: kube, CRDs: crds}, Redact: o.redactor.String,
+		ModuleConfigs: o.api.configSource == configSourceModuleConfig,
+	}, nil
 }
 
-// serveWebhooks runs the webhook server, when there is one, until ctx ends.
-// With --ha a replica also answers while it does not lead: RunStandby
-// serves every hook's webhooks with the configuration and the snapshots
-// they include, so a standby the Service sends requests to answers as the
-// leader does.
-func serveWebhooks(ctx context.Context, srv *webhook.Server, op *operator.Operator, ha bool) error {
-	if srv == nil {
-		return nil
-	}
-	g, ctx := errgroup.WithContext(ctx)
-	if ha {
-		g.Go(func() error { return op.RunStandby(ctx) })
-	}
-	g.Go(func() error { return srv.Run(ctx) })
-	return g.Wait()
-}
-
-// leadWithWebhooks runs the operator and, with a webhook server, keeps its
-// configurations in place: only the leader writes them.
-func leadWithWebhooks(op *operator.Operator, srv *webhook.Server) func(ctx context.Context) error {
+// leadWithWebhooks runs the operator and keeps the webhook configurations,
+// when there is a webhook server, in place: only the leader writes them.
+func leadWithWebhooks(op *operator.Operator) func(ctx context.Context) error {
 	return func(ctx context.Context) error {
-		if srv == nil {
-			return op.Run(ctx)
-		}
 		g, ctx := errgroup.WithContext(ctx)
 		g.Go(func() error { return op.Run(ctx) })
-		g.Go(func() error { return srv.RunConfigurations(ctx) })
+		g.Go(func() error { return op.Webhooks().RunConfigurations(ctx) })
 		return g.Wait()
 	}
 }

@@ -16,8 +16,8 @@ import (
 //
 //nolint:gochecknoglobals // the test's table
 var stillOver = map[string]Type{
-	"operator.Deps":     {Fields: 28},
-	"operator.Operator": {Fields: 43, Methods: 107},
+	"operator.Deps":     {Fields: 26},
+	"operator.Operator": {Fields: 41, Methods: 87},
 	"operator.Options":  {Fields: 21, Methods: 4},
 }
 

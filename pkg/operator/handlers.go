@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"runtime"
 	"slices"
 
@@ -16,6 +15,7 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/hook"
 	"github.com/addon-operator/addon-operator/pkg/logkey"
 	"github.com/addon-operator/addon-operator/pkg/module"
+	"github.com/addon-operator/addon-operator/pkg/operator/admission"
 	"github.com/addon-operator/addon-operator/pkg/plan"
 	"github.com/addon-operator/addon-operator/pkg/queue"
 	"github.com/addon-operator/addon-operator/pkg/status"
@@ -84,7 +84,7 @@ func (o *Operator) startup(ctx context.Context) ([]task, error) {
 		return nil, err
 	}
 	o.global = hooks
-	if err := o.enableWebhooks(ctx, nil, hooks); err != nil {
+	if err := o.webhooks.Enable(ctx, nil, hooks); err != nil {
 		return nil, err
 	}
 	// Every module hook prints its config now, so a broken one is reported
@@ -168,7 +168,7 @@ func (o *Operator) convergeDone(t convergeDoneTask) []task {
 	}
 	o.objects.Converged()
 	if o.ready.CompareAndSwap(false, true) {
-		o.dropStandbySnapshots()
+		o.webhooks.DropSnapshots(func(name string) bool { return o.state.get(name).Enabled })
 		o.logFirstConverge()
 		return nil
 	}
@@ -253,7 +253,7 @@ func (o *Operator) moduleDelete(ctx context.Context, name string) error {
 	o.state.runs.Forget(name)
 	defer o.releases.Pause(name)()
 	// Before the uninstall: its objects go without their webhooks.
-	if err := o.disableWebhooks(ctx, name); err != nil {
+	if err := o.webhooks.Disable(ctx, name); err != nil {
 		return err
 	}
 	exists, err := o.releases.Exists(ctx, name)
@@ -284,9 +284,9 @@ func (o *Operator) moduleDelete(ctx context.Context, name string) error {
 // that it may be saved as the last applied configuration.
 func (o *Operator) applyConfig(c *config.Config) bool {
 	old := o.store.Config()
-	moduleErrs, globalErr := o.validateConfig(c, ownCheck)
-	if !configAcceptable(old != nil, len(moduleErrs) > 0, globalErr) {
-		errs := o.sectionErrs(moduleErrs)
+	moduleErrs, globalErr := o.checks.Validate(c, admission.Own)
+	if !admission.Acceptable(old != nil, len(moduleErrs) > 0, globalErr) {
+		errs := o.checks.SectionErrs(moduleErrs)
 		if globalErr != nil {
 			errs = append([]error{&config.KeyError{Key: config.GlobalKey, Err: globalErr}}, errs...)
 		}
@@ -300,7 +300,7 @@ func (o *Operator) applyConfig(c *config.Config) bool {
 	leftMaintenance := o.upkeep.ApplyMaintenance(o.modules.Modules(), c.Maintenance)
 	switch {
 	case len(moduleErrs) > 0:
-		o.cfgHealth.Reject(errors.Join(o.sectionErrs(moduleErrs)...), true)
+		o.cfgHealth.Reject(errors.Join(o.checks.SectionErrs(moduleErrs)...), true)
 	case o.cfgHealth.Held() == "":
 		o.cfgHealth.Accept()
 	default: // a held configuration: what the source says is still rejected
@@ -350,17 +350,6 @@ func (o *Operator) saveLastApplied(ctx context.Context, c *config.Config) {
 	if err := o.lastApplied.Save(ctx, c); err != nil {
 		o.log.Warn("last applied configuration not saved", logkey.Err(err))
 	}
-}
-
-// sectionErrs names the ConfigMap key of each module whose section failed
-// its schema, in module name order.
-func (o *Operator) sectionErrs(moduleErrs map[string]error) []error {
-	errs := make([]error, 0, len(moduleErrs))
-	for _, name := range slices.Sorted(maps.Keys(moduleErrs)) {
-		m, _ := o.modules.Module(name)
-		errs = append(errs, &config.KeyError{Key: m.Key(), Err: moduleErrs[name]})
-	}
-	return errs
 }
 
 // queueConverge appends a converge unless one is already waiting to start.

@@ -6,6 +6,7 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/binding"
 	"github.com/addon-operator/addon-operator/pkg/config"
 	"github.com/addon-operator/addon-operator/pkg/kube/moduleobject"
+	"github.com/addon-operator/addon-operator/pkg/operator/admission"
 	"github.com/addon-operator/addon-operator/pkg/schedule"
 	"github.com/addon-operator/addon-operator/pkg/status"
 )
@@ -52,18 +53,8 @@ func objectMessage(st moduleState) string {
 // of the global hooks and the modules, and the module sections by their
 // batch binaries' settings checks, as a ConfigMap content is checked.
 func (o *Operator) ValidateConfig(c *config.Config) (moduleErrs map[string]error, globalErr error) {
-	return o.validateConfig(c, ownCheck)
-}
-
-// AdmitConfig is ValidateConfig for an admission request: its settings
-// checks share the admission slots and its time is bounded within the
-// webhook's timeout.
-func (o *Operator) AdmitConfig(c *config.Config) (moduleErrs map[string]error, globalErr error) {
-	return o.validateConfig(c, admissionCheck)
+	return o.checks.Validate(c, admission.Own)
 }
 
 // HasModule reports whether a module of that name was discovered.
-func (o *Operator) HasModule(name string) bool {
-	_, ok := o.modules.Module(name)
-	return ok
-}
+func (o *Operator) HasModule(name string) bool { return o.checks.HasModule(name) }

@@ -23,6 +23,7 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/logkey"
 	"github.com/addon-operator/addon-operator/pkg/metrics"
 	"github.com/addon-operator/addon-operator/pkg/module"
+	"github.com/addon-operator/addon-operator/pkg/operator/admission"
 	"github.com/addon-operator/addon-operator/pkg/operator/modulepub"
 	"github.com/addon-operator/addon-operator/pkg/operator/queuemetrics"
 	"github.com/addon-operator/addon-operator/pkg/operator/upkeep"
@@ -95,15 +96,10 @@ type Deps struct {
 	Clock       clock.WithDelayedExecution
 	Logger      *slog.Logger
 
-	// Webhooks serves hooks' webhook bindings; nil serves none (hooks
-	// that declare some get a warning).
-	Webhooks webhookServer
-
-	// StandbyConfig reads the configuration, without writing it, onto
-	// StandbyConfigEvents while this replica does not lead (RunStandby);
-	// nil: a standby's webhook runs see no configured values.
-	StandbyConfig       configWatch
-	StandbyConfigEvents <-chan config.Event
+	// Webhooks builds the webhook server, which serves hooks' webhook
+	// bindings and the checks of the configuration, and a standby's
+	// (--ha); nil serves none (hooks that declare some get a warning).
+	Webhooks *admission.Config
 
 	// LastApplied keeps the last accepted configuration across restarts
 	// (*config.LastApplied); nil keeps none: a missing source at start is
@@ -145,9 +141,10 @@ type Operator struct {
 	healEvents    <-chan heal.Event
 	driftChanges  <-chan heal.Change
 	bindings      *binding.Registry
-	webhooks      webhookServer
-	webhookState  webhookOwners
-	standby       *standby
+	// checks check the configuration; webhooks own hooks' webhook
+	// bindings, the webhook server and a standby's work.
+	checks   *admission.Checks
+	webhooks *admission.Webhooks
 
 	modules *module.Set
 	// requiring are the modules whose module.yaml requires others, in
@@ -185,9 +182,6 @@ type Operator struct {
 	foreign atomic.Pointer[status.Condition]
 	// redactor learns secret values; nil learns none.
 	redactor *redact.Redactor
-	// admissionChecks bounds the settings checks admission requests run
-	// (settingscheck.go).
-	admissionChecks checkSlots
 }
 
 // New discovers modules and global hooks and prepares the operator.
@@ -213,9 +207,7 @@ func New(opts Options, deps Deps) (*Operator, error) {
 		modules: mods, store: st,
 		monitors: deps.Monitors, monitorEvents: deps.MonitorEvents, scheduler: deps.Scheduler, ticks: deps.Ticks,
 		patcher: deps.Patcher, hookMetrics: deps.HookMetrics, recorder: deps.Recorder, moduleEvents: deps.Events, bindings: binding.New(),
-		healEvents: deps.HealEvents, driftChanges: deps.DriftChanges, webhooks: deps.Webhooks,
-		standby: newStandby(deps.StandbyConfig, deps.StandbyConfigEvents), lastApplied: deps.LastApplied, redactor: deps.Redactor,
-		admissionChecks: checkSlots{tokens: make(chan struct{}, admissionCheckSlots), time: admissionCheckTime},
+		healEvents: deps.HealEvents, driftChanges: deps.DriftChanges, lastApplied: deps.LastApplied, redactor: deps.Redactor,
 	}
 	// Module state and its publisher are built together: every change of
 	// a module's state reaches its Module object.
@@ -231,6 +223,11 @@ func New(opts Options, deps Deps) (*Operator, error) {
 	}, func(name string, done func(error)) { o.pool.RetryNow(name, done) })
 	ms = newStates(names, o.objects.Publish, runlog.New(deps.Clock, runlog.DefaultRuns))
 	o.state = ms
+	checker, _ := deps.Hooks.(admission.SettingsChecker)
+	o.checks = admission.NewChecks(mods, st, checker, ms.enabledSet, deps.Logger)
+	if o.webhooks, err = o.newWebhooks(deps.Webhooks); err != nil {
+		return nil, err
+	}
 	for _, m := range mods.Modules() {
 		if len(m.Requires()) > 0 {
 			o.requiring = append(o.requiring, m)
@@ -266,7 +263,7 @@ func (o *Operator) Run(ctx context.Context) error {
 	o.startedAt = o.clock.Now()
 	// A standby's configuration gives way to the leader's own reading, as
 	// at any start; its monitors keep running, for Run to adopt.
-	runMonitors := o.standby.becomeLeader(func() { o.store.SetConfig(nil) })
+	runMonitors := o.webhooks.BecomeLeader(func() { o.store.SetConfig(nil) })
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return o.config.Run(ctx) })
 	if o.moduleEvents != nil {

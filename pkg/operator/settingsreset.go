@@ -31,26 +31,3 @@ func (o *Operator) reportResets(prev, next *config.Config) {
 		}
 	}
 }
-
-// DisableConfirmation says whether disabling the module of name needs the
-// allow-disabling annotation (its module.yaml's disable.confirmation), and
-// its message. It reads only immutable module definitions and is safe for
-// concurrent use, on every replica.
-func (o *Operator) DisableConfirmation(name string) (needed bool, message string) {
-	m, ok := o.modules.Module(name)
-	if !ok {
-		return false, ""
-	}
-	return m.DisableConfirmation()
-}
-
-// AnyDisableConfirmation reports whether some module needs a confirmation
-// to be disabled.
-func (o *Operator) AnyDisableConfirmation() bool {
-	for _, m := range o.modules.Modules() {
-		if need, _ := m.DisableConfirmation(); need {
-			return true
-		}
-	}
-	return false
-}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/addon-operator/addon-operator/pkg/config"
 	"github.com/addon-operator/addon-operator/pkg/hook"
+	"github.com/addon-operator/addon-operator/pkg/operator/admission"
 	"github.com/addon-operator/addon-operator/pkg/values"
 	"github.com/addon-operator/addon-operator/pkg/webhook"
 )
@@ -44,8 +45,13 @@ type servedWebhooks struct {
 	served map[string]webhook.Entries
 }
 
-func (s *servedWebhooks) Set(context.Context, string, webhook.Entries) error { return nil }
-func (s *servedWebhooks) Remove(context.Context, string) error               { return nil }
+func (s *servedWebhooks) Set(_ context.Context, owner string, e webhook.Entries) error {
+	return s.Serve(owner, e)
+}
+func (s *servedWebhooks) Remove(context.Context, string) error    { return nil }
+func (s *servedWebhooks) Run(context.Context) error               { return nil }
+func (s *servedWebhooks) RunConfigurations(context.Context) error { return nil }
+func (s *servedWebhooks) Problem() string                         { return "" }
 func (s *servedWebhooks) Serve(owner string, e webhook.Entries) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -89,10 +95,11 @@ func TestStandbyAnswersWithConfigAndSnapshots(t *testing.T) {
 	mons := &fakeSnapshotMonitors{fakeMonitors: fakeMonitors{objects: map[string][]hook.FilteredObject{"a/hooks/mod/kubernetes/0": {obj("x")}}}}
 	srv := &servedWebhooks{}
 	events := make(chan config.Event)
-	o.monitors, o.webhooks, o.standby.config, o.standby.events = mons, srv, blockingWatch{}, events
+	o.monitors = mons
+	o.webhooks = o.webhooksWith(srv, admission.StandbyOptions{Enabled: true, Config: blockingWatch{}, Events: events})
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
-	go func() { done <- o.RunStandby(ctx) }()
+	go func() { done <- o.webhooks.Run(ctx) }()
 
 	send := func(ev config.Event) {
 		t.Helper()
@@ -142,13 +149,13 @@ func TestStandbyAnswersWithConfigAndSnapshots(t *testing.T) {
 
 	// Leading: the leader reads the configuration afresh; the standby
 	// stops taking it.
-	if runMonitors := o.standby.becomeLeader(func() { o.store.SetConfig(nil) }); runMonitors {
+	if runMonitors := o.webhooks.BecomeLeader(func() { o.store.SetConfig(nil) }); runMonitors {
 		t.Error("the leader would run the monitors a standby runs")
 	}
 	if o.store.Config() != nil {
 		t.Error("the standby's configuration outlived leading")
 	}
-	o.dropStandbySnapshots()
+	o.webhooks.DropSnapshots(func(name string) bool { return o.state.get(name).Enabled })
 	mons.mu.Lock()
 	stopped := slices.Sorted(slices.Values(mons.stopped)) // stopped owner by owner, in no set order
 	mons.mu.Unlock()
@@ -157,28 +164,6 @@ func TestStandbyAnswersWithConfigAndSnapshots(t *testing.T) {
 	}
 	cancel()
 	if err := <-done; err != nil {
-		t.Errorf("RunStandby: %v", err)
-	}
-}
-
-func TestConfigAcceptable(t *testing.T) {
-	tests := []struct {
-		name                   string
-		haveConfig, moduleErrs bool
-		globalErr              error
-		want                   bool
-	}{
-		{"first, valid", false, false, nil, true},
-		{"first, invalid module sections: taken, those modules skipped", false, true, nil, true},
-		{"later, invalid module sections", true, true, nil, false},
-		{"invalid global section", false, false, errors.New("bad"), false},
-		{"later, valid", true, false, nil, true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := configAcceptable(tt.haveConfig, tt.moduleErrs, tt.globalErr); got != tt.want {
-				t.Errorf("configAcceptable = %v, want %v", got, tt.want)
-			}
-		})
+		t.Errorf("Run: %v", err)
 	}
 }

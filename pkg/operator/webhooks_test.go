@@ -13,6 +13,7 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/binding"
 	"github.com/addon-operator/addon-operator/pkg/helm"
 	"github.com/addon-operator/addon-operator/pkg/hook"
+	"github.com/addon-operator/addon-operator/pkg/operator/admission"
 	"github.com/addon-operator/addon-operator/pkg/webhook"
 )
 
@@ -39,6 +40,10 @@ func (f fakeWebhooks) Remove(_ context.Context, owner string) error {
 	return nil
 }
 
+func (fakeWebhooks) Run(context.Context) error               { return nil }
+func (fakeWebhooks) RunConfigurations(context.Context) error { return nil }
+func (fakeWebhooks) Problem() string                         { return "" }
+
 const webhookHookConfig = `configVersion: v1
 beforeHelm: 1
 kubernetesValidating:
@@ -49,7 +54,7 @@ kubernetesValidating:
 func TestWebhooksRegisteredOnceBeforeTheRelease(t *testing.T) {
 	runner := &fakeRunner{configs: map[string]string{"mod": webhookHookConfig, "global": "configVersion: v1\nonStartup: 1\n"}}
 	o, rel := newTestOperator(t, runner)
-	o.webhooks = fakeWebhooks{rel}
+	o.webhooks = o.webhooksWith(fakeWebhooks{rel}, admission.StandbyOptions{})
 	runUntil(t, o, o.Ready)
 	got := runner.recorded()
 	want := []string{
@@ -73,13 +78,16 @@ func TestWebhooksRegisteredOnceBeforeTheRelease(t *testing.T) {
 func TestModuleDeleteRemovesWebhooksBeforeUninstall(t *testing.T) {
 	runner := &fakeRunner{configs: map[string]string{"mod": webhookHookConfig + "afterDeleteHelm: 1\n", "global": "configVersion: v1\nonStartup: 1\n"}}
 	o, rel := newTestOperator(t, runner)
-	o.webhooks = fakeWebhooks{rel}
+	o.webhooks = o.webhooksWith(fakeWebhooks{rel}, admission.StandbyOptions{})
 	rel.status = map[string]helm.Status{"a": {Owned: true}}
-	o.webhookState.swap("a", true)
+	m, _ := o.modules.Module("a")
+	if err := o.webhooks.Enable(t.Context(), m, []*binding.Hook{checkHook(t)}); err != nil {
+		t.Fatal(err)
+	}
 	if err := o.moduleDelete(t.Context(), "a"); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"webhooks-removed:a", "uninstall:a", "a:afterDeleteHelm"}
+	want := []string{"webhooks:a:check.example.com", "webhooks-removed:a", "uninstall:a", "a:afterDeleteHelm"}
 	if diff := cmp.Diff(want, runner.recorded()); diff != "" {
 		t.Errorf("calls (-want +got):\n%s", diff)
 	}
@@ -89,6 +97,16 @@ func TestModuleDeleteRemovesWebhooksBeforeUninstall(t *testing.T) {
 	if n := countPrefix(runner.recorded(), "webhooks-removed"); n != 1 {
 		t.Errorf("removed %d times, want once", n)
 	}
+}
+
+// checkHook is a hook with one validating binding.
+func checkHook(t *testing.T) *binding.Hook {
+	t.Helper()
+	cfg, err := hook.ParseConfig("check", []byte(webhookHookConfig), hook.Module)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &binding.Hook{Path: "/m/hooks/check", Name: "hooks/check", Config: cfg}
 }
 
 func countPrefix(calls []string, prefix string) int {
@@ -138,7 +156,7 @@ func TestCheckConfigMap(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			warnings, err := o.CheckConfigMap(tt.data)
+			warnings, err := o.checks.CheckConfigMap(tt.data)
 			if diff := cmp.Diff(tt.wantWarnings, warnings); diff != "" {
 				t.Errorf("warnings (-want +got):\n%s", diff)
 			}
@@ -180,8 +198,7 @@ func (c *capturingRunner) Run(ctx context.Context, r hook.Run) (*hook.Result, er
 
 func TestWebhookRunGetsSnapshotsAndValues(t *testing.T) {
 	runner := &capturingRunner{}
-	o, _ := newTestOperator(t, &runner.fakeRunner)
-	o.runner = runner
+	o, _ := newTestOperatorWith(t, &runner.fakeRunner, func(d *Deps) { d.Hooks = runner })
 	cfg, err := hook.ParseConfig("check", []byte(`configVersion: v1
 kubernetes:
 - {name: things, kind: ConfigMap, executeHookOnEvent: []}
@@ -196,7 +213,11 @@ kubernetesValidating:
 	h := &binding.Hook{Path: "/m/hooks/check", Name: "hooks/check", Config: cfg}
 	m, _ := o.modules.Module("a")
 	o.monitors = &fakeMonitors{objects: map[string][]hook.FilteredObject{binding.ID("a", h, hook.Kubernetes, 0): {obj("x")}}}
-	e := o.webhookEntries(m, []*binding.Hook{h})
+	srv := &servedWebhooks{}
+	if err := o.webhooksWith(srv, admission.StandbyOptions{}).Enable(t.Context(), m, []*binding.Hook{h}); err != nil {
+		t.Fatal(err)
+	}
+	e, _ := srv.get("a")
 	if len(e.Admission) != 1 || e.Admission[0].Owner != "a" || e.Admission[0].Binding.Name != "check.example.com" {
 		t.Fatalf("entries %+v, want the one validating binding of module a", e)
 	}

@@ -74,9 +74,15 @@ func ptrTo[T any](v T) *T { return &v }
 // TLS or configurations.
 func newTestServer(t *testing.T, maxRuns int) *Server {
 	t.Helper()
+	return newCheckingServer(t, maxRuns, Checks{})
+}
+
+// newCheckingServer is newTestServer answering with checks.
+func newCheckingServer(t *testing.T, maxRuns int, checks Checks) *Server {
+	t.Helper()
 	opts := DefaultOptions()
 	opts.MaxConcurrentRuns = maxRuns
-	return New(opts, Clients{Kube: fake.NewClientset()}, clocktesting.NewFakeClock(time.Now()), slog.New(slog.DiscardHandler))
+	return New(opts, Clients{Kube: fake.NewClientset()}, checks, clocktesting.NewFakeClock(time.Now()), slog.New(slog.DiscardHandler))
 }
 
 func admissionReview(t *testing.T, uid string) []byte {

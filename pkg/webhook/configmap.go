@@ -27,7 +27,7 @@ func (s *Server) serveConfigMap(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	check := s.configMap.Load()
+	check := s.checks.ConfigMap
 	if check == nil {
 		http.Error(w, "ConfigMap check not ready", http.StatusServiceUnavailable)
 		return
@@ -36,7 +36,7 @@ func (s *Server) serveConfigMap(w http.ResponseWriter, r *http.Request) {
 	var cm corev1.ConfigMap
 	if err := json.Unmarshal(review.Request.Object.Raw, &cm); err != nil {
 		resp = deny("decode ConfigMap: " + err.Error())
-	} else if warnings, err := (*check)(cm.Data); err != nil {
+	} else if warnings, err := check(cm.Data); err != nil {
 		resp = deny(strings.ReplaceAll(err.Error(), "\n", "; "))
 		resp.Warnings = warnings
 	} else {

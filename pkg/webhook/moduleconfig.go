@@ -24,13 +24,8 @@ const moduleConfigWebhookName = "moduleconfig.addon-operator.io"
 // moduleConfigPath is where the server answers for ModuleConfig objects.
 const moduleConfigPath = "/moduleconfig"
 
-// SetModuleConfigCheck sets how ModuleConfig objects are checked at
-// admission; until it is set (the operator reads its configuration from
-// the ConfigMap) they are not.
-func (s *Server) SetModuleConfigCheck(check ModuleConfigCheck) { s.moduleConfig.Store(&check) }
-
 func (s *Server) checksModuleConfigs() bool {
-	return s.opts.ConfigMapValidation && s.moduleConfig.Load() != nil
+	return s.opts.ConfigMapValidation && s.checks.ModuleConfig != nil
 }
 
 // serveModuleConfig checks the ModuleConfig of an admission request with
@@ -43,13 +38,13 @@ func (s *Server) serveModuleConfig(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	check := s.moduleConfig.Load()
+	check := s.checks.ModuleConfig
 	if check == nil {
 		http.Error(w, "ModuleConfig check not ready", http.StatusServiceUnavailable)
 		return
 	}
 	resp := &admissionv1.AdmissionResponse{UID: review.Request.UID, Allowed: true}
-	if err := (*check)(review.Request.Object.Raw); err != nil {
+	if err := check(review.Request.Object.Raw); err != nil {
 		resp = deny(strings.ReplaceAll(err.Error(), "\n", "; "))
 		resp.UID = review.Request.UID
 		resp.Result.Reason = metav1.StatusReasonInvalid

@@ -124,7 +124,7 @@ func TestClientCertificates(t *testing.T) {
 	opts.Namespace, opts.URL = "ops", "https://127.0.0.1:9680"
 	opts.ListenAddress, opts.ListenPort = "127.0.0.1", 0
 	opts.ClientCA, opts.ClientNames = filepath.Join(dir, "ca.crt"), []string{"kube-apiserver"}
-	s := New(opts, Clients{Kube: fake.NewClientset()}, clocktesting.NewFakeClock(time.Now()), slog.New(slog.DiscardHandler))
+	s := New(opts, Clients{Kube: fake.NewClientset()}, Checks{}, clocktesting.NewFakeClock(time.Now()), slog.New(slog.DiscardHandler))
 	runServing(t, s)
 	roots := x509.NewCertPool()
 	roots.AppendCertsFromPEM(s.certs.CABundle())

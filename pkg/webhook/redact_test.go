@@ -15,8 +15,7 @@ import (
 // secret reach the API server with the marker instead.
 func TestAnswersAreRedacted(t *testing.T) {
 	const secret = "s3cr3t-token-value"
-	s := newTestServer(t, 1)
-	s.SetRedactor(func(text string) string { return strings.ReplaceAll(text, secret, "[redacted]") })
+	s := newCheckingServer(t, 1, Checks{Redact: func(text string) string { return strings.ReplaceAll(text, secret, "[redacted]") }})
 	answer := `{"allowed": false, "message": "token ` + secret + ` is revoked", "warnings": ["saw ` + secret + `"]}`
 	err := s.reg.set("mod", Entries{Admission: []Admission{{
 		Owner: "mod", Hook: "hooks/deny", Binding: hook.AdmissionBinding{Name: "deny.example.com", TimeoutSeconds: 10},

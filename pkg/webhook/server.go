@@ -43,12 +43,10 @@ type Server struct {
 	// them without --webhook-client-ca; anonymous the rest (portguard.go).
 	trusted, anonymous *lane
 
-	configMap    atomic.Pointer[ConfigMapCheck]
-	moduleConfig atomic.Pointer[ModuleConfigCheck]
-	writeGuard   atomic.Pointer[WriteGuard]
-	serving      chan struct{} // closed once the server answered its own probe
-	redactor     atomic.Pointer[func(string) string]
-	addr         atomic.Pointer[string]
+	// checks are the operator's, given to New and never changed.
+	checks  Checks
+	serving chan struct{} // closed once the server answered its own probe
+	addr    atomic.Pointer[string]
 }
 
 // Clients are what the server needs of the API server.
@@ -57,10 +55,10 @@ type Clients struct {
 	CRDs apiextensionsclient.Interface
 }
 
-// New prepares a server; nothing runs until Run.
-func New(opts Options, clients Clients, clk clock.Clock, log *slog.Logger) *Server {
+// New prepares a server that answers with checks; nothing runs until Run.
+func New(opts Options, clients Clients, checks Checks, clk clock.Clock, log *slog.Logger) *Server {
 	s := &Server{
-		opts: opts, log: log.With(slog.String(logkey.Component, "webhook")), reg: newRegistry(),
+		opts: opts, checks: checks, log: log.With(slog.String(logkey.Component, "webhook")), reg: newRegistry(),
 		sem: make(chan struct{}, opts.MaxConcurrentRuns), serving: make(chan struct{}), mux: http.NewServeMux(), clock: clk,
 	}
 	s.trusted = &lane{budget: semaphore.NewWeighted(opts.MaxInflightBytes), runs: s.sem}
@@ -79,12 +77,8 @@ func New(opts Options, clients Clients, clk clock.Clock, log *slog.Logger) *Serv
 	return s
 }
 
-// SetConfigMapCheck sets how the operator's ConfigMap is checked; until it
-// is set (or with --config-map-validation off) it is not.
-func (s *Server) SetConfigMapCheck(check ConfigMapCheck) { s.configMap.Store(&check) }
-
 func (s *Server) checksConfigMap() bool {
-	return s.opts.ConfigMapValidation && s.configMap.Load() != nil
+	return s.opts.ConfigMapValidation && s.checks.ConfigMap != nil
 }
 
 // Serving is closed once the server answered a TLS request of its own with

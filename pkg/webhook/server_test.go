@@ -18,7 +18,7 @@ func TestProblemUntilServing(t *testing.T) {
 	opts := DefaultOptions()
 	opts.Namespace, opts.URL = "ops", "https://127.0.0.1:9680"
 	opts.ListenAddress, opts.ListenPort = "127.0.0.1", 0
-	s := New(opts, Clients{Kube: fake.NewClientset()}, clocktesting.NewFakeClock(time.Now()), slog.New(slog.DiscardHandler))
+	s := New(opts, Clients{Kube: fake.NewClientset()}, Checks{}, clocktesting.NewFakeClock(time.Now()), slog.New(slog.DiscardHandler))
 	if s.Problem() == "" {
 		t.Fatal("Problem() = \"\" before the server runs")
 	}
@@ -66,7 +66,7 @@ func TestServerProtocols(t *testing.T) {
 			opts.Namespace, opts.URL = "ops", "https://127.0.0.1:9680"
 			opts.ListenAddress, opts.ListenPort = "127.0.0.1", 0
 			opts.HTTP2 = tc.http2
-			s := New(opts, Clients{Kube: fake.NewClientset()}, clocktesting.NewFakeClock(time.Now()), slog.New(slog.DiscardHandler))
+			s := New(opts, Clients{Kube: fake.NewClientset()}, Checks{}, clocktesting.NewFakeClock(time.Now()), slog.New(slog.DiscardHandler))
 			runServing(t, s)
 			pool := x509.NewCertPool()
 			pool.AppendCertsFromPEM(s.certs.CABundle())

@@ -48,12 +48,11 @@ const (
 // namespace) is gone.
 const namespaceControllerUser = "system:serviceaccount:kube-system:namespace-controller"
 
-// SetWriteGuard sets the guard of writes to the configuration; from then on the
-// configurations register its two webhooks, with failurePolicy Fail, for
-// CREATE, UPDATE and DELETE. Until it is set nothing is guarded.
-func (s *Server) SetWriteGuard(g WriteGuard) { s.writeGuard.Store(&g) }
-
-func (s *Server) guardsWrites() bool { return s.writeGuard.Load() != nil }
+// guardsWrites reports whether the server was given a guard of writes to
+// the configuration: the configurations then register its two webhooks,
+// with failurePolicy Fail, for CREATE, UPDATE and DELETE. Without one
+// nothing is guarded.
+func (s *Server) guardsWrites() bool { return s.checks.WriteGuard != nil }
 
 // serveWriteGuard answers a guarded write with check.
 func (s *Server) serveWriteGuard(name string, check func(WriteGuard) ConfigWriteCheck) http.HandlerFunc {
@@ -64,7 +63,7 @@ func (s *Server) serveWriteGuard(name string, check func(WriteGuard) ConfigWrite
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		g := s.writeGuard.Load()
+		g := s.checks.WriteGuard
 		if g == nil || check(*g) == nil {
 			http.Error(w, "guard not ready", http.StatusServiceUnavailable)
 			return

@@ -19,16 +19,16 @@ import (
 func TestServeWriteGuard(t *testing.T) {
 	s := newTestServer(t, 1)
 	if code, _ := post(t, s, configMapWriteGuardPath, writeGuardReview(t, admissionv1.Delete)); code != 503 {
-		t.Errorf("status %d before the guard is set, want 503", code)
+		t.Errorf("status %d without a guard, want 503", code)
 	}
 	var seen ConfigWrite
-	s.SetWriteGuard(WriteGuard{
+	s = newCheckingServer(t, 1, Checks{WriteGuard: &WriteGuard{
 		ModuleConfig: func(ConfigWrite) error { return nil },
 		ConfigMap: func(w ConfigWrite) error {
 			seen = w
 			return errors.New("module \"vault\" needs a confirmation")
 		},
-	})
+	}})
 	code, body := post(t, s, configMapWriteGuardPath, writeGuardReview(t, admissionv1.Delete))
 	if code != 200 {
 		t.Fatalf("status %d: %s", code, body)

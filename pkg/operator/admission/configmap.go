@@ -1,4 +1,4 @@
-package operator
+package admission
 
 import (
 	"errors"
@@ -10,42 +10,48 @@ import (
 )
 
 // CheckConfigMap checks a ConfigMap's data as applying it would: parse,
-// then every section against its schema. The error names each wrong key
-// and rule; warnings name keys of no known module, with the closest
-// module key. It reads only immutable schemas and is safe for concurrent
-// use, on every replica.
-func (o *Operator) CheckConfigMap(data map[string]string) ([]string, error) {
-	c, err := config.Parse(data)
+// then every section against its schema and the settings checks, then the
+// modules it switches on against their exclusiveGroups. The error names
+// each wrong key and rule; warnings name keys of no known module, with
+// the closest module key.
+func (c *Checks) CheckConfigMap(data map[string]string) ([]string, error) {
+	cfg, err := config.Parse(data)
 	if err != nil {
 		return nil, err
 	}
-	warnings := o.unknownModuleKeys(c)
-	moduleErrs, globalErr := o.validateConfig(c, admissionCheck)
-	errs := o.sectionErrs(moduleErrs)
+	warnings := c.unknownModuleKeys(cfg)
+	moduleErrs, globalErr := c.Validate(cfg, Admission)
+	errs := c.SectionErrs(moduleErrs)
 	if globalErr != nil {
 		errs = append([]error{&config.KeyError{Key: config.GlobalKey, Err: globalErr}}, errs...)
 	}
-	return warnings, errors.Join(errs...)
+	enable := map[string]bool{}
+	for key, on := range cfg.Enabled {
+		if name, ok := c.moduleByKey(key); ok {
+			enable[name] = on
+		}
+	}
+	return warnings, errors.Join(errors.Join(errs...), c.checkExclusive(enable))
 }
 
 // unknownModuleKeys warns about sections and Enabled flags of modules
 // that do not exist.
-func (o *Operator) unknownModuleKeys(c *config.Config) []string {
-	known := make([]string, 0, len(o.modules.Modules()))
-	for _, m := range o.modules.Modules() {
+func (c *Checks) unknownModuleKeys(cfg *config.Config) []string {
+	known := make([]string, 0, len(c.modules.Modules()))
+	for _, m := range c.modules.Modules() {
 		known = append(known, m.Key())
 	}
 	keys := map[string]string{}
-	for k := range c.Modules {
+	for k := range cfg.Modules {
 		keys[k] = k
 	}
-	for k := range c.Enabled {
+	for k := range cfg.Enabled {
 		keys[config.EnabledKey(k)] = k
 	}
 	var warnings []string
 	for _, key := range slices.Sorted(maps.Keys(keys)) {
 		moduleKey := keys[key]
-		if _, ok := o.moduleByKey(moduleKey); ok {
+		if _, ok := c.moduleByKey(moduleKey); ok {
 			continue
 		}
 		w := fmt.Sprintf("ConfigMap key %q names no module", key)

@@ -1,4 +1,4 @@
-package operator
+package admission
 
 import (
 	"context"
@@ -16,9 +16,9 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/module"
 )
 
-// snapshotMonitors keeps the objects of kubernetes bindings without
+// SnapshotMonitors keep the objects of kubernetes bindings without
 // running their hooks; *monitor.Monitors is the real one.
-type snapshotMonitors interface {
+type SnapshotMonitors interface {
 	// StartSnapshot starts a monitor that keeps objects and sends no
 	// events; a later Start of the same id adopts it.
 	StartSnapshot(ctx context.Context, id string, b hook.KubernetesBinding) error
@@ -26,41 +26,34 @@ type snapshotMonitors interface {
 	StopSnapshot(id string)
 }
 
-// configWatch reads the configuration (the ConfigMap, or ModuleConfig
+// ConfigWatch reads the configuration (the ConfigMap, or ModuleConfig
 // objects) and sends its states on the channel it was made with; it never
 // writes. *config.Source is the real one.
-type configWatch interface {
+type ConfigWatch interface {
 	Run(ctx context.Context) error
 }
 
 // standby is what a replica that does not lead knows, so that its webhook
 // answers equal the leader's: the configuration in force (in the store)
 // and the snapshots webhook bindings include (in snapshot-only monitors).
-// mu guards the fields but config and events, which newStandby sets;
-// leading is set once, when Run starts.
+// mu guards the fields; leading is set once, when the leader's Run starts.
 type standby struct {
 	mu sync.Mutex
-	// leading is set when Run started: from then on the standby changes
-	// nothing.
+	// leading is set when the leader's Run started: from then on the
+	// standby changes nothing.
 	leading bool
-	// monitorsRun is set when RunStandby runs the monitors, which Run
-	// then leaves running.
+	// monitorsRun is set when RunStandby runs the monitors, which the
+	// leader then leaves running.
 	monitorsRun bool
 	// lead is closed when leading is set.
 	lead chan struct{}
 	// ids are the snapshot-only monitors started, by owner (a module's
 	// name, or binding.GlobalOwner).
 	ids map[string][]string
-	// config reads the configuration, without writing it, onto events
-	// while this replica does not lead; nil reads none.
-	config configWatch
-	events <-chan config.Event
 }
 
-// newStandby returns the standby of a replica that reads the
-// configuration with watch (nil: none) onto events.
-func newStandby(watch configWatch, events <-chan config.Event) *standby {
-	return &standby{lead: make(chan struct{}), ids: map[string][]string{}, config: watch, events: events}
+func newStandby() *standby {
+	return &standby{lead: make(chan struct{}), ids: map[string][]string{}}
 }
 
 // begin reports whether the standby may start: not leading yet. It then
@@ -75,10 +68,11 @@ func (s *standby) begin() bool {
 	return true
 }
 
-// becomeLeader ends the standby's work and reports whether Run must run
-// the monitors itself; reset runs under the lock, so no standby change
-// follows it.
-func (s *standby) becomeLeader(reset func()) (runMonitors bool) {
+// BecomeLeader ends the standby's work and reports whether the leader must
+// run the monitors itself; reset runs under the lock, so no standby change
+// follows it. The leader's Run calls it first.
+func (w *Webhooks) BecomeLeader(reset func()) (runMonitors bool) {
+	s := w.standby
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.leading {
@@ -89,10 +83,10 @@ func (s *standby) becomeLeader(reset func()) (runMonitors bool) {
 	return !s.monitorsRun
 }
 
-// leads reports whether Run has started.
-func (o *Operator) leads() bool {
+// leads reports whether the leader's Run has started.
+func (w *Webhooks) leads() bool {
 	select {
-	case <-o.standby.lead:
+	case <-w.standby.lead:
 		return true
 	default:
 		return false
@@ -114,23 +108,24 @@ func (s *standby) while(f func()) {
 // Service, exactly as the leader would. It reads the configuration (never
 // writing it) into the store, and keeps the objects of the kubernetes
 // bindings that webhook bindings include in their snapshots, in monitors
-// that run no hook and that Run adopts when this replica leads. A binding
-// that cannot be watched yet (its CRD is missing) is retried with backoff.
-// The configuration watch ends when Run starts; unadopted monitors end
-// with the first converge. Call it at most once, before or while Run.
-func (o *Operator) RunStandby(ctx context.Context) error {
-	if o.webhooks == nil || !o.standby.begin() {
+// that run no hook and that the leader adopts when this replica leads. A
+// binding that cannot be watched yet (its CRD is missing) is retried with
+// backoff. The configuration watch ends when the leader's Run starts;
+// unadopted monitors end with the first converge. Run calls it; call it at
+// most once, before or while the leader's Run.
+func (w *Webhooks) RunStandby(ctx context.Context) error {
+	if w.opts.Server == nil || !w.standby.begin() {
 		return nil
 	}
-	// The monitors run until ctx ends whatever becomes of the rest: Run
-	// uses them once this replica leads.
+	// The monitors run until ctx ends whatever becomes of the rest: the
+	// leader uses them once this replica leads.
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	configured := make(chan struct{})
-	if o.standby.config != nil {
+	if w.opts.Standby.Config != nil {
 		wg.Go(func() {
-			if err := o.watchStandbyConfig(ctx, configured); err != nil {
-				o.log.Error("configuration not read on this standby", logkey.Err(err))
+			if err := w.watchConfig(ctx, configured); err != nil {
+				w.log.Error("configuration not read on this standby", logkey.Err(err))
 			}
 		})
 	} else {
@@ -141,12 +136,16 @@ func (o *Operator) RunStandby(ctx context.Context) error {
 		case <-configured: // answers are made with the configuration
 		case <-ctx.Done():
 			return
-		case <-o.standby.lead:
+		case <-w.standby.lead:
 			return // the leader serves what it enables
 		}
-		o.serveStandby(ctx)
+		w.serveStandby(ctx)
 	})
-	return o.monitors.Run(ctx)
+	if w.opts.Monitors == nil {
+		<-ctx.Done()
+		return nil
+	}
+	return w.opts.Monitors.Run(ctx)
 }
 
 // ownedHooks are the hooks of one owner: a module, or the global hooks
@@ -165,17 +164,17 @@ func (h ownedHooks) owner() string {
 
 // loadAll loads the configuration of every hook, global and of every
 // module; an owner whose hooks fail to load is left out, with its error.
-func (o *Operator) loadAll(ctx context.Context) ([]ownedHooks, []error) {
+func (w *Webhooks) loadAll(ctx context.Context) ([]ownedHooks, []error) {
 	var all []ownedHooks
 	var errs []error
-	g := o.modules.Global()
-	if hooks, err := binding.Load(ctx, o.runner, g.HooksDir(), g.Hooks(), hook.Global); err != nil {
+	g := w.opts.Modules.Global()
+	if hooks, err := binding.Load(ctx, w.opts.Hooks, g.HooksDir(), g.Hooks(), hook.Global); err != nil {
 		errs = append(errs, err)
 	} else {
 		all = append(all, ownedHooks{hooks: hooks})
 	}
-	for _, m := range o.modules.Modules() {
-		if hooks, err := binding.Load(ctx, o.runner, m.Path(), m.Hooks(), hook.Module); err != nil {
+	for _, m := range w.opts.Modules.Modules() {
+		if hooks, err := binding.Load(ctx, w.opts.Hooks, m.Path(), m.Hooks(), hook.Module); err != nil {
 			errs = append(errs, fmt.Errorf("module %s: %w", m.Name(), err))
 		} else {
 			all = append(all, ownedHooks{m: m, hooks: hooks})
@@ -185,13 +184,13 @@ func (o *Operator) loadAll(ctx context.Context) ([]ownedHooks, []error) {
 }
 
 // serveLoaded serves the webhook bindings of hooks loaded before.
-func (o *Operator) serveLoaded(all []ownedHooks, errs []error) error {
+func (w *Webhooks) serveLoaded(all []ownedHooks, errs []error) error {
 	for _, h := range all {
 		owner := ""
 		if h.m != nil {
 			owner = h.m.Name()
 		}
-		if err := o.webhooks.Serve(owner, o.webhookEntries(h.m, h.hooks)); err != nil {
+		if err := w.opts.Server.Serve(owner, w.entries(h.m, h.hooks)); err != nil {
 			if h.m != nil {
 				err = fmt.Errorf("module %s: %w", h.m.Name(), err)
 			}
@@ -204,31 +203,31 @@ func (o *Operator) serveLoaded(all []ownedHooks, errs []error) error {
 // serveStandby loads every hook, starts the snapshot monitors webhook
 // bindings need, serves the bindings, then retries the monitors that
 // failed until they run, this replica leads or ctx is done.
-func (o *Operator) serveStandby(ctx context.Context) {
-	all, errs := o.loadAll(ctx)
-	sm, _ := o.monitors.(snapshotMonitors)
+func (w *Webhooks) serveStandby(ctx context.Context) {
+	all, errs := w.loadAll(ctx)
+	sm, _ := w.opts.Monitors.(SnapshotMonitors)
 	var pending []snapshotBinding
 	if sm != nil {
-		pending = o.startSnapshots(ctx, sm, snapshotBindings(all))
+		pending = w.startSnapshots(ctx, sm, snapshotBindings(all))
 	}
-	if err := o.serveLoaded(all, errs); err != nil {
+	if err := w.serveLoaded(all, errs); err != nil {
 		// Reported once: the leader reports (and retries) the same hooks.
-		o.log.Error("webhooks of some hooks not served on this standby", logkey.Err(err))
+		w.log.Error("webhooks of some hooks not served on this standby", logkey.Err(err))
 	}
-	delay := o.opts.RetryDelay
+	delay := w.opts.Standby.RetryDelay
 	for len(pending) > 0 {
-		timer := o.clock.NewTimer(delay)
+		timer := w.opts.Clock.NewTimer(delay)
 		select {
 		case <-ctx.Done():
 			timer.Stop()
 			return
-		case <-o.standby.lead:
+		case <-w.standby.lead:
 			timer.Stop()
 			return
 		case <-timer.C():
 		}
-		delay = min(2*delay, o.opts.RetryMaxDelay)
-		pending = o.startSnapshots(ctx, sm, pending)
+		delay = min(2*delay, w.opts.Standby.RetryMaxDelay)
+		pending = w.startSnapshots(ctx, sm, pending)
 	}
 }
 
@@ -271,14 +270,14 @@ func snapshotBindings(all []ownedHooks) []snapshotBinding {
 const snapshotStartTimeout = 30 * time.Second
 
 // startSnapshots starts snapshot-only monitors for bs and returns those
-// that failed. It stops early when this replica leads: Run starts the
-// bindings then.
-func (o *Operator) startSnapshots(ctx context.Context, sm snapshotMonitors, bs []snapshotBinding) []snapshotBinding {
+// that failed. It stops early when this replica leads: the leader starts
+// the bindings then.
+func (w *Webhooks) startSnapshots(ctx context.Context, sm SnapshotMonitors, bs []snapshotBinding) []snapshotBinding {
 	var failed []snapshotBinding
 	for i := range bs {
 		b := &bs[i]
 		select {
-		case <-o.standby.lead:
+		case <-w.standby.lead:
 			return nil
 		default:
 		}
@@ -288,34 +287,34 @@ func (o *Operator) startSnapshots(ctx context.Context, sm snapshotMonitors, bs [
 		if ctx.Err() != nil {
 			return bs[i:]
 		}
-		if err != nil && o.leads() {
+		if err != nil && w.leads() {
 			return nil // the leader's Start stopped it, to start the binding afresh
 		}
 		if err != nil {
-			o.log.Warn("webhook snapshot not kept on this standby, will retry", slog.String(logkey.Module, b.owner),
+			w.log.Warn("webhook snapshot not kept on this standby, will retry", slog.String(logkey.Module, b.owner),
 				slog.String(logkey.Binding, b.binding.Name), logkey.Err(err))
 			failed = append(failed, *b)
 			continue
 		}
-		o.standby.while(func() { o.standby.ids[b.owner] = append(o.standby.ids[b.owner], b.id) })
+		w.standby.while(func() { w.standby.ids[b.owner] = append(w.standby.ids[b.owner], b.id) })
 	}
 	return failed
 }
 
-// dropStandbySnapshots stops the snapshot-only monitors that no binding of
-// the leader adopted: those of modules that are not enabled. Called once,
-// by the main queue worker when the first converge is done.
-func (o *Operator) dropStandbySnapshots() {
-	sm, ok := o.monitors.(snapshotMonitors)
+// DropSnapshots stops the snapshot-only monitors that no binding of the
+// leader adopted: those of modules enabled does not report. The main queue
+// worker calls it once, when the first converge is done.
+func (w *Webhooks) DropSnapshots(enabled func(module string) bool) {
+	sm, ok := w.opts.Monitors.(SnapshotMonitors)
 	if !ok {
 		return
 	}
-	o.standby.mu.Lock()
-	ids := o.standby.ids
-	o.standby.ids = map[string][]string{}
-	o.standby.mu.Unlock()
+	w.standby.mu.Lock()
+	ids := w.standby.ids
+	w.standby.ids = map[string][]string{}
+	w.standby.mu.Unlock()
 	for owner, list := range ids {
-		if owner != binding.GlobalOwner && o.state.get(owner).Enabled {
+		if owner != binding.GlobalOwner && enabled(owner) {
 			continue // its runs adopt them, or already did
 		}
 		for _, id := range list {
@@ -324,24 +323,24 @@ func (o *Operator) dropStandbySnapshots() {
 	}
 }
 
-// watchStandbyConfig takes the configuration's states into the store, as
-// the leader's ConfigMap reactions do, until this replica leads. It
+// watchConfig takes the configuration's states into the store, as the
+// leader's configuration reactions do, until this replica leads. It
 // closes configured once the first state was taken.
-func (o *Operator) watchStandbyConfig(ctx context.Context, configured chan<- struct{}) error {
+func (w *Webhooks) watchConfig(ctx context.Context, configured chan<- struct{}) error {
 	wctx, stop := context.WithCancel(ctx)
 	defer stop()
 	done := make(chan error, 1)
-	go func() { done <- o.standby.config.Run(wctx) }()
+	go func() { done <- w.opts.Standby.Config.Run(wctx) }()
 	first, seen := true, false
 	for {
 		select {
-		case ev := <-o.standby.events:
-			seen = o.takeStandbyConfig(ev, seen)
+		case ev := <-w.opts.Standby.Events:
+			seen = w.takeConfig(ev, seen)
 			if first {
 				first = false
 				close(configured)
 			}
-		case <-o.standby.lead:
+		case <-w.standby.lead:
 			stop()
 			return <-done
 		case <-ctx.Done():
@@ -352,35 +351,27 @@ func (o *Operator) watchStandbyConfig(ctx context.Context, configured chan<- str
 	}
 }
 
-// takeStandbyConfig applies one configuration state to the store as the
-// leader would keep it in force: an invalid content keeps the last valid
-// one, an absent ConfigMap is empty until one was seen and then keeps the
-// last (or, with --config-map-deleted=empty, is empty). It reports whether
-// a ConfigMap has been seen.
-func (o *Operator) takeStandbyConfig(ev config.Event, seen bool) bool {
+// takeConfig applies one configuration state to the store as the leader
+// would keep it in force: an invalid content keeps the last valid one, an
+// absent ConfigMap is empty until one was seen and then keeps the last
+// (or, with --config-map-deleted=empty, is empty). It reports whether a
+// ConfigMap has been seen.
+func (w *Webhooks) takeConfig(ev config.Event, seen bool) bool {
 	switch {
-	case ev.Absent && seen && !o.opts.emptyWhenMissing():
+	case ev.Absent && seen && !w.opts.Standby.EmptyWhenMissing:
 		return true
 	case ev.Err != nil:
-		o.log.Warn("configuration not taken on this standby: the last valid one stays in force", logkey.Err(ev.Err))
+		w.log.Warn("configuration not taken on this standby: the last valid one stays in force", logkey.Err(ev.Err))
 		return seen || !ev.Absent
 	}
-	o.standby.while(func() {
-		moduleErrs, globalErr := o.validateConfig(ev.Config, ownCheck)
-		if !configAcceptable(o.store.Config() != nil, len(moduleErrs) > 0, globalErr) {
-			o.log.Warn("configuration not taken on this standby: the last valid one stays in force",
+	w.standby.while(func() {
+		moduleErrs, globalErr := w.opts.Checks.Validate(ev.Config, Own)
+		if !Acceptable(w.opts.Store.Config() != nil, len(moduleErrs) > 0, globalErr) {
+			w.log.Warn("configuration not taken on this standby: the last valid one stays in force",
 				slog.Int(logkey.Count, len(moduleErrs)), logkey.Err(globalErr))
 			return
 		}
-		o.store.SetConfig(ev.Config)
+		w.opts.Store.SetConfig(ev.Config)
 	})
 	return seen || !ev.Absent
-}
-
-// configAcceptable says whether a content is taken into use, as the
-// leader decides it: never with an invalid global section; with invalid
-// module sections only when no content is in force yet (those modules are
-// then skipped).
-func configAcceptable(haveConfig, moduleErrs bool, globalErr error) bool {
-	return globalErr == nil && (!haveConfig || !moduleErrs)
 }
