@@ -340,12 +340,11 @@ func (o *startOptions) run(ctx context.Context) error {
 		g.Go(func() error { return srv.Run(gctx) })
 		g.Go(func() error { return apiHealth.Run(gctx) })
 		g.Go(func() error { return op.Webhooks().Run(gctx) }) // on every replica, leading or not
-		lead := leadWithWebhooks(op)
 		g.Go(func() error {
 			return runLeading(gctx, o.leader, electionClient, o.operator.Namespace, log, func(ctx context.Context) error {
 				leading.Store(true)
 				defer leading.Store(false)
-				return lead(ctx)
+				return op.Run(ctx)
 			})
 		})
 		done <- g.Wait()

@@ -1,15 +1,12 @@
 package main
 
 import (
-	"context"
 	"fmt"
 
-	"golang.org/x/sync/errgroup"
 	apiextensions "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/addon-operator/addon-operator/pkg/operator"
 	"github.com/addon-operator/addon-operator/pkg/operator/admission"
 	"github.com/addon-operator/addon-operator/pkg/webhook"
 )
@@ -70,15 +67,4 @@ func (o *startOptions) webhookConfig(restCfg *rest.Config) (*admission.Config, e
 		Server: wo, Clients: webhook.Clients{Kube: kube, CRDs: crds}, Redact: o.redactor.String,
 		ModuleConfigs: o.api.configSource == configSourceModuleConfig,
 	}, nil
-}
-
-// leadWithWebhooks runs the operator and keeps the webhook configurations,
-// when there is a webhook server, in place: only the leader writes them.
-func leadWithWebhooks(op *operator.Operator) func(ctx context.Context) error {
-	return func(ctx context.Context) error {
-		g, ctx := errgroup.WithContext(ctx)
-		g.Go(func() error { return op.Run(ctx) })
-		g.Go(func() error { return op.Webhooks().RunConfigurations(ctx) })
-		return g.Wait()
-	}
 }

@@ -283,6 +283,8 @@ func (o *Operator) Run(ctx context.Context) error {
 	g.Go(func() error { return o.watchConfig(ctx) })
 	g.Go(func() error { return o.routeBindingEvents(ctx) })
 	g.Go(func() error { return o.queueMetrics.Run(ctx) })
+	// Only the leader writes the webhook configurations.
+	g.Go(func() error { return o.webhooks.RunConfigurations(ctx) })
 	return g.Wait()
 }
 
