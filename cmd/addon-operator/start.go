@@ -39,6 +39,7 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/metrics"
 	"github.com/addon-operator/addon-operator/pkg/operator"
 	"github.com/addon-operator/addon-operator/pkg/operator/admission"
+	"github.com/addon-operator/addon-operator/pkg/operator/pages"
 	"github.com/addon-operator/addon-operator/pkg/redact"
 	"github.com/addon-operator/addon-operator/pkg/release/weights"
 	"github.com/addon-operator/addon-operator/pkg/schedule"
@@ -527,7 +528,7 @@ func (o *startOptions) prepareTempDir() error {
 // first converge.
 type standbyReady struct {
 	*operator.Operator
-	*operator.ModulePages
+	*pages.Pages
 	leading *atomic.Bool
 }
 
