@@ -174,7 +174,7 @@ func (o *Options) BindFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.RemediationRetries, "remediation-retries", o.RemediationRetries,
 		"failed deployments of a release in a row before --remediation applies (env ADDON_OPERATOR_REMEDIATION_RETRIES)")
 	fs.IntVar(&o.ModuleWorkers, "module-workers", o.ModuleWorkers,
-		"module runs doing work in the operator at once; modules that do not wait for each other run in parallel; a run waiting for its objects to be ready or for a hook's process holds no worker (env ADDON_OPERATOR_MODULE_WORKERS)")
+		"module runs doing work in the operator at once; modules that do not wait for each other run in parallel; a run waiting for its objects to be ready holds no worker, nor one waiting for its hook's process while fewer than 4 a worker wait so (env ADDON_OPERATOR_MODULE_WORKERS)")
 	fs.DurationVar(&o.ReadinessTimeout, "readiness-timeout", o.ReadinessTimeout,
 		"longest a module run waits for its release's objects to be ready (kstatus) before it fails; a module's module.yaml readinessTimeout overrides it "+
 			"(env ADDON_OPERATOR_READINESS_TIMEOUT)")

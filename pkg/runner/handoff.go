@@ -10,7 +10,8 @@ import "context"
 // attempts that have not started. The module's attempt counts as running
 // throughout, so runs of one module still never overlap and requests made
 // meanwhile wait for its end. With any other context (a binding queue's,
-// a webhook's) or within another Park, wait runs in place.
+// a webhook's), within another Park, or when ParkedStepsPerWorker steps a
+// worker already wait with their worker handed back, wait runs in place.
 //
 // Park returns wait's error. It is called from the step's own goroutine.
 // When the attempt's context ends before a worker is free (the pool stops
@@ -51,10 +52,11 @@ func (h *hold) release() bool {
 	r := h.pool
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if h.ended || h.released || h.detached {
+	if h.ended || h.released || h.detached || r.stepsAway >= r.maxStepsAway {
 		return false
 	}
 	h.released = true
+	r.stepsAway++
 	r.spawn()
 	return true
 }
@@ -66,6 +68,7 @@ func (h *hold) reacquire() {
 	r := h.pool
 	back := make(chan struct{})
 	r.mu.Lock()
+	r.stepsAway--
 	h.st.resumer = back
 	r.mu.Unlock()
 	r.queue.Add(item{name: h.name, resume: true})

@@ -203,3 +203,67 @@ func TestParkOutsideThePoolRunsInPlace(t *testing.T) {
 		t.Errorf("Park ran=%v err=%v, want the wait run in place and its error", ran, err)
 	}
 }
+
+// Steps waiting in Park with their worker handed back are bounded
+// (ParkedStepsPerWorker a worker): past the bound, a step waits on its
+// worker, so a converge cannot start a process for every module at once.
+func TestParkedStepsAreBounded(t *testing.T) {
+	release := make(chan struct{})
+	inWait := make(chan string)
+	run := func(ctx context.Context, name string) (Result, error) {
+		if name == "other" {
+			return Result{}, nil
+		}
+		err := Park(ctx, func(ctx context.Context) error {
+			select {
+			case inWait <- name:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			select {
+			case <-release:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		})
+		return Result{}, err
+	}
+	r := New(1, run, queue.ExponentialBackoff(time.Hour, time.Hour), clock.RealClock{})
+	ctx, cancel := context.WithCancel(t.Context())
+	stopped := make(chan struct{})
+	go func() { _ = r.Run(ctx); close(stopped) }()
+	t.Cleanup(func() { cancel(); <-stopped })
+
+	const n = ParkedStepsPerWorker + 1
+	results := make(chan error, n+1)
+	for i := range n {
+		r.Request("p"+strconv.Itoa(i), func(err error) { results <- err })
+	}
+	for range n {
+		select {
+		case <-inWait:
+		case <-t.Context().Done():
+			t.Fatal("the test ended before every step waited")
+		}
+	}
+	r.mu.Lock()
+	away := r.stepsAway
+	r.mu.Unlock()
+	if away != ParkedStepsPerWorker {
+		t.Errorf("%d steps wait with their worker handed back, want %d (one worker)", away, ParkedStepsPerWorker)
+	}
+	r.Request("other", func(err error) { results <- err })
+	close(release)
+	for range n + 1 {
+		if err := resultOf(t, results, "an attempt"); err != nil {
+			t.Fatalf("attempt: %v", err)
+		}
+	}
+	r.mu.Lock()
+	away = r.stepsAway
+	r.mu.Unlock()
+	if away != 0 {
+		t.Errorf("%d steps still counted away after every wait ended", away)
+	}
+}

@@ -74,6 +74,10 @@ type Pool struct {
 	// spawn starts a worker in place of one a step hands back in Park;
 	// set by Run before its workers start.
 	spawn func()
+	// stepsAway is how many steps wait in Park with their worker handed
+	// back, at most maxStepsAway (ParkedStepsPerWorker a worker): past
+	// that, a step waits in place on its worker. Under mu.
+	stepsAway, maxStepsAway int
 
 	mu   sync.Mutex
 	mods map[string]*moduleState
@@ -131,6 +135,14 @@ type moduleState struct {
 	resumer chan struct{}
 }
 
+// ParkedStepsPerWorker bounds the steps that wait in Park with their
+// worker handed back, per worker: with 4 workers, at most 16 hook
+// processes of module runs run parked, besides the 4 the workers may run
+// in place. A hung hook holds one of those places until its timeout, not
+// a worker; once all are taken, a step waits on its worker, so the
+// processes a converge starts at once stay bounded.
+const ParkedStepsPerWorker = 4
+
 // New returns a pool of workers (at least one) that runs modules with run
 // and waits backoff before the next attempt after a failure, on clk.
 func New(workers int, run RunFunc, backoff queue.Backoff, clk clock.WithDelayedExecution) *Pool {
@@ -138,8 +150,9 @@ func New(workers int, run RunFunc, backoff queue.Backoff, clk clock.WithDelayedE
 	limiter := queue.BackoffLimiter[item](backoff)
 	return &Pool{
 		workers: max(workers, 1), run: run, clock: clk, limiter: limiter, order: o,
-		queue: queue.NewWorkQueue[item]("modules", tickerClock(clk), limiter, o),
-		mods:  map[string]*moduleState{},
+		maxStepsAway: max(workers, 1) * ParkedStepsPerWorker,
+		queue:        queue.NewWorkQueue[item]("modules", tickerClock(clk), limiter, o),
+		mods:         map[string]*moduleState{},
 	}
 }
 
