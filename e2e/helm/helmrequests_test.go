@@ -51,15 +51,15 @@ func fourObjectChart(name string) *chart.Chart {
 //   - Install and Upgrade call KubeClient.IsReachable, a GET /version
 //     (reachableClient answers it without a request);
 //   - Install reads each object before creating it, GET 404
-//     (existingResourceConflict; knownAbsent answers it);
+//     (existingResourceConflict; requests.KnownAbsent answers it);
 //   - Install lists the release's storage records twice before it writes
 //     its first one (availableName, then Storage.Create's pruning with
 //     MaxHistory set), Upgrade twice too (Storage.Last, the pruning);
-//     operationStore answers them from the operation's first LIST;
+//     requests.OperationStore answers them from the operation's first LIST;
 //   - Upgrade reads an object it patches twice (kube.Client.update, then
 //     createPatch) and one it leaves alone three times (the third,
 //     Info.Get, after an empty patch), with no write of it in between
-//     (repeatedReads answers the repeats).
+//     (requests.RepeatedReads answers the repeats).
 //
 // When Helm changes one of these, this test fails, and the saving that
 // relies on it saves nothing or answers a read it should not.

@@ -240,7 +240,7 @@ func (c *Client) deploy(ctx context.Context, cfg *action.Configuration, r Releas
 		return nil, step == stepRecover, 0, false, fmt.Errorf("build rendered objects: %w", err)
 	}
 	if c.reads != nil {
-		defer c.reads.forget(c.reads.mark(objects))
+		defer c.reads.Forget(c.reads.Mark(objects))
 	}
 	if step == stepInstall && ahead == 0 && c.createsFirst(r.Name, rendered, objects) {
 		rel, err := c.installFresh(ctx, cfg, d, objects)
@@ -261,7 +261,7 @@ func (c *Client) deploy(ctx context.Context, cfg *action.Configuration, r Releas
 		return nil, step == stepRecover, 0, false, err
 	}
 	if c.absent != nil {
-		defer c.absent.forget(c.absent.mark(absent))
+		defer c.absent.Forget(c.absent.Mark(absent))
 	}
 	var rel *release.Release
 	switch step {

@@ -16,9 +16,10 @@ import (
 	"helm.sh/helm/v3/pkg/storage/driver"
 	"k8s.io/client-go/kubernetes"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
-	"k8s.io/client-go/rest"
+	"k8s.io/client-go/transport"
 	"k8s.io/utils/clock"
 
+	"github.com/addon-operator/addon-operator/pkg/helm/requests"
 	"github.com/addon-operator/addon-operator/pkg/logkey"
 )
 
@@ -53,10 +54,10 @@ type Client struct {
 	// absent answers Helm's existence checks of objects claimObjects just
 	// found absent or installFresh creates; nil when the caller provides
 	// the getter.
-	absent *knownAbsent
+	absent *requests.KnownAbsent
 	// reads answers Helm's repeated reads of a release's objects within
 	// one install or upgrade; nil when the caller provides the getter.
-	reads *repeatedReads
+	reads *requests.RepeatedReads
 	// refreshDiscovery drops the cached discovery information, after a
 	// release created or deleted API kinds.
 	refreshDiscovery func()
@@ -102,19 +103,19 @@ func New(opts Options) (*Client, error) {
 	opts = opts.withDefaults()
 	getter := opts.Getter
 	refresh := func() {}
-	var absent *knownAbsent
-	var reads *repeatedReads
+	var absent *requests.KnownAbsent
+	var reads *requests.RepeatedReads
 	if getter == nil {
-		absent = newKnownAbsent(opts.OnLocalAnswer)
-		reads = newRepeatedReads(opts.OnRepeatedRead)
-		g, err := newRESTGetter(opts, clock.RealClock{})
+		absent = requests.NewKnownAbsent(opts.OnLocalAnswer)
+		reads = requests.NewRepeatedReads(opts.OnRepeatedRead)
+		g, err := requests.NewGetter(requests.GetterOptions{
+			Config: opts.RESTConfig, Namespace: opts.Namespace, Discovery: opts.Discovery, Mapper: opts.Mapper,
+			MaxAge: opts.DiscoveryMaxAge, Wrap: []transport.WrapperFunc{reads.Wrap, absent.Wrap},
+		}, clock.RealClock{})
 		if err != nil {
 			return nil, err
 		}
-		g.config = rest.CopyConfig(g.config)
-		g.config.Wrap(reads.wrap)
-		g.config.Wrap(absent.wrap)
-		getter, refresh = g, g.discovery.Refresh
+		getter, refresh = g, g.Refresh
 	}
 	restCfg, err := getter.ToRESTConfig()
 	if err != nil {
@@ -194,9 +195,10 @@ func (c *Client) config(ctx context.Context, name string) (*action.Configuration
 		return nil, err
 	}
 	// The operation's own view of the release records (see
-	// operationStore), over a copy: the factory may share its Storage.
+	// requests.OperationStore), over a copy: the factory may share its
+	// Storage.
 	store := *cfg.Releases
-	store.Driver = newOperationStore(store.Driver)
+	store.Driver = requests.NewOperationStore(hookPolicies{Driver: store.Driver})
 	cfg.Releases = &store
 	return cfg, nil
 }

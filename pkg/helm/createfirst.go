@@ -66,9 +66,9 @@ func (c *Client) noteInTheWay(name string, found bool) {
 // is no ownership base, see deploy) and which Uninstall deletes only the
 // release's own objects of (see spareForeign).
 func (c *Client) installFresh(ctx context.Context, cfg *action.Configuration, d deployment, objects kube.ResourceList) (*release.Release, error) {
-	marks := c.absent.mark(objects)
+	marks := c.absent.Mark(objects)
 	rel, err := c.install(ctx, cfg, d, false)
-	c.absent.forget(marks)
+	c.absent.Forget(marks)
 	if err == nil || !apierrors.IsAlreadyExists(err) {
 		return rel, err
 	}

@@ -1,4 +1,4 @@
-package helm
+package requests
 
 import (
 	"errors"
@@ -7,6 +7,14 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/storage/driver"
+)
+
+// Labels of the operator's records, as pkg/helm sets them.
+const (
+	testNamespace  = "addon-operator"
+	labelManagedBy = "addon-operator.io/managed-by"
+	labelChecksum  = "addon-operator.io/checksum"
+	labelCleanup   = "addon-operator.io/cleanup"
 )
 
 // countingDriver counts the queries that reach Helm's memory driver and
@@ -30,7 +38,7 @@ func testRelease(status release.Status) *release.Release {
 	return &release.Release{
 		Name: "echo", Namespace: testNamespace, Version: 1,
 		Info:   &release.Info{Status: status},
-		Labels: map[string]string{LabelManagedBy: ManagedByValue},
+		Labels: map[string]string{labelManagedBy: "addon-operator"},
 	}
 }
 
@@ -40,33 +48,33 @@ func echoQuery() map[string]string { return map[string]string{"name": "echo", "o
 func TestOperationStoreAnswersRepeatedQueriesUntilAWrite(t *testing.T) {
 	steps := []struct {
 		name        string
-		do          func(s *operationStore) error
+		do          func(s *OperationStore) error
 		wantQueries int // reaching the driver, in all, after the step
 		wantFound   int // releases the step's query returns; -1: none
 	}{
 		{"first query reads", nil, 1, -1},
 		{"same query again is answered", nil, 1, -1},
-		{"create drops the answers", func(s *operationStore) error {
+		{"create drops the answers", func(s *OperationStore) error {
 			return s.Create("sh.helm.release.v1.echo.v1", testRelease(release.StatusPendingInstall))
 		}, 2, 1},
 		{"answered again after the read", nil, 2, 1},
-		{"update drops the answers", func(s *operationStore) error {
+		{"update drops the answers", func(s *OperationStore) error {
 			return s.Update("sh.helm.release.v1.echo.v1", testRelease(release.StatusDeployed))
 		}, 3, 1},
-		{"a failed write drops them too", func(s *operationStore) error {
+		{"a failed write drops them too", func(s *OperationStore) error {
 			if err := s.Create("sh.helm.release.v1.echo.v1", testRelease(release.StatusDeployed)); !errors.Is(err, driver.ErrReleaseExists) {
 				t.Fatalf("create existing record: err = %v, want ErrReleaseExists", err)
 			}
 			return nil
 		}, 4, 1},
-		{"delete drops them", func(s *operationStore) error {
+		{"delete drops them", func(s *OperationStore) error {
 			_, err := s.Delete("sh.helm.release.v1.echo.v1")
 			return err
 		}, 5, -1},
 	}
 	mem := &countingDriver{Memory: driver.NewMemory()}
 	mem.SetNamespace(testNamespace)
-	s := newOperationStore(mem)
+	s := NewOperationStore(mem)
 	for _, step := range steps {
 		if step.do != nil {
 			if err := step.do(s); err != nil {
@@ -95,19 +103,19 @@ func TestOperationStoreAnswersCopies(t *testing.T) {
 	if err := mem.Create("sh.helm.release.v1.echo.v1", testRelease(release.StatusDeployed)); err != nil {
 		t.Fatal(err)
 	}
-	s := newOperationStore(mem)
+	s := NewOperationStore(mem)
 	first, err := s.Query(echoQuery())
 	if err != nil {
 		t.Fatal(err)
 	}
 	// What Helm does to a release it read before it writes it back.
 	first[0].SetStatus(release.StatusSuperseded, "changed by a reader")
-	first[0].Labels[LabelChecksum] = "changed"
+	first[0].Labels[labelChecksum] = "changed"
 	second, err := s.Query(echoQuery())
 	if err != nil {
 		t.Fatal(err)
 	}
-	second[0].Labels[LabelCleanup] = "1-2"
+	second[0].Labels[labelCleanup] = "1-2"
 	third, err := s.Query(echoQuery())
 	if err != nil {
 		t.Fatal(err)
@@ -116,7 +124,7 @@ func TestOperationStoreAnswersCopies(t *testing.T) {
 	for i, got := range [][]*release.Release{second, third} {
 		g := *got[0]
 		if i == 0 {
-			delete(g.Labels, LabelCleanup) // the change made after the read
+			delete(g.Labels, labelCleanup) // the change made after the read
 		}
 		if g.Info.Status != want.Info.Status || g.Info.Description != "" || !cmp.Equal(g.Labels, want.Labels) {
 			t.Errorf("answer %d = status %s %q labels %v, want the record as stored: %s, labels %v", i+2, g.Info.Status, g.Info.Description, g.Labels, want.Info.Status, want.Labels)
@@ -129,7 +137,7 @@ func TestOperationStoreAnswersCopies(t *testing.T) {
 
 func TestOperationStoreDoesNotKeepErrors(t *testing.T) {
 	mem := &countingDriver{Memory: driver.NewMemory(), failing: true}
-	s := newOperationStore(mem)
+	s := NewOperationStore(mem)
 	if _, err := s.Query(echoQuery()); err == nil {
 		t.Fatal("query of a failing driver: no error")
 	}

@@ -1,4 +1,4 @@
-package helm
+package requests
 
 import (
 	"fmt"
@@ -13,25 +13,46 @@ import (
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/client-go/transport"
 	"k8s.io/utils/clock"
 )
 
-// restGetter serves Helm a rest.Config, a discovery cache and a REST
-// mapper over it, all shared by every operation. It is safe for concurrent
-// use.
-type restGetter struct {
+// Getter serves Helm a rest.Config, a discovery cache and a REST mapper
+// over it, all shared by every operation: Helm's RESTClientGetter. The
+// cache reads the server's capabilities again at most once per max age
+// (see capabilityCache). It is safe for concurrent use.
+type Getter struct {
 	config    *rest.Config
 	namespace string
 	discovery *capabilityCache
 	mapper    meta.RESTMapper
 }
 
-// newRESTGetter returns a getter over the cache and mapper of opts, or over
-// a cache and mapper of its own when opts has none.
-func newRESTGetter(opts Options, clk clock.PassiveClock) (*restGetter, error) {
+// GetterOptions configure a Getter.
+type GetterOptions struct {
+	// Config is the cluster's; required.
+	Config *rest.Config
+	// Namespace is what the kubeconfig loader answers as the namespace.
+	Namespace string
+	// Discovery and Mapper are a shared discovery cache and the REST
+	// mapper over it (both or neither); nil makes a cache and mapper of
+	// the Getter's own.
+	Discovery discovery.CachedDiscoveryInterface
+	Mapper    meta.RESTMapper
+	// MaxAge is how old the server's version and API versions may be when
+	// an operation starts.
+	MaxAge time.Duration
+	// Wrap wraps the transport of every request Helm sends, in order (the
+	// last wraps the others); discovery's requests are not wrapped.
+	Wrap []transport.WrapperFunc
+}
+
+// NewGetter returns a Getter over the cache and mapper of opts, or over a
+// cache and mapper of its own when opts has none.
+func NewGetter(opts GetterOptions, clk clock.PassiveClock) (*Getter, error) {
 	disc, mapper := opts.Discovery, opts.Mapper
 	if disc == nil {
-		dc, err := discovery.NewDiscoveryClientForConfig(opts.RESTConfig)
+		dc, err := discovery.NewDiscoveryClientForConfig(opts.Config)
 		if err != nil {
 			return nil, fmt.Errorf("create discovery client: %w", err)
 		}
@@ -40,25 +61,37 @@ func newRESTGetter(opts Options, clk clock.PassiveClock) (*restGetter, error) {
 		disc = resettingCache{CachedDiscoveryInterface: cached, reset: deferred.Reset}
 		mapper = restmapper.NewShortcutExpander(deferred, cached, nil)
 	}
-	return &restGetter{
-		config:    opts.RESTConfig,
+	config := rest.CopyConfig(opts.Config)
+	for _, wrap := range opts.Wrap {
+		config.Wrap(wrap)
+	}
+	return &Getter{
+		config:    config,
 		namespace: opts.Namespace,
-		discovery: &capabilityCache{CachedDiscoveryInterface: disc, clock: clk, maxAge: opts.DiscoveryMaxAge},
+		discovery: &capabilityCache{CachedDiscoveryInterface: disc, clock: clk, maxAge: opts.MaxAge},
 		mapper:    mapper,
 	}, nil
 }
 
-func (g *restGetter) ToRESTConfig() (*rest.Config, error) { return rest.CopyConfig(g.config), nil }
+// Refresh invalidates the discovery cache now, e.g. after a release
+// created or deleted CRDs.
+func (g *Getter) Refresh() { g.discovery.Refresh() }
 
-func (g *restGetter) ToDiscoveryClient() (discovery.CachedDiscoveryInterface, error) {
+// ToRESTConfig returns a copy of the cluster's configuration, its transport
+// wrapped.
+func (g *Getter) ToRESTConfig() (*rest.Config, error) { return rest.CopyConfig(g.config), nil }
+
+// ToDiscoveryClient returns the shared discovery cache.
+func (g *Getter) ToDiscoveryClient() (discovery.CachedDiscoveryInterface, error) {
 	return g.discovery, nil
 }
 
-func (g *restGetter) ToRESTMapper() (meta.RESTMapper, error) { return g.mapper, nil }
+// ToRESTMapper returns the shared REST mapper.
+func (g *Getter) ToRESTMapper() (meta.RESTMapper, error) { return g.mapper, nil }
 
 // ToRawKubeConfigLoader only answers the namespace; Helm takes everything
 // else from ToRESTConfig.
-func (g *restGetter) ToRawKubeConfigLoader() clientcmd.ClientConfig {
+func (g *Getter) ToRawKubeConfigLoader() clientcmd.ClientConfig {
 	overrides := &clientcmd.ConfigOverrides{Context: clientcmdapi.Context{Namespace: g.namespace}}
 	return clientcmd.NewDefaultClientConfig(*clientcmdapi.NewConfig(), overrides)
 }

@@ -1,4 +1,4 @@
-package helm
+package requests
 
 import (
 	"context"
@@ -105,8 +105,8 @@ func TestRepeatedReads(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			server := &objectServer{}
 			answered := 0
-			reads := newRepeatedReads(func() { answered++ })
-			rt := reads.wrap(server)
+			reads := NewRepeatedReads(func() { answered++ })
+			rt := reads.Wrap(server)
 			if tt.marked {
 				reads.marks[objPath]++
 				reads.marks["/api/v1/namespaces/ns/configmaps/absent"]++
@@ -131,14 +131,14 @@ func TestRepeatedReads(t *testing.T) {
 
 func TestRepeatedReadsEndWithTheOperation(t *testing.T) {
 	server := &objectServer{}
-	reads := newRepeatedReads(nil)
-	rt := reads.wrap(server)
+	reads := NewRepeatedReads(nil)
+	rt := reads.Wrap(server)
 	reads.marks[objPath]++ // two operations mark the object
 	reads.marks[objPath]++
 	send(t, rt, http.MethodGet, objPath, "")
-	reads.forget([]string{objPath})
+	reads.Forget([]string{objPath})
 	send(t, rt, http.MethodGet, objPath, "")
-	reads.forget([]string{objPath})
+	reads.Forget([]string{objPath})
 	send(t, rt, http.MethodGet, objPath, "")
 	send(t, rt, http.MethodGet, objPath, "")
 	want := []string{"GET " + objPath, "GET " + objPath, "GET " + objPath}
@@ -156,8 +156,8 @@ func TestRepeatedReadsEndWithTheOperation(t *testing.T) {
 func TestReadDuringAWriteIsNotRemembered(t *testing.T) {
 	entered := make(chan struct{})
 	server := &objectServer{block: map[string]chan struct{}{objPath: entered}, unblock: make(chan struct{})}
-	reads := newRepeatedReads(nil)
-	rt := reads.wrap(server)
+	reads := NewRepeatedReads(nil)
+	rt := reads.Wrap(server)
 	reads.marks[objPath]++
 	done := make(chan string)
 	go func() {
@@ -187,8 +187,8 @@ func TestReadDuringAWriteIsNotRemembered(t *testing.T) {
 func TestReadUnderWayWhenTheOperationEndsIsNotRemembered(t *testing.T) {
 	entered := make(chan struct{})
 	server := &objectServer{block: map[string]chan struct{}{objPath: entered}, unblock: make(chan struct{})}
-	reads := newRepeatedReads(nil)
-	rt := reads.wrap(server)
+	reads := NewRepeatedReads(nil)
+	rt := reads.Wrap(server)
 	reads.marks[objPath]++
 	done := make(chan error)
 	go func() {
@@ -199,7 +199,7 @@ func TestReadUnderWayWhenTheOperationEndsIsNotRemembered(t *testing.T) {
 	server.mu.Lock()
 	delete(server.block, objPath)
 	server.mu.Unlock()
-	reads.forget([]string{objPath})
+	reads.Forget([]string{objPath})
 	reads.marks[objPath]++ // the next operation
 	close(server.unblock)
 	if err := <-done; err != nil {

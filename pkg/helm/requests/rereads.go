@@ -1,4 +1,4 @@
-package helm
+package requests
 
 import (
 	"bytes"
@@ -10,15 +10,15 @@ import (
 	"k8s.io/cli-runtime/pkg/resource"
 )
 
-// repeatedReads answers, during one install or upgrade, Helm's repeated
+// RepeatedReads answers, during one install or upgrade, Helm's repeated
 // reads of an object of the release from its first read. Helm's update
 // reads each object to learn that it exists, again to compute the patch,
 // and a third time when there is nothing to patch: three GETs of the same
 // object within microseconds, with no write in between.
 //
 // Contracts:
-//   - Only objects marked for an operation (mark) are remembered, and only
-//     until it ends (forget): nothing is answered across operations.
+//   - Only objects marked for an operation (Mark) are remembered, and only
+//     until it ends (Forget): nothing is answered across operations.
 //   - Only a successful GET of the object itself (no query) is remembered,
 //     per Accept header; a later GET of it with the same Accept gets the
 //     same status, headers and body, without a request.
@@ -29,7 +29,7 @@ import (
 // An answer is as fresh as the first read: it stands for a server that
 // answered the later read first, which a change made by someone else in
 // between could not tell apart.
-type repeatedReads struct {
+type RepeatedReads struct {
 	answered func() // called for each answer; never nil
 
 	mu    sync.Mutex
@@ -51,16 +51,18 @@ type seenResponse struct {
 	body   []byte
 }
 
-func newRepeatedReads(answered func()) *repeatedReads {
+// NewRepeatedReads returns a RepeatedReads that calls answered (when not
+// nil) for each read it answers.
+func NewRepeatedReads(answered func()) *RepeatedReads {
 	if answered == nil {
 		answered = func() {}
 	}
-	return &repeatedReads{answered: answered, marks: pathCounts{}, seen: map[readKey]seenResponse{}, writes: map[string]int{}}
+	return &RepeatedReads{answered: answered, marks: pathCounts{}, seen: map[readKey]seenResponse{}, writes: map[string]int{}}
 }
 
-// mark makes the objects of infos remembered once read, and returns their
-// paths, for forget.
-func (r *repeatedReads) mark(infos []*resource.Info) []string {
+// Mark makes the objects of infos remembered once read, and returns their
+// paths, for Forget.
+func (r *RepeatedReads) Mark(infos []*resource.Info) []string {
 	paths := objectPaths(infos)
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -68,9 +70,9 @@ func (r *repeatedReads) mark(infos []*resource.Info) []string {
 	return paths
 }
 
-// forget ends one operation's marks of paths; an object no operation
+// Forget ends one operation's marks of paths; an object no operation
 // marks any more is forgotten.
-func (r *repeatedReads) forget(paths []string) {
+func (r *RepeatedReads) Forget(paths []string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, p := range paths {
@@ -83,7 +85,7 @@ func (r *repeatedReads) forget(paths []string) {
 	}
 }
 
-func (r *repeatedReads) dropLocked(path string) {
+func (r *RepeatedReads) dropLocked(path string) {
 	for k := range r.seen {
 		if k.path == path {
 			delete(r.seen, k)
@@ -91,13 +93,13 @@ func (r *repeatedReads) dropLocked(path string) {
 	}
 }
 
-// wrap is a rest.Config WrapTransport.
-func (r *repeatedReads) wrap(rt http.RoundTripper) http.RoundTripper {
+// Wrap is a rest.Config WrapTransport.
+func (r *RepeatedReads) Wrap(rt http.RoundTripper) http.RoundTripper {
 	return rereadTransport{reads: r, next: rt}
 }
 
 type rereadTransport struct {
-	reads *repeatedReads
+	reads *RepeatedReads
 	next  http.RoundTripper
 }
 

@@ -1,4 +1,4 @@
-package helm
+package requests
 
 import (
 	"encoding/json"
@@ -13,7 +13,7 @@ import (
 	"helm.sh/helm/v3/pkg/storage/driver"
 )
 
-// operationStore is the release storage of one operation (one Apply or
+// OperationStore is the release storage of one operation (one Apply or
 // Uninstall): Helm's driver, with the answers of its queries kept until
 // the operation writes. An install reads the release's history three
 // times before it writes anything (Apply's own look at the last revision,
@@ -30,14 +30,14 @@ import (
 //     Helm changes the releases it reads (SetStatus before Update), and a
 //     change must not reach another reader through the cache.
 //   - Writers other than the operator are not seen between the first query
-//     and the next write; the Client is the only writer of its releases
-//     (see Client), and Helm's Create of a record that appeared meanwhile
-//     fails with ErrReleaseExists.
+//     and the next write; pkg/helm's Client is the only writer of its
+//     releases, and Helm's Create of a record that appeared meanwhile fails
+//     with ErrReleaseExists.
 //   - Get and List go to the driver.
 //
 // It is safe for concurrent use: Helm writes from a goroutine of its own
 // that may outlive Apply.
-type operationStore struct {
+type OperationStore struct {
 	driver.Driver
 
 	mu      sync.Mutex
@@ -50,13 +50,15 @@ type queryAnswer struct {
 	none     bool
 }
 
-func newOperationStore(d driver.Driver) *operationStore {
-	return &operationStore{Driver: d, queries: map[string]queryAnswer{}}
+// NewOperationStore returns the storage of one operation over Helm's
+// driver d.
+func NewOperationStore(d driver.Driver) *OperationStore {
+	return &OperationStore{Driver: d, queries: map[string]queryAnswer{}}
 }
 
 // Query returns the releases whose storage labels match, from memory when
 // the operation asked the same before and wrote nothing since.
-func (s *operationStore) Query(labels map[string]string) ([]*release.Release, error) {
+func (s *OperationStore) Query(labels map[string]string) ([]*release.Release, error) {
 	key := queryKey(labels)
 	s.mu.Lock()
 	a, ok := s.queries[key]
@@ -85,25 +87,24 @@ func (s *operationStore) Query(labels map[string]string) ([]*release.Release, er
 }
 
 // Create stores a new record, after dropping every remembered answer.
-func (s *operationStore) Create(key string, rel *release.Release) error {
+func (s *OperationStore) Create(key string, rel *release.Release) error {
 	s.forget()
-	translateHookPolicies(rel)
 	return s.Driver.Create(key, rel) //nolint:wrapcheck // as the driver returned it
 }
 
 // Update replaces a record, after dropping every remembered answer.
-func (s *operationStore) Update(key string, rel *release.Release) error {
+func (s *OperationStore) Update(key string, rel *release.Release) error {
 	s.forget()
 	return s.Driver.Update(key, rel) //nolint:wrapcheck // as the driver returned it
 }
 
 // Delete deletes a record, after dropping every remembered answer.
-func (s *operationStore) Delete(key string) (*release.Release, error) {
+func (s *OperationStore) Delete(key string) (*release.Release, error) {
 	s.forget()
 	return s.Driver.Delete(key) //nolint:wrapcheck // as the driver returned it
 }
 
-func (s *operationStore) forget() {
+func (s *OperationStore) forget() {
 	s.mu.Lock()
 	clear(s.queries)
 	s.mu.Unlock()

@@ -1,13 +1,10 @@
-package helm
+package requests
 
 import (
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
 	"testing"
-
-	"helm.sh/helm/v3/pkg/action"
-	"helm.sh/helm/v3/pkg/kube"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -29,11 +26,11 @@ func TestKnownAbsentAnswersOnce(t *testing.T) {
 	}))
 	defer srv.Close()
 	var answered int
-	absent := newKnownAbsent(func() { answered++ })
+	absent := NewKnownAbsent(func() { answered++ })
 	cfg := &rest.Config{Host: srv.URL, ContentConfig: rest.ContentConfig{
 		GroupVersion: &schema.GroupVersion{Version: "v1"}, NegotiatedSerializer: scheme.Codecs.WithoutConversion(),
 	}, APIPath: "/api"}
-	cfg.Wrap(absent.wrap)
+	cfg.Wrap(absent.Wrap)
 	client, err := rest.RESTClientFor(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -48,8 +45,8 @@ func TestKnownAbsentAnswersOnce(t *testing.T) {
 	}
 	other := *info
 	other.Name = "other"
-	paths := absent.mark([]*resource.Info{info})
-	defer absent.forget(paths)
+	paths := absent.Mark([]*resource.Info{info})
+	defer absent.Forget(paths)
 
 	helper := resource.NewHelper(info.Client, info.Mapping)
 	if _, err := helper.Get("ns", "cm"); !apierrors.IsNotFound(err) {
@@ -71,22 +68,10 @@ func TestKnownAbsentAnswersOnce(t *testing.T) {
 
 // TestKnownAbsentForget drops marks that were not consumed.
 func TestKnownAbsentForget(t *testing.T) {
-	absent := newKnownAbsent(nil)
+	absent := NewKnownAbsent(nil)
 	absent.paths["/a"] = 1
-	absent.forget([]string{"/a", "/b"})
+	absent.Forget([]string{"/a", "/b"})
 	if absent.take("/a") || absent.take("/b") || len(absent.paths) != 0 {
 		t.Errorf("marks left: %v", absent.paths)
-	}
-}
-
-// TestInNamespaceReachesTheWrappedClient checks that a release's namespace
-// reaches Helm's kube client behind the reachability wrapper: objects
-// without a namespace must land in the module's namespace.
-func TestInNamespaceReachesTheWrappedClient(t *testing.T) {
-	kc := &kube.Client{Namespace: "operator"}
-	cfg := &action.Configuration{KubeClient: reachableClient{Client: kc}}
-	(&Client{}).inNamespace(cfg, "module-ns")
-	if kc.Namespace != "module-ns" {
-		t.Errorf("kube client namespace = %q, want module-ns", kc.Namespace)
 	}
 }

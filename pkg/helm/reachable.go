@@ -1,0 +1,67 @@
+package helm
+
+import (
+	"helm.sh/helm/v3/pkg/kube"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/cli-runtime/pkg/resource"
+)
+
+// reachableClient is Helm's kube client without its reachability check:
+// Helm asks the server's version (GET /version, with a client built for
+// the purpose) at the start of every install, upgrade, uninstall and
+// list. The operation's own requests report an unreachable server just as
+// well, and the operator watches the API server's health itself. Every
+// other method, and every optional interface of *kube.Client, is Helm's.
+//
+// Create is Helm's too, and also notes what it created in created (nil
+// notes nothing), also when it failed: the objects an install made from
+// the manifest, at the versions the API server gave them, need no drift
+// check until they change, and an install undone deletes them.
+//
+// Delete is Helm's, except for the objects in spare (keys by objectKey),
+// which it leaves alone: an uninstall's objects that belong to another
+// owner (see spareForeign).
+//
+// WatchUntilReady is Helm's too, and notes in hooks (nil notes nothing)
+// the chart hook it waits for, so that an error names it (see hookWaits).
+type reachableClient struct {
+	*kube.Client
+	created *createdObjects
+	spare   map[string]bool
+	hooks   *hookWaits
+}
+
+func (c reachableClient) Delete(resources kube.ResourceList) (*kube.Result, []error) {
+	return c.DeleteWithPropagationPolicy(resources, metav1.DeletePropagationBackground)
+}
+
+func (c reachableClient) DeleteWithPropagationPolicy(resources kube.ResourceList, policy metav1.DeletionPropagation) (*kube.Result, []error) {
+	if len(c.spare) > 0 {
+		resources = resources.Filter(func(info *resource.Info) bool { return !c.spare[objectKey(info)] })
+		if len(resources) == 0 {
+			return &kube.Result{}, nil
+		}
+	}
+	return c.Client.DeleteWithPropagationPolicy(resources, policy) //nolint:wrapcheck // Helm's own errors, as Helm returns them
+}
+
+func (reachableClient) IsReachable() error { return nil }
+
+func (c reachableClient) Create(resources kube.ResourceList) (*kube.Result, error) {
+	res, err := c.Client.Create(resources)
+	if err != nil {
+		// Helm returns no result when a create failed; the objects it did
+		// create hold what the server answered, their UIDs among it.
+		res = &kube.Result{Created: resources.Filter(created)}
+	}
+	c.created.add(res)
+	return res, err //nolint:wrapcheck // Helm's own error, as Helm returns it
+}
+
+// created reports whether info's object is one the server returned: the
+// rendered objects carry no UID.
+func created(info *resource.Info) bool {
+	m, err := meta.Accessor(info.Object)
+	return err == nil && m.GetUID() != ""
+}
