@@ -13,6 +13,7 @@ import (
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/release"
 
+	"github.com/addon-operator/addon-operator/pkg/helm/modulechart"
 	"github.com/addon-operator/addon-operator/pkg/logkey"
 )
 
@@ -278,11 +279,11 @@ func (c *Client) deploy(ctx context.Context, cfg *action.Configuration, r Releas
 }
 
 func newDeployment(r Release, checksum string) (deployment, error) {
-	ch, err := loadChart(r.Name, r.ChartDir, r.Values)
+	ch, err := modulechart.Load(r.Name, r.ChartDir, r.Values)
 	if err != nil {
 		return deployment{}, err
 	}
-	vals, err := copyValues(r.Values)
+	vals, err := modulechart.CopyValues(r.Values)
 	if err != nil {
 		return deployment{}, err
 	}
@@ -338,7 +339,7 @@ func (c *Client) install(ctx context.Context, cfg *action.Configuration, d deplo
 	install.Timeout = d.hookTimeout
 	install.SkipCRDs = true
 	install.DisableOpenAPIValidation = true // see upgrade
-	install.SkipSchemaValidation = true     // checked by the render before, see validateSchemas
+	install.SkipSchemaValidation = true     // checked by the render before, see modulechart.Validate
 	install.Labels = d.labels
 	install.PostRenderer = d.post
 	hooks := hooksOf(cfg, "install")
@@ -382,7 +383,7 @@ func (c *Client) upgrade(ctx context.Context, cfg *action.Configuration, d deplo
 	// validates fields itself, which every supported version does; the
 	// server then reports unknown fields as warnings, logged by client-go.
 	upgrade.DisableOpenAPIValidation = true
-	upgrade.SkipSchemaValidation = true // checked by the render before, see validateSchemas
+	upgrade.SkipSchemaValidation = true // checked by the render before, see modulechart.Validate
 	// A failure while the process lives deletes the objects it created.
 	upgrade.CleanupOnFail = true
 	upgrade.Labels = d.labels // merged by Helm into the last revision's labels

@@ -10,6 +10,8 @@ import (
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/releaseutil"
+
+	"github.com/addon-operator/addon-operator/pkg/helm/modulechart"
 )
 
 func TestApplyLifecycle(t *testing.T) {
@@ -142,7 +144,7 @@ func TestApplyHookOnlyChangeRedeploys(t *testing.T) {
 func TestApplyDoesNotModifyValues(t *testing.T) {
 	env := newTestEnv(t)
 	r := echoRelease(echoChart(t, "one"), "hello")
-	before, err := copyValues(r.Values)
+	before, err := modulechart.CopyValues(r.Values)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,8 +9,9 @@ import (
 	"time"
 
 	"helm.sh/helm/v3/pkg/action"
-	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/release"
+
+	"github.com/addon-operator/addon-operator/pkg/helm/modulechart"
 )
 
 // checksumLen is the length of Rendered.Checksum: a sha256 in hex cut to
@@ -88,9 +89,9 @@ type Rendered struct {
 // of being merged with them: the module's values.yaml is the operator's
 // static values, already part of r.Values. The chart's global: defaults
 // are merged under r.Values' global as Helm merges a values file over a
-// chart (see loadChart). The chart's values.schema.json, and its
+// chart (see modulechart.Load). The chart's values.schema.json, and its
 // subcharts', check the values without the operator's own keys the chart
-// does not declare (see validateSchemas).
+// does not declare (see modulechart.Validate).
 func (c *Client) Render(ctx context.Context, r Release) (*Rendered, error) {
 	cfg, err := c.config(ctx, r.Name)
 	if err != nil {
@@ -114,11 +115,11 @@ func (c *Client) render(ctx context.Context, cfg *action.Configuration, r Releas
 // namespace, without CRDs, labelled; configure picks where capabilities
 // and lookups come from.
 func renderWith(ctx context.Context, cfg *action.Configuration, namespace string, r Release, configure func(*action.Install)) (*Rendered, error) {
-	ch, err := loadChart(r.Name, r.ChartDir, r.Values)
+	ch, err := modulechart.Load(r.Name, r.ChartDir, r.Values)
 	if err != nil {
 		return nil, fmt.Errorf("render release %q: %w", r.Name, err)
 	}
-	vals, err := copyValues(r.Values)
+	vals, err := modulechart.CopyValues(r.Values)
 	if err != nil {
 		return nil, fmt.Errorf("render release %q: %w", r.Name, err)
 	}
@@ -129,14 +130,14 @@ func renderWith(ctx context.Context, cfg *action.Configuration, namespace string
 	install.IsUpgrade = true
 	install.SkipCRDs = true
 	install.DisableOpenAPIValidation = true
-	install.SkipSchemaValidation = true // validateSchemas, below
+	install.SkipSchemaValidation = true // modulechart.Validate, below
 	install.PostRenderer = labeler{labels: objectLabels(r.Name)}
 	configure(install)
 	rel, err := install.RunWithContext(ctx, ch, vals)
 	// The chart's dependencies are processed now (conditions, aliases), as
 	// Helm's own schema check sees them; a schema error explains a failed
 	// render better than the template error it caused.
-	if schemaErr := validateValues(ch, r.Values); schemaErr != nil {
+	if schemaErr := modulechart.Validate(ch, r.Values); schemaErr != nil {
 		return nil, fmt.Errorf("render release %q: %w", r.Name, schemaErr)
 	}
 	if err != nil {
@@ -147,16 +148,6 @@ func renderWith(ctx context.Context, cfg *action.Configuration, namespace string
 		sumValues = r.Values
 	}
 	return newRendered(rel.Manifest, rel.Hooks, sumValues)
-}
-
-// validateValues checks a fresh copy of values against the schemas of ch
-// (see validateSchemas).
-func validateValues(ch *chart.Chart, values map[string]any) error {
-	vals, err := copyValues(values)
-	if err != nil {
-		return err
-	}
-	return validateSchemas(ch, vals)
 }
 
 // newRendered returns the rendered manifests with their checksum, which
@@ -181,19 +172,4 @@ func newRendered(manifest string, hooks []*release.Hook, values map[string]any) 
 	}
 	r.Checksum = hex.EncodeToString(sum.Sum(nil))[:checksumLen]
 	return r, nil
-}
-
-// copyValues returns a deep copy of values made of plain JSON types, which
-// is what Helm's value coalescing expects (and what it would read from a
-// values file).
-func copyValues(values map[string]any) (map[string]any, error) {
-	raw, err := json.Marshal(values)
-	if err != nil {
-		return nil, fmt.Errorf("encode values: %w", err)
-	}
-	out := map[string]any{}
-	if err := json.Unmarshal(raw, &out); err != nil {
-		return nil, fmt.Errorf("decode values: %w", err)
-	}
-	return out, nil
 }

@@ -1,4 +1,4 @@
-package helm
+package modulechart
 
 import (
 	"bytes"
@@ -28,7 +28,7 @@ const globalKey = chartutil.GlobalKey
 // of recursing forever.
 const maxChartDepth = 32
 
-// loadChart loads the chart of the module in dir for release name.
+// Load loads the chart of the module in dir for release name.
 //
 // A dir with Chart.yaml is loaded as Helm's own loader does, which honours
 // .helmignore, but without hooks/ (see loadChartDir). Without Chart.yaml
@@ -48,7 +48,7 @@ const maxChartDepth = 32
 // two as it coalesces any values file over a chart's values.yaml, subcharts
 // included. Other top-level keys (the chart's own settings, settings for
 // subcharts) stay chart defaults, as they always were.
-func loadChart(name, dir string, values map[string]any) (*chart.Chart, error) {
+func Load(name, dir string, values map[string]any) (*chart.Chart, error) {
 	var (
 		ch  *chart.Chart
 		err error

@@ -1,4 +1,4 @@
-package helm
+package modulechart
 
 import (
 	"os"
@@ -79,9 +79,9 @@ func TestLoadChartSynthesised(t *testing.T) {
 	}
 	values := map[string]any{"global": map[string]any{}, "echo": map[string]any{"a": 2}}
 
-	ch, err := loadChart("echo", dir, values)
+	ch, err := Load("echo", dir, values)
 	if err != nil {
-		t.Fatalf("loadChart: %v", err)
+		t.Fatalf("Load: %v", err)
 	}
 	want := chartView{
 		APIVersion: "v2",
@@ -108,9 +108,9 @@ func TestLoadChartWithChartYAML(t *testing.T) {
 		"templates/cm.yaml": "kind: ConfigMap\n",
 		"values.yaml":       "echo:\n  a: 1\nother: true\n",
 	}
-	ch, err := loadChart("echo", writeFiles(t, tree), map[string]any{"echo": map[string]any{}})
+	ch, err := Load("echo", writeFiles(t, tree), map[string]any{"echo": map[string]any{}})
 	if err != nil {
-		t.Fatalf("loadChart: %v", err)
+		t.Fatalf("Load: %v", err)
 	}
 	want := chartView{
 		APIVersion: "v2",
@@ -140,8 +140,8 @@ func TestLoadChartErrors(t *testing.T) {
 			if tt.files != nil {
 				dir = writeFiles(t, tt.files)
 			}
-			if _, err := loadChart(tt.release, dir, nil); err == nil {
-				t.Error("loadChart succeeded, want an error")
+			if _, err := Load(tt.release, dir, nil); err == nil {
+				t.Error("Load succeeded, want an error")
 			}
 		})
 	}

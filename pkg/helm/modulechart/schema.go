@@ -1,4 +1,4 @@
-package helm
+package modulechart
 
 import (
 	"encoding/json"
@@ -35,7 +35,7 @@ func validateSchemas(ch *chart.Chart, given map[string]any) error {
 	if err != nil {
 		return fmt.Errorf("coalesce values: %w", err)
 	}
-	seen, err := copyValues(merged) // coalescing shares maps with the chart's defaults
+	seen, err := CopyValues(merged) // coalescing shares maps with the chart's defaults
 	if err != nil {
 		return err
 	}
@@ -126,4 +126,29 @@ func schemaProperties(schema any) map[string]any {
 	}
 	props, _ := doc["properties"].(map[string]any)
 	return props
+}
+
+// Validate checks a fresh copy of values against the schemas of ch (see
+// validateSchemas).
+func Validate(ch *chart.Chart, values map[string]any) error {
+	vals, err := CopyValues(values)
+	if err != nil {
+		return err
+	}
+	return validateSchemas(ch, vals)
+}
+
+// CopyValues returns a deep copy of values made of plain JSON types, which
+// is what Helm's value coalescing expects (and what it would read from a
+// values file).
+func CopyValues(values map[string]any) (map[string]any, error) {
+	raw, err := json.Marshal(values)
+	if err != nil {
+		return nil, fmt.Errorf("encode values: %w", err)
+	}
+	out := map[string]any{}
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return nil, fmt.Errorf("decode values: %w", err)
+	}
+	return out, nil
 }

@@ -1,4 +1,4 @@
-package helm
+package modulechart
 
 import (
 	"os"
@@ -43,9 +43,9 @@ func TestLoadChartSkipsHooksWithoutHelmignore(t *testing.T) {
 	if _, err := loader.LoadDir(dir); err == nil || !strings.Contains(err.Error(), "larger than the maximum file size") {
 		t.Fatalf("loader.LoadDir: %v, want the size error", err)
 	}
-	ch, err := loadChart("echo", dir, nil)
+	ch, err := Load("echo", dir, nil)
 	if err != nil {
-		t.Fatalf("loadChart: %v", err)
+		t.Fatalf("Load: %v", err)
 	}
 	names := make([]string, 0, len(ch.Raw))
 	for _, f := range ch.Raw {
@@ -73,12 +73,12 @@ func TestLoadChartKeepsHelmLimitsOutsideHooks(t *testing.T) {
 		".helmignore": "ignored/\n",
 	})
 	bigFile(t, dir, "ignored/big")
-	if _, err := loadChart("echo", dir, nil); err != nil {
+	if _, err := Load("echo", dir, nil); err != nil {
 		t.Fatalf(".helmignore still honoured: %v", err)
 	}
 	bigFile(t, dir, "files/big")
-	_, err := loadChart("echo", dir, nil)
+	_, err := Load("echo", dir, nil)
 	if err == nil || !strings.Contains(err.Error(), `"files/big" is larger than the maximum file size`) {
-		t.Fatalf("loadChart: %v, want the size error naming files/big", err)
+		t.Fatalf("Load: %v, want the size error naming files/big", err)
 	}
 }
