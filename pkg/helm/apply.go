@@ -13,6 +13,7 @@ import (
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/release"
 
+	"github.com/addon-operator/addon-operator/pkg/helm/manifest"
 	"github.com/addon-operator/addon-operator/pkg/helm/modulechart"
 	"github.com/addon-operator/addon-operator/pkg/logkey"
 )
@@ -174,7 +175,7 @@ func (c *Client) Apply(ctx context.Context, r Release) (Outcome, error) {
 		}
 	}
 	rel, recovered, own, fresh, err := c.deploy(ctx, cfg, r, last, rendered, ahead)
-	if extendsAPI(rendered.Manifest) || (last != nil && extendsAPI(last.Manifest)) {
+	if manifest.ExtendsAPI(rendered.Manifest) || (last != nil && manifest.ExtendsAPI(last.Manifest)) {
 		c.refreshDiscovery() // kinds may have come or gone, even on failure
 	}
 	out.Recovered = recovered
@@ -201,7 +202,7 @@ type deployment struct {
 	chart     *chart.Chart
 	values    map[string]any
 	labels    map[string]string // release labels
-	post      labeler
+	post      manifest.Labeler
 	// hookTimeout bounds the wait for each chart hook.
 	hookTimeout time.Duration
 }
@@ -292,7 +293,7 @@ func newDeployment(r Release, checksum string) (deployment, error) {
 		chart:  ch,
 		values: vals,
 		labels: map[string]string{LabelManagedBy: ManagedByValue, LabelChecksum: checksum},
-		post:   labeler{labels: objectLabels(r.Name)},
+		post:   manifest.NewLabeler(objectLabels(r.Name)),
 	}, nil
 }
 

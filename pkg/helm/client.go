@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/transport"
 	"k8s.io/utils/clock"
 
+	"github.com/addon-operator/addon-operator/pkg/helm/manifest"
 	"github.com/addon-operator/addon-operator/pkg/helm/requests"
 	"github.com/addon-operator/addon-operator/pkg/logkey"
 )
@@ -307,7 +308,7 @@ func (c *Client) UninstallHooks(ctx context.Context, name string, hookTimeout ti
 	hooks := hooksOf(cfg, "delete")
 	_, err = uninstall.Run(name)
 	c.noteUninstalled(name)
-	if slices.ContainsFunc(history, func(r *release.Release) bool { return extendsAPI(r.Manifest) }) {
+	if slices.ContainsFunc(history, func(r *release.Release) bool { return manifest.ExtendsAPI(r.Manifest) }) {
 		c.refreshDiscovery()
 	}
 	if err != nil {
@@ -356,4 +357,17 @@ func (c *Client) inNamespace(cfg *action.Configuration, ns string) {
 	case reachableClient:
 		kc.Namespace = ns
 	}
+}
+
+// hookPolicies is a release driver that gives the chart hooks of each
+// release it creates the delete policies of their nelm annotations (see
+// manifest.TranslateHookPolicies) before the record is written.
+type hookPolicies struct {
+	driver.Driver
+}
+
+// Create translates rel's hook delete policies, then stores it.
+func (d hookPolicies) Create(key string, rel *release.Release) error {
+	manifest.TranslateHookPolicies(rel)
+	return d.Driver.Create(key, rel) //nolint:wrapcheck // as the driver returned it
 }

@@ -74,25 +74,3 @@ func objectRef(info *resource.Info) string {
 func objectKey(info *resource.Info) string {
 	return info.Mapping.GroupVersionKind.GroupKind().String() + "/" + info.Namespace + "/" + info.Name
 }
-
-// extendsAPI reports whether manifest holds a CustomResourceDefinition or
-// an APIService: deploying or deleting it changes the server's discovery.
-func extendsAPI(manifest string) bool {
-	if !strings.Contains(manifest, "CustomResourceDefinition") && !strings.Contains(manifest, "APIService") {
-		return false
-	}
-	for _, doc := range docSeparator.Split(manifest, -1) {
-		_, body := splitLeadingComments(doc)
-		obj, ok := decodeObject(body)
-		if !ok {
-			continue
-		}
-		group, _, _ := strings.Cut(obj["apiVersion"].(string), "/")
-		switch kind := obj["kind"].(string); {
-		case group == "apiextensions.k8s.io" && kind == "CustomResourceDefinition",
-			group == "apiregistration.k8s.io" && kind == "APIService":
-			return true
-		}
-	}
-	return false
-}

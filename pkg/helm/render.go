@@ -11,6 +11,7 @@ import (
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/release"
 
+	"github.com/addon-operator/addon-operator/pkg/helm/manifest"
 	"github.com/addon-operator/addon-operator/pkg/helm/modulechart"
 )
 
@@ -131,7 +132,7 @@ func renderWith(ctx context.Context, cfg *action.Configuration, namespace string
 	install.SkipCRDs = true
 	install.DisableOpenAPIValidation = true
 	install.SkipSchemaValidation = true // modulechart.Validate, below
-	install.PostRenderer = labeler{labels: objectLabels(r.Name)}
+	install.PostRenderer = manifest.NewLabeler(objectLabels(r.Name))
 	configure(install)
 	rel, err := install.RunWithContext(ctx, ch, vals)
 	// The chart's dependencies are processed now (conditions, aliases), as
@@ -148,6 +149,14 @@ func renderWith(ctx context.Context, cfg *action.Configuration, namespace string
 		sumValues = r.Values
 	}
 	return newRendered(rel.Manifest, rel.Hooks, sumValues)
+}
+
+// objectLabels are the labels set on every object of release. All keys are
+// under the operator's prefix: a chart's own labels (heritage,
+// app.kubernetes.io/managed-by...) are never overwritten, and keys under
+// the prefix are the operator's, whatever a chart sets.
+func objectLabels(release string) map[string]string {
+	return map[string]string{LabelManagedBy: ManagedByValue, LabelModule: release}
 }
 
 // newRendered returns the rendered manifests with their checksum, which

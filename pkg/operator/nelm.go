@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/addon-operator/addon-operator/pkg/helm"
+	"github.com/addon-operator/addon-operator/pkg/helm/manifest"
 	"github.com/addon-operator/addon-operator/pkg/logkey"
 	"github.com/addon-operator/addon-operator/pkg/release/weights"
 )
@@ -26,9 +27,9 @@ import (
 // werf.io/ownership: anyone keep an object on uninstall and when the
 // chart stops rendering it (as helm.sh/resource-policy: keep); a chart
 // hook's werf.io/delete-policy is its helm.sh/hook-delete-policy (see
-// pkg/helm's nelm.go). For the rest, the operator names what a module's
-// chart asks for and is not done, once per module (again when the set
-// changes): a warning in the log and a Warning Event.
+// pkg/helm/manifest's nelm.go). For the rest, the operator names what a
+// module's chart asks for and is not done, once per module (again when the
+// set changes): a warning in the log and a Warning Event.
 
 // nelmIgnored describes, by annotation (a trailing * stands for any
 // suffix), what is not done whatever its value.
@@ -64,18 +65,18 @@ func nelmPartly(key, value string, hook bool) (entry, what string) {
 		return "", ""
 	}
 	switch key {
-	case helm.AnnotationWerfOwnership:
+	case manifest.AnnotationWerfOwnership:
 		if value == "anyone" && !hook {
 			return key + ": anyone", "kept on uninstall and when no longer rendered, but Helm's release annotations are still set and checked"
 		}
 		if value != "release" && value != "anyone" {
 			return key + ": " + value, "not a value of nelm; objects are owned by their release"
 		}
-	case helm.AnnotationWerfResourcePolicy:
+	case manifest.AnnotationWerfResourcePolicy:
 		if value != "keep" {
 			return key + ": " + value, "only keep is honoured"
 		}
-	case helm.AnnotationWerfDeletePolicy:
+	case manifest.AnnotationWerfDeletePolicy:
 		if !hook {
 			return key, "release objects are not recreated or deleted by policy"
 		}

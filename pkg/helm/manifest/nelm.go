@@ -1,11 +1,10 @@
-package helm
+package manifest
 
 import (
 	"strings"
 
 	yamlv3 "go.yaml.in/yaml/v3"
 	"helm.sh/helm/v3/pkg/release"
-	"helm.sh/helm/v3/pkg/storage/driver"
 	"sigs.k8s.io/yaml"
 )
 
@@ -98,26 +97,13 @@ func hookDeletePolicies(value string) (policies []release.HookDeletePolicy, unkn
 	return policies, unknown
 }
 
-// hookPolicies is a release driver that gives the chart hooks of each
-// release it creates the delete policies of their nelm annotations (see
-// translateHookPolicies) before the record is written.
-type hookPolicies struct {
-	driver.Driver
-}
-
-// Create translates rel's hook delete policies, then stores it.
-func (d hookPolicies) Create(key string, rel *release.Release) error {
-	translateHookPolicies(rel)
-	return d.Driver.Create(key, rel) //nolint:wrapcheck // as the driver returned it
-}
-
-// translateHookPolicies gives each chart hook of rel without
+// TranslateHookPolicies gives each chart hook of rel without
 // helm.sh/hook-delete-policy the delete policies of its
 // werf.io/delete-policy. Helm reads a hook's policies from the release it
-// is about to run the hooks of, after it stored it (hookPolicies.Create
-// calls this), and the release's later operations (uninstall) read them
-// from the record.
-func translateHookPolicies(rel *release.Release) {
+// is about to run the hooks of, after it stored it (pkg/helm calls this
+// before each record is created), and the release's later operations
+// (uninstall) read them from the record.
+func TranslateHookPolicies(rel *release.Release) {
 	for _, h := range rel.Hooks {
 		if len(h.DeletePolicies) > 0 || !strings.Contains(h.Manifest, AnnotationWerfDeletePolicy) {
 			continue

@@ -1,4 +1,4 @@
-package helm
+package manifest
 
 import (
 	"bytes"
@@ -11,6 +11,18 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
+// Labels of the operator's objects, as pkg/helm sets them.
+const (
+	labelManagedBy = "addon-operator.io/managed-by"
+	managedByValue = "addon-operator"
+	labelModule    = "addon-operator.io/module"
+)
+
+// testLabels are the labels pkg/helm sets on the objects of release echo.
+func testLabels() map[string]string {
+	return map[string]string{labelManagedBy: managedByValue, labelModule: "echo"}
+}
+
 //nolint:gochecknoglobals // a test flag must be registered at package init; it is only read
 var update = flag.Bool("update", false, "rewrite golden files in testdata/")
 
@@ -19,7 +31,7 @@ func TestLabelerGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := labeler{labels: objectLabels("echo")}.Run(bytes.NewBuffer(input))
+	out, err := NewLabeler(testLabels()).Run(bytes.NewBuffer(input))
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
@@ -43,7 +55,7 @@ func TestLabelerIdempotent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := labeler{labels: objectLabels("echo")}
+	l := NewLabeler(testLabels())
 	once, err := l.Run(bytes.NewBuffer(input))
 	if err != nil {
 		t.Fatalf("Run: %v", err)
@@ -84,25 +96,25 @@ func TestLabelerKeepsChartLabels(t *testing.T) {
 	}{
 		{
 			name: "no labels",
-			want: map[string]string{LabelManagedBy: ManagedByValue, LabelModule: "echo"},
+			want: map[string]string{labelManagedBy: managedByValue, labelModule: "echo"},
 		},
 		{
 			name:  "helm's own labels",
 			chart: map[string]string{"heritage": "Helm", "app.kubernetes.io/managed-by": "Helm", "release": "echo"},
 			want: map[string]string{
 				"heritage": "Helm", "app.kubernetes.io/managed-by": "Helm", "release": "echo",
-				LabelManagedBy: ManagedByValue, LabelModule: "echo",
+				labelManagedBy: managedByValue, labelModule: "echo",
 			},
 		},
 		{
 			name:  "the label an earlier version set",
 			chart: map[string]string{"heritage": "addon-operator"},
-			want:  map[string]string{"heritage": "addon-operator", LabelManagedBy: ManagedByValue, LabelModule: "echo"},
+			want:  map[string]string{"heritage": "addon-operator", labelManagedBy: managedByValue, labelModule: "echo"},
 		},
 		{
 			name:  "keys under the operator's prefix are the operator's",
-			chart: map[string]string{LabelModule: "other", LabelManagedBy: "someone"},
-			want:  map[string]string{LabelManagedBy: ManagedByValue, LabelModule: "echo"},
+			chart: map[string]string{labelModule: "other", labelManagedBy: "someone"},
+			want:  map[string]string{labelManagedBy: managedByValue, labelModule: "echo"},
 		},
 	}
 	for _, tt := range tests {
@@ -119,7 +131,7 @@ func TestLabelerKeepsChartLabels(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			out, err := labeler{labels: objectLabels("echo")}.Run(bytes.NewBuffer(raw))
+			out, err := NewLabeler(testLabels()).Run(bytes.NewBuffer(raw))
 			if err != nil {
 				t.Fatalf("Run: %v", err)
 			}
@@ -133,6 +145,27 @@ func TestLabelerKeepsChartLabels(t *testing.T) {
 			}
 			if diff := cmp.Diff(tt.want, got.Metadata.Labels); diff != "" {
 				t.Errorf("labels (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestExtendsAPI(t *testing.T) {
+	tests := map[string]struct {
+		manifest string
+		want     bool
+	}{
+		"crd":                     {"---\n# Source: m/templates/crd.yaml\napiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets.example.com\n", true},
+		"apiservice among others": {"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n---\napiVersion: apiregistration.k8s.io/v1\nkind: APIService\nmetadata:\n  name: v1.example.com\n", true},
+		"plain objects":           {"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: b\n", false},
+		"kind named in data only": {"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  note: kind CustomResourceDefinition\n", false},
+		"same kind, other group":  {"apiVersion: example.com/v1\nkind: APIService\nmetadata:\n  name: a\n", false},
+		"empty":                   {"", false},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := ExtendsAPI(tt.manifest); got != tt.want {
+				t.Errorf("ExtendsAPI = %v, want %v", got, tt.want)
 			}
 		})
 	}

@@ -1,4 +1,4 @@
-package helm
+package manifest
 
 import (
 	"bytes"
@@ -16,7 +16,7 @@ import (
 // docSeparator matches a YAML document separator line.
 var docSeparator = regexp.MustCompile(`(?m)^---[ \t]*(?:\r?\n|$)`)
 
-// labeler is a Helm post-renderer that sets labels on every object of a
+// Labeler is a Helm post-renderer that sets labels on every object of a
 // multi-document manifest (and helm.sh/resource-policy: keep where a nelm
 // annotation asks to keep the object, see keeps), the items of a List rather than the List. Documents that are
 // not objects (comments only, scalars, invalid YAML) pass through untouched,
@@ -26,20 +26,17 @@ var docSeparator = regexp.MustCompile(`(?m)^---[ \t]*(?:\r?\n|$)`)
 // set.
 //
 // Helm runs post-renderers on the manifest only, never on chart hooks.
-type labeler struct {
+type Labeler struct {
 	labels map[string]string
 }
 
-// objectLabels are the labels set on every object of release. All keys are
-// under the operator's prefix: a chart's own labels (heritage,
-// app.kubernetes.io/managed-by...) are never overwritten, and keys under
-// the prefix are the operator's, whatever a chart sets.
-func objectLabels(release string) map[string]string {
-	return map[string]string{LabelManagedBy: ManagedByValue, LabelModule: release}
+// NewLabeler returns a Labeler that sets labels, which it keeps.
+func NewLabeler(labels map[string]string) Labeler {
+	return Labeler{labels: labels}
 }
 
 // Run implements postrender.PostRenderer.
-func (l labeler) Run(rendered *bytes.Buffer) (*bytes.Buffer, error) {
+func (l Labeler) Run(rendered *bytes.Buffer) (*bytes.Buffer, error) {
 	out := new(bytes.Buffer)
 	for _, doc := range docSeparator.Split(rendered.String(), -1) {
 		if strings.TrimSpace(doc) == "" {
@@ -59,7 +56,7 @@ func (l labeler) Run(rendered *bytes.Buffer) (*bytes.Buffer, error) {
 // object. The document is edited as a YAML node tree, so that it keeps its
 // key order, its comments, its scalars as written (quoting, literal and
 // folded blocks) and its numbers exact; only the labels are added or set.
-func (l labeler) label(doc string) (string, error) {
+func (l Labeler) label(doc string) (string, error) {
 	head, body := splitLeadingComments(doc)
 	obj0, ok := decodeObject(body)
 	if !ok {
@@ -100,7 +97,7 @@ func (l labeler) label(doc string) (string, error) {
 
 // reencoded sets the labels on a decoded object and encodes it again: keys
 // sorted, comments inside the object dropped.
-func (l labeler) reencoded(head string, obj map[string]any) (string, error) {
+func (l Labeler) reencoded(head string, obj map[string]any) (string, error) {
 	if items, ok := obj["items"].([]any); ok && strings.HasSuffix(obj["kind"].(string), "List") {
 		for _, item := range items {
 			if m, ok := item.(map[string]any); ok && isObject(m) {
@@ -234,4 +231,26 @@ func isObject(m map[string]any) bool {
 	apiVersion, _ := m["apiVersion"].(string)
 	kind, _ := m["kind"].(string)
 	return apiVersion != "" && kind != ""
+}
+
+// ExtendsAPI reports whether manifest holds a CustomResourceDefinition or
+// an APIService: deploying or deleting it changes the server's discovery.
+func ExtendsAPI(manifest string) bool {
+	if !strings.Contains(manifest, "CustomResourceDefinition") && !strings.Contains(manifest, "APIService") {
+		return false
+	}
+	for _, doc := range docSeparator.Split(manifest, -1) {
+		_, body := splitLeadingComments(doc)
+		obj, ok := decodeObject(body)
+		if !ok {
+			continue
+		}
+		group, _, _ := strings.Cut(obj["apiVersion"].(string), "/")
+		switch kind := obj["kind"].(string); {
+		case group == "apiextensions.k8s.io" && kind == "CustomResourceDefinition",
+			group == "apiregistration.k8s.io" && kind == "APIService":
+			return true
+		}
+	}
+	return false
 }

@@ -5,27 +5,6 @@ import (
 	"testing"
 )
 
-func TestExtendsAPI(t *testing.T) {
-	tests := map[string]struct {
-		manifest string
-		want     bool
-	}{
-		"crd":                     {"---\n# Source: m/templates/crd.yaml\napiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets.example.com\n", true},
-		"apiservice among others": {"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n---\napiVersion: apiregistration.k8s.io/v1\nkind: APIService\nmetadata:\n  name: v1.example.com\n", true},
-		"plain objects":           {"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: b\n", false},
-		"kind named in data only": {"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  note: kind CustomResourceDefinition\n", false},
-		"same kind, other group":  {"apiVersion: example.com/v1\nkind: APIService\nmetadata:\n  name: a\n", false},
-		"empty":                   {"", false},
-	}
-	for name, tt := range tests {
-		t.Run(name, func(t *testing.T) {
-			if got := extendsAPI(tt.manifest); got != tt.want {
-				t.Errorf("extendsAPI = %v, want %v", got, tt.want)
-			}
-		})
-	}
-}
-
 func TestApplyAndUninstallRefreshDiscoveryForCRDs(t *testing.T) {
 	env := newTestEnv(t)
 	refreshes := 0
