@@ -49,7 +49,7 @@ func fourObjectChart(name string) *chart.Chart {
 // each request saving of pkg/helm answers or skips (docs/helm-requests.md):
 //
 //   - Install and Upgrade call KubeClient.IsReachable, a GET /version
-//     (reachableClient answers it without a request);
+//     (kubeclient.Client answers it without a request);
 //   - Install reads each object before creating it, GET 404
 //     (existingResourceConflict; requests.KnownAbsent answers it);
 //   - Install lists the release's storage records twice before it writes

@@ -13,6 +13,7 @@ import (
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/release"
 
+	"github.com/addon-operator/addon-operator/pkg/helm/kubeclient"
 	"github.com/addon-operator/addon-operator/pkg/helm/manifest"
 	"github.com/addon-operator/addon-operator/pkg/helm/modulechart"
 	"github.com/addon-operator/addon-operator/pkg/logkey"
@@ -74,7 +75,7 @@ type Outcome struct {
 	// operation, at the versions the API server created them with: an
 	// install's objects, and chart hooks' objects of any operation (an
 	// upgrade creates its new release objects one by one, not listed).
-	Created []CreatedObject
+	Created []kubeclient.CreatedObject
 	// Deferred reports that Release.Ahead asked Apply to stop before
 	// Helm's install or upgrade: no revision was made.
 	Deferred bool
@@ -122,7 +123,7 @@ type Outcome struct {
 // CRDs are skipped. Apply waits for chart hooks, not for workloads to
 // become ready: for each hook up to r.HookTimeout (Options.Timeout when
 // zero). A hook Job that fails or does not complete in that time, or is
-// still awaited when the call ends, fails Apply with a *HookError that
+// still awaited when the call ends, fails Apply with a *kubeclient.HookError that
 // names it and gives its last condition. Options.Timeout bounds the whole
 // call. When ctx ends, Apply
 // returns and Helm records the revision failed (its own goroutine may still
@@ -183,8 +184,8 @@ func (c *Client) Apply(ctx context.Context, r Release) (Outcome, error) {
 		return out, fmt.Errorf("apply release %q: %w", r.Name, err)
 	}
 	out.Revision, out.Manifest, out.Fresh = rel.Version, rel.Manifest, fresh
-	if rc, ok := cfg.KubeClient.(reachableClient); ok {
-		out.Created = rc.created.objects()
+	if rc, ok := cfg.KubeClient.(kubeclient.Client); ok {
+		out.Created = rc.Created().Objects()
 	}
 	if last == nil && own > ahead {
 		out.HistoryLost = true
@@ -353,19 +354,19 @@ func (c *Client) install(ctx context.Context, cfg *action.Configuration, d deplo
 
 // hooksOf returns the notes of cfg's kube client on the chart hooks it
 // waits for, now for operation op; nil when it takes none.
-func hooksOf(cfg *action.Configuration, op string) *hookWaits {
-	rc, ok := cfg.KubeClient.(reachableClient)
-	if !ok || rc.hooks == nil {
+func hooksOf(cfg *action.Configuration, op string) *kubeclient.HookWaits {
+	rc, ok := cfg.KubeClient.(kubeclient.Client)
+	if !ok || rc.Hooks() == nil {
 		return nil
 	}
-	rc.hooks.setOperation(op)
-	return rc.hooks
+	rc.Hooks().SetOperation(op)
+	return rc.Hooks()
 }
 
 // blameHook returns err, or, when a chart hook made the operation fail, a
-// *HookError that names it and wraps err.
-func blameHook(ctx context.Context, hooks *hookWaits, err error) error {
-	if he := hooks.explain(ctx, err); he != nil {
+// *kubeclient.HookError that names it and wraps err.
+func blameHook(ctx context.Context, hooks *kubeclient.HookWaits, err error) error {
+	if he := hooks.Explain(ctx, err); he != nil {
 		return he
 	}
 	return err

@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/transport"
 	"k8s.io/utils/clock"
 
+	"github.com/addon-operator/addon-operator/pkg/helm/kubeclient"
 	"github.com/addon-operator/addon-operator/pkg/helm/manifest"
 	"github.com/addon-operator/addon-operator/pkg/helm/requests"
 	"github.com/addon-operator/addon-operator/pkg/logkey"
@@ -142,7 +143,7 @@ func New(opts Options) (*Client, error) {
 		// kubeconfig context says.
 		if kc, ok := cfg.KubeClient.(*kube.Client); ok {
 			kc.Namespace = opts.Namespace
-			cfg.KubeClient = reachableClient{Client: kc, created: &createdObjects{}, hooks: &hookWaits{}}
+			cfg.KubeClient = kubeclient.New(kc)
 		}
 		cfg.Releases.MaxHistory = opts.HistoryMax
 		return cfg, nil
@@ -272,7 +273,7 @@ func (c *Client) Uninstall(ctx context.Context, name string) (bool, error) {
 // UninstallHooks is Uninstall with each chart delete hook awaited up to
 // hookTimeout (Options.Timeout when zero), as Apply awaits install and
 // upgrade hooks: a hook Job that fails or does not complete in that time
-// fails it with a *HookError that names it and gives its last condition.
+// fails it with a *kubeclient.HookError that names it and gives its last condition.
 // The release is then left uninstalling, with its objects, for the next
 // uninstall to retry.
 func (c *Client) UninstallHooks(ctx context.Context, name string, hookTimeout time.Duration) (bool, error) {
@@ -354,7 +355,7 @@ func (c *Client) inNamespace(cfg *action.Configuration, ns string) {
 	switch kc := cfg.KubeClient.(type) {
 	case *kube.Client:
 		kc.Namespace = ns
-	case reachableClient:
+	case kubeclient.Client:
 		kc.Namespace = ns
 	}
 }

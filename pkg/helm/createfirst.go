@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/resource"
 
+	"github.com/addon-operator/addon-operator/pkg/helm/kubeclient"
 	"github.com/addon-operator/addon-operator/pkg/logkey"
 )
 
@@ -88,9 +89,9 @@ func (c *Client) installFresh(ctx context.Context, cfg *action.Configuration, d 
 // release whose history was lost. It fails when the revision is anything
 // but a failed revision 1 of the operator's, which it leaves in place.
 func (c *Client) undoInstall(ctx context.Context, cfg *action.Configuration, name string) error {
-	if rc, ok := cfg.KubeClient.(reachableClient); ok {
+	if rc, ok := cfg.KubeClient.(kubeclient.Client); ok {
 		var errs []error
-		for _, info := range rc.created.take() {
+		for _, info := range rc.Created().Take() {
 			if err := deleteCreated(info); err != nil {
 				errs = append(errs, err)
 			}

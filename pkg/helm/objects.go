@@ -68,9 +68,3 @@ func objectRef(info *resource.Info) string {
 	}
 	return kind + "/" + info.Name
 }
-
-// objectKey identifies an object across builds of manifests: group, kind,
-// namespace and name, as Helm's ResourceList.Difference matches them.
-func objectKey(info *resource.Info) string {
-	return info.Mapping.GroupVersionKind.GroupKind().String() + "/" + info.Namespace + "/" + info.Name
-}

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/cli-runtime/pkg/resource"
 
+	"github.com/addon-operator/addon-operator/pkg/helm/kubeclient"
 	"github.com/addon-operator/addon-operator/pkg/logkey"
 )
 
@@ -169,7 +170,7 @@ func (c *Client) claimObjects(ctx context.Context, cfg *action.Configuration, se
 // creates found in their way (see installFresh). A deployed revision's
 // objects are all its own, and are not read.
 func (c *Client) spareForeign(ctx context.Context, cfg *action.Configuration, rel *release.Release) error {
-	rc, ok := cfg.KubeClient.(reachableClient)
+	rc, ok := cfg.KubeClient.(kubeclient.Client)
 	if !ok {
 		return nil // no cluster: nothing can be in the way
 	}
@@ -187,13 +188,12 @@ func (c *Client) spareForeign(ctx context.Context, cfg *action.Configuration, re
 		if live[i].owner == self {
 			continue
 		}
-		spare[objectKey(info)] = true
+		spare[kubeclient.ObjectKey(info)] = true
 		c.log.WarnContext(ctx, "object of a failed revision belongs to another owner, not deleted with the release",
 			slog.String(logkey.Release, rel.Name), slog.Int(logkey.Revision, rel.Version), slog.String(logkey.Kind, info.Mapping.GroupVersionKind.Kind),
 			slog.String(logkey.Name, info.Name), slog.String(logkey.Owner, live[i].owner.String()))
 	}
-	rc.spare = spare
-	cfg.KubeClient = rc
+	cfg.KubeClient = rc.Sparing(spare)
 	return nil
 }
 

@@ -12,7 +12,7 @@ import (
 	"golang.org/x/sync/errgroup"
 	"k8s.io/utils/clock"
 
-	"github.com/addon-operator/addon-operator/pkg/helm"
+	"github.com/addon-operator/addon-operator/pkg/helm/kubeclient"
 	"github.com/addon-operator/addon-operator/pkg/kube/drift"
 	"github.com/addon-operator/addon-operator/pkg/kube/heal"
 	"github.com/addon-operator/addon-operator/pkg/logkey"
@@ -145,7 +145,7 @@ type seeder interface {
 // remembers those versions as seen, so that the watch's reports of the
 // creates start no check. A failure only costs the next check its reads:
 // it is logged at debug level.
-func (r *Manager) seedDrift(ctx context.Context, name string, d *deployed, manifest string, created []helm.CreatedObject) {
+func (r *Manager) seedDrift(ctx context.Context, name string, d *deployed, manifest string, created []kubeclient.CreatedObject) {
 	if len(created) == 0 {
 		return
 	}

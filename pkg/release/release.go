@@ -20,6 +20,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/addon-operator/addon-operator/pkg/helm"
+	"github.com/addon-operator/addon-operator/pkg/helm/kubeclient"
 	"github.com/addon-operator/addon-operator/pkg/kube/drift"
 	"github.com/addon-operator/addon-operator/pkg/kube/heal"
 	"github.com/addon-operator/addon-operator/pkg/kube/readiness"
@@ -319,7 +320,7 @@ func (r *Manager) Render(ctx context.Context, rel helm.Release) (*helm.Rendered,
 // drifted: checking them would read each once more for nothing, and the
 // drift checker is told they are clean at the versions they were created
 // with (created), so that its next check reads only those changed since.
-func (r *Manager) afterDeploy(ctx context.Context, name, namespace, manifest string, checkDrift bool, created []helm.CreatedObject) error {
+func (r *Manager) afterDeploy(ctx context.Context, name, namespace, manifest string, checkDrift bool, created []kubeclient.CreatedObject) error {
 	if r.opts.Healer != nil {
 		objects, err := heal.ObjectsFromManifest(manifest)
 		if err != nil {

@@ -10,6 +10,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/addon-operator/addon-operator/pkg/helm"
+	"github.com/addon-operator/addon-operator/pkg/helm/kubeclient"
 	"github.com/addon-operator/addon-operator/pkg/kube/drift"
 	"github.com/addon-operator/addon-operator/pkg/kube/heal"
 )
@@ -20,7 +21,7 @@ type freshReleases struct{ fakeReleases }
 func (*freshReleases) Apply(_ context.Context, r helm.Release) (helm.Outcome, error) {
 	return helm.Outcome{
 		Revision: 1, Manifest: "manifest of " + r.Name, Fresh: true,
-		Created: []helm.CreatedObject{{APIVersion: "v1", Kind: "ConfigMap", Namespace: "ns", Name: "c", ResourceVersion: "41"}},
+		Created: []kubeclient.CreatedObject{{APIVersion: "v1", Kind: "ConfigMap", Namespace: "ns", Name: "c", ResourceVersion: "41"}},
 	}, nil
 }
 

@@ -1,4 +1,4 @@
-package helm
+package kubeclient
 
 import (
 	"context"
@@ -22,7 +22,8 @@ const hookReadTimeout = 10 * time.Second
 
 // HookError is a chart's Helm hook that did not complete: a hook Job that
 // failed, or was not complete when its time (Release.HookTimeout, or the
-// operation's) ran out. Apply's error wraps it; it wraps Helm's own error.
+// operation's) ran out. pkg/helm's Apply and uninstall errors wrap it; it
+// wraps Helm's own error.
 type HookError struct {
 	// Event is the hook's event for the operation ("pre-install",
 	// "post-upgrade"...), "" when unknown.
@@ -58,11 +59,11 @@ func (e *HookError) Error() string {
 
 func (e *HookError) Unwrap() error { return e.Err }
 
-// hookWaits follows the chart hooks Helm waits for during one operation,
+// HookWaits follows the chart hooks Helm waits for during one operation,
 // so that a failure, or an operation cut short while Helm still waits,
 // names the hook. Helm's own error names none (a timeout says "context
 // deadline exceeded", and its hook messages lose the cause's type).
-type hookWaits struct {
+type HookWaits struct {
 	mu      sync.Mutex
 	op      string // "install", "upgrade", "delete": picks the hook's event
 	waiting kube.ResourceList
@@ -71,14 +72,15 @@ type hookWaits struct {
 	failed  *HookError
 }
 
-// setOperation names the Helm operation whose hooks follow.
-func (w *hookWaits) setOperation(op string) {
+// SetOperation names the Helm operation whose hooks follow: "install",
+// "upgrade" or "delete".
+func (w *HookWaits) SetOperation(op string) {
 	w.mu.Lock()
 	w.op, w.failed = op, nil
 	w.mu.Unlock()
 }
 
-func (w *hookWaits) begin(resources kube.ResourceList, timeout time.Duration) time.Time {
+func (w *HookWaits) begin(resources kube.ResourceList, timeout time.Duration) time.Time {
 	now := time.Now()
 	w.mu.Lock()
 	w.waiting, w.since, w.timeout = resources, now, timeout
@@ -86,7 +88,7 @@ func (w *hookWaits) begin(resources kube.ResourceList, timeout time.Duration) ti
 	return now
 }
 
-func (w *hookWaits) end(failed *HookError) {
+func (w *HookWaits) end(failed *HookError) {
 	w.mu.Lock()
 	w.waiting = nil
 	if failed != nil {
@@ -95,11 +97,11 @@ func (w *hookWaits) end(failed *HookError) {
 	w.mu.Unlock()
 }
 
-// explain returns the hook that made operation error err fail: the one
+// Explain returns the hook that made operation error err fail: the one
 // that failed, or the one Helm still waits for when err is the deadline of
 // the operation's context ctx, which may have ended. It returns nil when
 // no hook is to blame.
-func (w *hookWaits) explain(ctx context.Context, err error) *HookError {
+func (w *HookWaits) Explain(ctx context.Context, err error) *HookError {
 	if w == nil {
 		return nil
 	}
@@ -125,7 +127,7 @@ func (w *hookWaits) explain(ctx context.Context, err error) *HookError {
 // WatchUntilReady is Helm's wait for a chart hook's objects, noted in
 // hooks so that an error names the hook Job that failed or did not
 // complete in time.
-func (c reachableClient) WatchUntilReady(resources kube.ResourceList, timeout time.Duration) error {
+func (c Client) WatchUntilReady(resources kube.ResourceList, timeout time.Duration) error {
 	if c.hooks == nil {
 		return c.Client.WatchUntilReady(resources, timeout) //nolint:wrapcheck // Helm's own error, as Helm returns it
 	}
@@ -146,7 +148,7 @@ func (c reachableClient) WatchUntilReady(resources kube.ResourceList, timeout ti
 		}
 	}
 	c.hooks.end(failed)
-	return err //nolint:wrapcheck // Helm's own error, as Helm returns it; the hook is reported by explain
+	return err //nolint:wrapcheck // Helm's own error, as Helm returns it; the hook is reported by Explain
 }
 
 // describeHook reads a hook Job (or Pod) that is not complete and says

@@ -1,4 +1,4 @@
-package helm
+package kubeclient
 
 import (
 	"testing"
@@ -22,7 +22,7 @@ func TestCreatedObjects(t *testing.T) {
 		u.SetResourceVersion(rv)
 		return &resource.Info{Name: name, Namespace: ns, Object: u, Mapping: &meta.RESTMapping{GroupVersionKind: gvk, Scope: scope}}
 	}
-	c := &createdObjects{}
+	c := &Created{}
 	c.add(&kube.Result{Created: kube.ResourceList{
 		info(schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, meta.RESTScopeNamespace, "ns", "c", "11"),
 		info(schema.GroupVersionKind{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "ClusterRole"}, meta.RESTScopeRoot, "ns", "r", "12"),
@@ -32,12 +32,12 @@ func TestCreatedObjects(t *testing.T) {
 		{APIVersion: "v1", Kind: "ConfigMap", Namespace: "ns", Name: "c", ResourceVersion: "11"},
 		{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole", Name: "r", ResourceVersion: "12"},
 	}
-	if diff := cmp.Diff(want, c.objects()); diff != "" {
+	if diff := cmp.Diff(want, c.Objects()); diff != "" {
 		t.Errorf("created (-want +got):\n%s", diff)
 	}
-	var none *createdObjects
+	var none *Created
 	none.add(&kube.Result{Created: kube.ResourceList{info(schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, meta.RESTScopeNamespace, "ns", "c", "1")}})
-	if got := none.objects(); got != nil {
+	if got := none.Objects(); got != nil {
 		t.Errorf("a nil collector kept %v", got)
 	}
 }

@@ -1,4 +1,4 @@
-package helm
+package kubeclient
 
 import (
 	"sync"
@@ -17,17 +17,17 @@ type CreatedObject struct {
 	ResourceVersion string
 }
 
-// createdObjects collects what Helm's creates of one operation returned;
-// mu guards list and infos, which Helm may append to from its create
+// Created collects what Helm's creates of one operation returned; mu
+// guards list and infos, which Helm may append to from its create
 // goroutines' results. infos are the created objects as Helm holds them
-// (live, with their mapping and client), for undoInstall.
-type createdObjects struct {
+// (live, with their mapping and client), for undoing a first install.
+type Created struct {
 	mu    sync.Mutex
 	list  []CreatedObject
 	infos []*resource.Info
 }
 
-func (c *createdObjects) add(res *kube.Result) {
+func (c *Created) add(res *kube.Result) {
 	if c == nil || res == nil {
 		return
 	}
@@ -51,7 +51,8 @@ func (c *createdObjects) add(res *kube.Result) {
 	}
 }
 
-func (c *createdObjects) objects() []CreatedObject {
+// Objects returns what was created, in the order of the creates.
+func (c *Created) Objects() []CreatedObject {
 	if c == nil {
 		return nil
 	}
@@ -60,9 +61,9 @@ func (c *createdObjects) objects() []CreatedObject {
 	return append([]CreatedObject(nil), c.list...)
 }
 
-// take returns the created objects as Helm holds them and forgets them
+// Take returns the created objects as Helm holds them and forgets them
 // all: what the operation created so far no longer counts as created.
-func (c *createdObjects) take() []*resource.Info {
+func (c *Created) Take() []*resource.Info {
 	if c == nil {
 		return nil
 	}
