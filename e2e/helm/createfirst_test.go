@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/addon-operator/addon-operator/pkg/helm"
+	"github.com/addon-operator/addon-operator/pkg/helm/objects"
 )
 
 // pairChart writes a chart without hooks rendering ServiceAccount pair
@@ -101,7 +102,7 @@ func TestInstallFindingAnObjectInItsWayIsUndone(t *testing.T) {
 	createEcho(t, ns)
 
 	_, err := c.Apply(t.Context(), pairRelease(dir))
-	wantConflict(t, err, "pair", ns, helm.Owner{})
+	wantConflict(t, err, "pair", ns, objects.Owner{})
 	reqs := log.take()
 	t.Logf("first install: %d requests:\n%s", len(reqs), strings.Join(reqs, "\n"))
 	if got := requestsTo(reqs, "GET", "/configmaps/echo"); len(got) == 0 {
@@ -118,7 +119,7 @@ func TestInstallFindingAnObjectInItsWayIsUndone(t *testing.T) {
 
 	// The retry checks first: it creates nothing while the conflict stays.
 	_, err = c.Apply(t.Context(), pairRelease(dir))
-	wantConflict(t, err, "pair", ns, helm.Owner{})
+	wantConflict(t, err, "pair", ns, objects.Owner{})
 	reqs = log.take()
 	if posts := requestsTo(reqs, "POST", ""); len(posts) != 0 {
 		t.Errorf("retry sent %v, want no create while echo is in the way", posts)
@@ -172,7 +173,7 @@ func TestFailedRevisionDoesNotOwnWhatItNames(t *testing.T) {
 	}
 
 	_, err = c.Apply(t.Context(), pairRelease(dir))
-	wantConflict(t, err, "pair", ns, helm.Owner{})
+	wantConflict(t, err, "pair", ns, objects.Owner{})
 	checkHandMadeEcho(t, ns)
 
 	if ok, err := c.Uninstall(t.Context(), "pair"); err != nil || !ok {

@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/addon-operator/addon-operator/pkg/helm"
+	"github.com/addon-operator/addon-operator/pkg/helm/objects"
 )
 
 const (
@@ -38,13 +39,13 @@ func createEcho(t *testing.T, ns string) {
 
 // wantConflict checks that err refuses release for ConfigMap echo owned
 // by owner.
-func wantConflict(t *testing.T, err error, release, ns string, owner helm.Owner) {
+func wantConflict(t *testing.T, err error, release, ns string, owner objects.Owner) {
 	t.Helper()
-	var conflict *helm.OwnershipConflictError
+	var conflict *objects.OwnershipConflictError
 	if !errors.As(err, &conflict) {
 		t.Fatalf("apply %s: err = %v, want an OwnershipConflictError", release, err)
 	}
-	want := &helm.OwnershipConflictError{Release: release, Conflicts: []helm.Conflict{{Object: "ConfigMap " + ns + "/echo", Owner: owner}}}
+	want := &objects.OwnershipConflictError{Release: release, Conflicts: []objects.Conflict{{Object: "ConfigMap " + ns + "/echo", Owner: owner}}}
 	if diff := cmp.Diff(want, conflict); diff != "" {
 		t.Errorf("conflict (-want +got):\n%s", diff)
 	}
@@ -56,7 +57,7 @@ func TestObjectOfNoReleaseIsNotTaken(t *testing.T) {
 	createEcho(t, ns)
 
 	_, err := c.Apply(t.Context(), echo("hello"))
-	wantConflict(t, err, "echo", ns, helm.Owner{})
+	wantConflict(t, err, "echo", ns, objects.Owner{})
 	cm := configMap(t, ns, "echo")
 	if cm.Data["greeting"] != handMade || len(cm.Annotations) != 0 || len(cm.Labels) != 0 {
 		t.Errorf("refused ConfigMap changed: data %v, annotations %v, labels %v", cm.Data, cm.Annotations, cm.Labels)
@@ -66,7 +67,7 @@ func TestObjectOfNoReleaseIsNotTaken(t *testing.T) {
 	}
 
 	// The user hands it over.
-	cm.Annotations = map[string]string{helm.AnnotationAdopt: "true"}
+	cm.Annotations = map[string]string{objects.AnnotationAdopt: "true"}
 	if _, err := cp.Clientset(t).CoreV1().ConfigMaps(ns).Update(t.Context(), cm, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -127,15 +128,15 @@ func TestObjectOfAnotherReleaseIsNotTaken(t *testing.T) {
 	apply(t, c, otherRelease(dir, false))
 
 	_, err := c.Apply(t.Context(), otherRelease(dir, true))
-	wantConflict(t, err, "other", ns, helm.Owner{Release: "echo", Namespace: ns})
+	wantConflict(t, err, "other", ns, objects.Owner{Release: "echo", Namespace: ns})
 	// "true" hands over objects of no release only.
 	cm := configMap(t, ns, "echo")
-	cm.Annotations[helm.AnnotationAdopt] = "true"
+	cm.Annotations[objects.AnnotationAdopt] = "true"
 	if _, err := cp.Clientset(t).CoreV1().ConfigMaps(ns).Update(t.Context(), cm, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	_, err = c.Apply(t.Context(), otherRelease(dir, true))
-	wantConflict(t, err, "other", ns, helm.Owner{Release: "echo", Namespace: ns})
+	wantConflict(t, err, "other", ns, objects.Owner{Release: "echo", Namespace: ns})
 
 	// other stops rendering it: echo's object stays, echo's. The refusals
 	// recorded no revision, so other's first one is still in force.

@@ -13,17 +13,10 @@ import (
 	"helm.sh/helm/v3/pkg/kube"
 	"helm.sh/helm/v3/pkg/release"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/addon-operator/addon-operator/pkg/helm/objects"
 	"github.com/addon-operator/addon-operator/pkg/logkey"
-)
-
-// Helm's ownership annotations, set on every object of a release.
-const (
-	annotationReleaseName      = "meta.helm.sh/release-name"
-	annotationReleaseNamespace = "meta.helm.sh/release-namespace"
 )
 
 // abandonedRevisions returns the revisions of history after the last
@@ -182,25 +175,13 @@ func leftObjects(cfg *action.Configuration, rel *release.Release, abandoned []*r
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("get %s: %w", objectRef(info), err)
+			return nil, fmt.Errorf("get %s: %w", objects.Ref(info), err)
 		}
-		if ownedBy(info.Object, rel.Name, rel.Namespace) {
+		if objects.OwnedBy(info.Object, rel.Name, rel.Namespace) {
 			owned.Append(info)
 		}
 	}
 	return owned, nil
-}
-
-// ownedBy reports whether obj carries Helm's ownership annotations for
-// release name in namespace, and no helm.sh/resource-policy: keep.
-func ownedBy(obj runtime.Object, name, namespace string) bool {
-	m, err := meta.Accessor(obj)
-	if err != nil {
-		return false
-	}
-	a := m.GetAnnotations()
-	return a[annotationReleaseName] == name && a[annotationReleaseNamespace] == namespace &&
-		a[kube.ResourcePolicyAnno] != kube.KeepPolicy
 }
 
 // deleteObjects deletes objects with background propagation; an object

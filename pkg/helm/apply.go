@@ -16,6 +16,7 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/helm/kubeclient"
 	"github.com/addon-operator/addon-operator/pkg/helm/manifest"
 	"github.com/addon-operator/addon-operator/pkg/helm/modulechart"
+	"github.com/addon-operator/addon-operator/pkg/helm/objects"
 	"github.com/addon-operator/addon-operator/pkg/logkey"
 )
 
@@ -111,8 +112,8 @@ type Outcome struct {
 // Options.AdoptUnlabeledReleases, when it upgrades it and so owns it from
 // then on. Existing objects that the chart renders and Helm would create
 // are checked: those of another release or of none are refused with an
-// *OwnershipConflictError and left untouched, unless handed over
-// (AnnotationAdopt, Options.AdoptObjects); see claimObjects. An upgrade
+// *objects.OwnershipConflictError and left untouched, unless handed over
+// (objects.AnnotationAdopt, Options.AdoptObjects); see objects.Claim. An upgrade
 // checks them before deploying; a first install creates them and checks
 // only when a create finds one in its way, after undoing itself (see
 // installFresh).
@@ -152,7 +153,7 @@ func (c *Client) Apply(ctx context.Context, r Release) (Outcome, error) {
 		return Outcome{}, err
 	}
 	reason, missing, err := deployReason(statusPtr(last), rendered.Checksum, func() (string, error) {
-		return firstMissing(ctx, cfg, rendered.Manifest, c.watched)
+		return objects.FirstMissing(ctx, cfg, rendered.Manifest, c.watched)
 	})
 	if err != nil {
 		return Outcome{Rendered: rendered}, fmt.Errorf("apply release %q: %w", r.Name, err)
@@ -238,15 +239,15 @@ func (c *Client) deploy(ctx context.Context, cfg *action.Configuration, r Releas
 	if err != nil {
 		return nil, step == stepRecover, 0, false, err
 	}
-	objects, err := cfg.KubeClient.Build(strings.NewReader(rendered.Manifest), false)
+	infos, err := cfg.KubeClient.Build(strings.NewReader(rendered.Manifest), false)
 	if err != nil {
 		return nil, step == stepRecover, 0, false, fmt.Errorf("build rendered objects: %w", err)
 	}
 	if c.reads != nil {
-		defer c.reads.Forget(c.reads.Mark(objects))
+		defer c.reads.Forget(c.reads.Mark(infos))
 	}
-	if step == stepInstall && ahead == 0 && c.createsFirst(r.Name, rendered, objects) {
-		rel, err := c.installFresh(ctx, cfg, d, objects)
+	if step == stepInstall && ahead == 0 && c.createsFirst(r.Name, rendered, infos) {
+		rel, err := c.installFresh(ctx, cfg, d, infos)
 		if !errors.Is(err, errInTheWay) {
 			return rel, false, 0, err == nil, err
 		}
@@ -259,12 +260,12 @@ func (c *Client) deploy(ctx context.Context, cfg *action.Configuration, r Releas
 	if base != nil && base.Info.Status != release.StatusDeployed {
 		ownershipBase = nil
 	}
-	own, absent, existing, err := c.claimObjects(ctx, cfg, Owner{Release: r.Name, Namespace: d.namespace}, objects, ownershipBase)
+	claimed, err := c.claimObjects(ctx, cfg, objects.Owner{Release: r.Name, Namespace: d.namespace}, infos, ownershipBase)
 	if err != nil {
 		return nil, step == stepRecover, 0, false, err
 	}
 	if c.absent != nil {
-		defer c.absent.Forget(c.absent.Mark(absent))
+		defer c.absent.Forget(c.absent.Mark(claimed.Absent))
 	}
 	var rel *release.Release
 	switch step {
@@ -273,11 +274,11 @@ func (c *Client) deploy(ctx context.Context, cfg *action.Configuration, r Releas
 	default:
 		rel, err = c.upgradeOver(ctx, cfg, d, last)
 	}
-	fresh := err == nil && base == nil && existing == 0 // ahead > 0 made some exist
+	fresh := err == nil && base == nil && claimed.Existing == 0 // ahead > 0 made some exist
 	if err == nil {
 		c.noteInTheWay(r.Name, false)
 	}
-	return rel, step == stepRecover, own, fresh, err
+	return rel, step == stepRecover, claimed.Own, fresh, err
 }
 
 func newDeployment(r Release, checksum string) (deployment, error) {

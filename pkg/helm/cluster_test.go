@@ -25,6 +25,12 @@ import (
 	restfake "k8s.io/client-go/rest/fake"
 )
 
+// Helm's ownership annotations, which fakeCluster sets as Helm does.
+const (
+	helmReleaseName      = "meta.helm.sh/release-name"
+	helmReleaseNamespace = "meta.helm.sh/release-namespace"
+)
+
 // fakeCluster is a Helm kube client over an in-memory store of namespaced
 // objects, for tests that need objects to exist: Build decodes manifests
 // (every kind namespaced, resource = lowercase kind + "s"), Create, Update
@@ -248,7 +254,7 @@ func (f *fakeCluster) apply(t *testing.T, manifest, owner string, annotations ma
 			a = map[string]string{}
 		}
 		if owner != "" {
-			a[annotationReleaseName], a[annotationReleaseNamespace] = owner, testNamespace
+			a[helmReleaseName], a[helmReleaseNamespace] = owner, testNamespace
 		}
 		obj.SetAnnotations(a)
 	}
@@ -262,7 +268,7 @@ func (f *fakeCluster) inventory() []string {
 	defer f.mu.Unlock()
 	out := make([]string, 0, len(f.objects))
 	for _, obj := range f.objects {
-		out = append(out, fmt.Sprintf("%s/%s (%s)", obj.GetKind(), obj.GetName(), obj.GetAnnotations()[annotationReleaseName]))
+		out = append(out, fmt.Sprintf("%s/%s (%s)", obj.GetKind(), obj.GetName(), obj.GetAnnotations()[helmReleaseName]))
 	}
 	slices.Sort(out)
 	return out

@@ -10,11 +10,9 @@ import (
 	"helm.sh/helm/v3/pkg/kube"
 	"helm.sh/helm/v3/pkg/release"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/cli-runtime/pkg/resource"
 
 	"github.com/addon-operator/addon-operator/pkg/helm/kubeclient"
+	"github.com/addon-operator/addon-operator/pkg/helm/objects"
 	"github.com/addon-operator/addon-operator/pkg/logkey"
 )
 
@@ -92,7 +90,7 @@ func (c *Client) undoInstall(ctx context.Context, cfg *action.Configuration, nam
 	if rc, ok := cfg.KubeClient.(kubeclient.Client); ok {
 		var errs []error
 		for _, info := range rc.Created().Take() {
-			if err := deleteCreated(info); err != nil {
+			if err := objects.DeleteCreated(info); err != nil {
 				errs = append(errs, err)
 			}
 		}
@@ -114,23 +112,5 @@ func (c *Client) undoInstall(ctx context.Context, cfg *action.Configuration, nam
 		return fmt.Errorf("delete the record of revision %d: %w", rel.Version, err)
 	}
 	c.log.DebugContext(ctx, "install undone", slog.String(logkey.Release, name))
-	return nil
-}
-
-// deleteCreated deletes info's object, as its create returned it: only
-// while its UID is the created one; one deleted or replaced meanwhile is
-// left alone.
-func deleteCreated(info *resource.Info) error {
-	m, err := meta.Accessor(info.Object)
-	if err != nil {
-		return fmt.Errorf("read created %s: %w", objectRef(info), err)
-	}
-	uid := m.GetUID()
-	background := metav1.DeletePropagationBackground
-	opts := &metav1.DeleteOptions{PropagationPolicy: &background, Preconditions: &metav1.Preconditions{UID: &uid}}
-	_, err = resource.NewHelper(info.Client, info.Mapping).DeleteWithOptions(info.Namespace, info.Name, opts)
-	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
-		return fmt.Errorf("delete created %s: %w", objectRef(info), err)
-	}
 	return nil
 }

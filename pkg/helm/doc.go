@@ -10,7 +10,7 @@
 // revision it creates carries LabelManagedBy and LabelChecksum on its
 // storage record; every object it renders carries LabelManagedBy and
 // LabelModule, and no other label of the chart's is changed. It never takes an existing object of another release or of
-// none unless handed over (AnnotationAdopt, Options.AdoptObjects), nor a
+// none unless handed over (objects.AnnotationAdopt, Options.AdoptObjects), nor a
 // release it did not create unless Options.AdoptUnlabeledReleases.
 package helm
 
@@ -34,13 +34,6 @@ const (
 	// It is set with the upgrade and removed once they are deleted, so an
 	// operator killed in between finishes the deletion on its next Apply.
 	LabelCleanup = "addon-operator.io/cleanup"
-
-	// AnnotationAdopt on an existing object lets a release take it over
-	// (set Helm's ownership metadata for itself) when its chart renders it.
-	// "true" hands over an object of no release to whichever release
-	// renders it; the release (module) name hands over an object of no
-	// release or of another release to that release only.
-	AnnotationAdopt = "addon-operator.io/adopt"
 
 	// LabelModule is set on every rendered object to the release (module)
 	// name.

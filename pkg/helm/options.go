@@ -13,6 +13,8 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
+
+	"github.com/addon-operator/addon-operator/pkg/helm/objects"
 )
 
 // Flags bound by BindFlags that messages name.
@@ -69,7 +71,7 @@ type Options struct {
 	Timeout time.Duration
 	// AdoptObjects names the releases (modules) that take over existing
 	// objects of no release which their charts render, as if each carried
-	// AnnotationAdopt. Objects of another release are never taken this way.
+	// objects.AnnotationAdopt. Objects of another release are never taken this way.
 	AdoptObjects []string
 	// AdoptUnlabeledReleases lets Apply upgrade, and so take over, a release
 	// of a module's name that has no LabelManagedBy, and ClaimUnlabeled
@@ -112,7 +114,7 @@ func (o *Options) BindFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.HistoryMax, "helm-history-max", DefaultHistoryMax, "revisions kept per Helm release (env HELM_HISTORY_MAX)")
 	fs.DurationVar(&o.Timeout, "helm-timeout", DefaultTimeout, "timeout of one Helm install, upgrade or uninstall, chart hooks included (env HELM_TIMEOUT)")
 	fs.StringSliceVar(&o.AdoptObjects, flagAdoptObjects, nil, "modules whose releases take over existing objects that belong to no Helm release, as if each were annotated "+
-		AnnotationAdopt+"=true; objects of another release are never taken (env ADDON_OPERATOR_ADOPT_OBJECTS)")
+		objects.AnnotationAdopt+"=true; objects of another release are never taken (env ADDON_OPERATOR_ADOPT_OBJECTS)")
 	fs.BoolVar(&o.AdoptUnlabeledReleases, flagAdoptUnlabeledReleases, false, "take over, at startup, the Helm releases in the namespace that addon-operator did not label as its own (those of removed modules are then purged), "+
 		"for the migration from an addon-operator that did not label its releases; without it they are never touched (env ADDON_OPERATOR_ADOPT_UNLABELED_RELEASES)")
 	fs.StringVar(&o.Driver, "helm-driver", DefaultDriver, `Helm release storage: "secret" or "configmap" (env HELM_DRIVER)`)

@@ -8,44 +8,9 @@ import (
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/release"
 	helmtime "helm.sh/helm/v3/pkg/time"
-)
 
-func TestPlanOwnership(t *testing.T) {
-	self := Owner{Release: "echo", Namespace: testNamespace}
-	other := Owner{Release: "other", Namespace: testNamespace}
-	tests := []struct {
-		name    string
-		object  liveObject
-		unowned bool
-		want    ownershipPlan
-	}{
-		{name: "own, labelled", object: liveObject{owner: self, helmLabeled: true}, want: ownershipPlan{own: 1}},
-		{name: "own, Helm's label removed", object: liveObject{owner: self}, want: ownershipPlan{own: 1, adopt: []int{0}}},
-		{name: "own release in another namespace", object: liveObject{ref: "x", owner: Owner{Release: "echo", Namespace: "elsewhere"}},
-			want: ownershipPlan{conflicts: []Conflict{{Object: "x", Owner: Owner{Release: "echo", Namespace: "elsewhere"}}}}},
-		{name: "no release", object: liveObject{ref: "x"}, want: ownershipPlan{conflicts: []Conflict{{Object: "x"}}}},
-		{name: "no release, annotated true", object: liveObject{adopt: "true"}, want: ownershipPlan{adopt: []int{0}}},
-		{name: "no release, annotated with the release", object: liveObject{adopt: "echo"}, want: ownershipPlan{adopt: []int{0}}},
-		{name: "no release, annotated for another release", object: liveObject{ref: "x", adopt: "other"},
-			want: ownershipPlan{conflicts: []Conflict{{Object: "x"}}}},
-		{name: "no release, module may adopt", object: liveObject{}, unowned: true, want: ownershipPlan{adopt: []int{0}}},
-		{name: "another release", object: liveObject{ref: "x", owner: other},
-			want: ownershipPlan{conflicts: []Conflict{{Object: "x", Owner: other}}}},
-		{name: "another release, annotated true", object: liveObject{ref: "x", owner: other, adopt: "true"},
-			want: ownershipPlan{conflicts: []Conflict{{Object: "x", Owner: other}}}},
-		{name: "another release, module may adopt unowned", object: liveObject{ref: "x", owner: other}, unowned: true,
-			want: ownershipPlan{conflicts: []Conflict{{Object: "x", Owner: other}}}},
-		{name: "another release, annotated with the release", object: liveObject{owner: other, adopt: "echo"}, want: ownershipPlan{adopt: []int{0}}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := planOwnership([]liveObject{tt.object}, self, tt.unowned)
-			if diff := cmp.Diff(tt.want, got, cmp.AllowUnexported(ownershipPlan{})); diff != "" {
-				t.Errorf("plan (-want +got):\n%s", diff)
-			}
-		})
-	}
-}
+	"github.com/addon-operator/addon-operator/pkg/helm/objects"
+)
 
 // TestApplyOwnership runs Apply against a cluster holding ConfigMap echo,
 // which the echo chart renders, as another owner left it.
@@ -55,20 +20,20 @@ func TestApplyOwnership(t *testing.T) {
 		owner        string            // release of the existing object, "" for none
 		annotations  map[string]string // on the existing object
 		adoptObjects []string
-		wantConflict *Conflict // nil: Apply succeeds and takes the object
+		wantConflict *objects.Conflict // nil: Apply succeeds and takes the object
 		wantLost     bool
 	}{
-		{name: "no release", wantConflict: &Conflict{Object: "ConfigMap addon-operator/echo"}},
-		{name: "no release, annotated", annotations: map[string]string{AnnotationAdopt: "true"}},
+		{name: "no release", wantConflict: &objects.Conflict{Object: "ConfigMap addon-operator/echo"}},
+		{name: "no release, annotated", annotations: map[string]string{objects.AnnotationAdopt: "true"}},
 		{name: "no release, module may adopt", adoptObjects: []string{"other", "echo"}},
 		{name: "no release, another module may adopt", adoptObjects: []string{"other"},
-			wantConflict: &Conflict{Object: "ConfigMap addon-operator/echo"}},
-		{name: "another release", owner: "other", wantConflict: &Conflict{
-			Object: "ConfigMap addon-operator/echo", Owner: Owner{Release: "other", Namespace: testNamespace},
+			wantConflict: &objects.Conflict{Object: "ConfigMap addon-operator/echo"}},
+		{name: "another release", owner: "other", wantConflict: &objects.Conflict{
+			Object: "ConfigMap addon-operator/echo", Owner: objects.Owner{Release: "other", Namespace: testNamespace},
 		}},
-		{name: "another release, annotated true", owner: "other", annotations: map[string]string{AnnotationAdopt: "true"},
-			wantConflict: &Conflict{Object: "ConfigMap addon-operator/echo", Owner: Owner{Release: "other", Namespace: testNamespace}}},
-		{name: "another release, annotated for echo", owner: "other", annotations: map[string]string{AnnotationAdopt: "echo"}},
+		{name: "another release, annotated true", owner: "other", annotations: map[string]string{objects.AnnotationAdopt: "true"},
+			wantConflict: &objects.Conflict{Object: "ConfigMap addon-operator/echo", Owner: objects.Owner{Release: "other", Namespace: testNamespace}}},
+		{name: "another release, annotated for echo", owner: "other", annotations: map[string]string{objects.AnnotationAdopt: "echo"}},
 		{name: "its own, records deleted", owner: "echo", wantLost: true},
 	}
 	for _, tt := range tests {
@@ -80,16 +45,16 @@ func TestApplyOwnership(t *testing.T) {
 
 			out, err := env.client.Apply(t.Context(), echoRelease(echoChart(t, "one"), "hello"))
 			if tt.wantConflict != nil {
-				var conflict *OwnershipConflictError
+				var conflict *objects.OwnershipConflictError
 				if !errors.As(err, &conflict) {
 					t.Fatalf("Apply: err = %v, want an OwnershipConflictError", err)
 				}
-				want := &OwnershipConflictError{Release: "echo", Conflicts: []Conflict{*tt.wantConflict}}
+				want := &objects.OwnershipConflictError{Release: "echo", Conflicts: []objects.Conflict{*tt.wantConflict}}
 				if diff := cmp.Diff(want, conflict); diff != "" {
 					t.Errorf("conflict (-want +got):\n%s", diff)
 				}
 				cm := cluster.object("configmaps", "echo")
-				if cm.GetAnnotations()[annotationReleaseName] != tt.owner || cm.Object["data"].(map[string]any)["greeting"] != "by-hand" || cluster.patches != 0 {
+				if cm.GetAnnotations()[helmReleaseName] != tt.owner || cm.Object["data"].(map[string]any)["greeting"] != "by-hand" || cluster.patches != 0 {
 					t.Errorf("refused object changed: %v (%d patches)", cm.Object, cluster.patches)
 				}
 				if _, err := env.store.Last("echo"); err == nil {
@@ -106,22 +71,10 @@ func TestApplyOwnership(t *testing.T) {
 				t.Errorf("outcome = %+v, want revision 1, history lost %v, not fresh", out, tt.wantLost)
 			}
 			cm := cluster.object("configmaps", "echo")
-			if cm.GetAnnotations()[annotationReleaseName] != "echo" || cm.Object["data"].(map[string]any)["greeting"] != "hello" {
+			if cm.GetAnnotations()[helmReleaseName] != "echo" || cm.Object["data"].(map[string]any)["greeting"] != "hello" {
 				t.Errorf("adopted object = %v, want owned by echo with greeting hello", cm.Object)
 			}
 		})
-	}
-}
-
-func TestOwnershipConflictErrorMessage(t *testing.T) {
-	err := &OwnershipConflictError{Release: "b", Conflicts: []Conflict{
-		{Object: "ConfigMap ns/shared", Owner: Owner{Release: "a", Namespace: "ns"}},
-		{Object: "ClusterRole viewer"},
-	}}
-	want := `objects exist that release "b" does not own, not taken: ConfigMap ns/shared (owner: release "a" in namespace "ns"), ` +
-		`ClusterRole viewer (owner: no release); to hand one over, annotate it addon-operator.io/adopt=b, or delete it`
-	if got := err.Error(); got != want {
-		t.Errorf("message:\n got %s\nwant %s", got, want)
 	}
 }
 

@@ -1,4 +1,4 @@
-package helm
+package objects
 
 import (
 	"context"
@@ -9,15 +9,23 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/resource"
 	"k8s.io/client-go/metadata"
 )
 
-// firstMissing returns the reference (see objectRef) of the first object
+// Watched knows the resource version of objects it watches; ok is false
+// for an object it does not know to exist; namespace is "" for
+// cluster-scoped resources.
+type Watched interface {
+	ResourceVersion(gr schema.GroupResource, namespace, name string) (string, bool)
+}
+
+// FirstMissing returns the reference (see Ref) of the first object
 // of manifest that does not exist in the cluster, or "" when all do. An
 // object watched knows to exist is not read; the others are read, metadata
 // only, one GET each. watched may be nil.
-func firstMissing(ctx context.Context, cfg *action.Configuration, manifest string, watched WatchedObjects) (string, error) {
+func FirstMissing(ctx context.Context, cfg *action.Configuration, manifest string, watched Watched) (string, error) {
 	infos, err := cfg.KubeClient.Build(strings.NewReader(manifest), false)
 	if err != nil {
 		return "", fmt.Errorf("build rendered objects: %w", err)
@@ -50,21 +58,39 @@ func firstMissing(ctx context.Context, cfg *action.Configuration, manifest strin
 		}
 		_, err := get.Get(ctx, info.Name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
-			return objectRef(info), nil
+			return Ref(info), nil
 		}
 		if err != nil {
-			return "", fmt.Errorf("get %s: %w", objectRef(info), err)
+			return "", fmt.Errorf("get %s: %w", Ref(info), err)
 		}
 	}
 	return "", nil
 }
 
-// objectRef names an object as kind/namespace/name, or kind/name when its
+// Ref names an object as kind/namespace/name, or kind/name when its
 // kind is cluster-scoped.
-func objectRef(info *resource.Info) string {
+func Ref(info *resource.Info) string {
 	kind := info.Mapping.GroupVersionKind.Kind
 	if info.Mapping.Scope.Name() == meta.RESTScopeNameNamespace {
 		return kind + "/" + info.Namespace + "/" + info.Name
 	}
 	return kind + "/" + info.Name
+}
+
+// DeleteCreated deletes info's object, as its create returned it: only
+// while its UID is the created one; one deleted or replaced meanwhile is
+// left alone.
+func DeleteCreated(info *resource.Info) error {
+	m, err := meta.Accessor(info.Object)
+	if err != nil {
+		return fmt.Errorf("read created %s: %w", Ref(info), err)
+	}
+	uid := m.GetUID()
+	background := metav1.DeletePropagationBackground
+	opts := &metav1.DeleteOptions{PropagationPolicy: &background, Preconditions: &metav1.Preconditions{UID: &uid}}
+	_, err = resource.NewHelper(info.Client, info.Mapping).DeleteWithOptions(info.Namespace, info.Name, opts)
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		return fmt.Errorf("delete created %s: %w", Ref(info), err)
+	}
+	return nil
 }
