@@ -24,6 +24,7 @@ import (
 
 	v1 "github.com/addon-operator/addon-operator/pkg/apis/v1alpha1"
 	"github.com/addon-operator/addon-operator/pkg/helm"
+	"github.com/addon-operator/addon-operator/pkg/helm/revisions"
 	"github.com/addon-operator/addon-operator/pkg/kube/readiness"
 )
 
@@ -140,7 +141,7 @@ Needs "list" and "get" on Secrets in the operator's namespace.`,
 	return verbCommand("history", "List a module's release revisions, as helm history does", sub)
 }
 
-func printHistory(w io.Writer, revs []helm.Revision) error {
+func printHistory(w io.Writer, revs []revisions.Revision) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "REVISION\tUPDATED\tSTATUS\tREASON\tCHART\tDURATION\tVALUES\tDESCRIPTION")
 	for i := range revs {

@@ -17,6 +17,7 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/helm/manifest"
 	"github.com/addon-operator/addon-operator/pkg/helm/modulechart"
 	"github.com/addon-operator/addon-operator/pkg/helm/objects"
+	"github.com/addon-operator/addon-operator/pkg/helm/revisions"
 	"github.com/addon-operator/addon-operator/pkg/logkey"
 )
 
@@ -145,7 +146,7 @@ func (c *Client) Apply(ctx context.Context, r Release) (Outcome, error) {
 	if err := c.claimRelease(ctx, last); err != nil {
 		return Outcome{}, fmt.Errorf("apply release %q: %w", r.Name, err)
 	}
-	if err := c.resumeCleanup(ctx, cfg, last); err != nil {
+	if err := revisions.NewCleaner(c.log, c.namespace).Resume(ctx, cfg, last); err != nil {
 		return Outcome{}, fmt.Errorf("apply release %q: %w", r.Name, err)
 	}
 	rendered, err := c.render(ctx, cfg, r)
@@ -235,7 +236,7 @@ func (c *Client) deploy(ctx context.Context, cfg *action.Configuration, r Releas
 			return nil, false, 0, false, fmt.Errorf("mark interrupted revision %d failed: %w", last.Version, err)
 		}
 	}
-	base, err := baseRevision(cfg, last)
+	base, err := revisions.Base(cfg, last)
 	if err != nil {
 		return nil, step == stepRecover, 0, false, err
 	}
@@ -302,14 +303,14 @@ func newDeployment(r Release, checksum string) (deployment, error) {
 // upgradeOver upgrades d over last, the release's last revision. When last
 // is not deployed (failed, or just marked failed by a recovery), it then
 // deletes the objects that the revisions after the last deployed one left
-// behind (see deleteAbandoned). Should that fail, the new revision is
+// behind (see revisions.Cleaner). Should that fail, the new revision is
 // marked failed, so the next Apply upgrades again and retries instead of
 // skipping a release whose cluster state is not its manifest.
 func (c *Client) upgradeOver(ctx context.Context, cfg *action.Configuration, d deployment, last *release.Release) (*release.Release, error) {
 	var left []*release.Release
 	if last.Info.Status != release.StatusDeployed {
 		var err error
-		if left, err = readAbandoned(cfg, d.name); err != nil {
+		if left, err = revisions.ReadAbandoned(cfg, d.name); err != nil {
 			return nil, err
 		}
 	}
@@ -317,12 +318,12 @@ func (c *Client) upgradeOver(ctx context.Context, cfg *action.Configuration, d d
 	// a kill before the deletion does not leave the objects for ever; with
 	// nothing to delete, a marker merged from the last revision is dropped.
 	d.labels = maps.Clone(d.labels)
-	d.labels[LabelCleanup] = revisionRange(left)
+	d.labels[revisions.LabelCleanup] = revisions.Range(left)
 	rel, err := c.upgrade(ctx, cfg, d)
 	if err != nil {
 		return nil, err
 	}
-	if err := c.cleanup(ctx, cfg, rel, left); err != nil {
+	if err := revisions.NewCleaner(c.log, c.namespace).Run(ctx, cfg, rel, left); err != nil {
 		rel.SetStatus(release.StatusFailed, fmt.Sprintf("upgraded, but objects left by interrupted revisions were not deleted: %v", err))
 		if uerr := cfg.Releases.Update(rel); uerr != nil {
 			err = errors.Join(err, fmt.Errorf("mark revision %d failed: %w", rel.Version, uerr))

@@ -28,13 +28,6 @@ const (
 	// LabelChecksum holds Rendered.Checksum of the manifests a revision was
 	// deployed from.
 	LabelChecksum = "addon-operator.io/checksum"
-	// LabelCleanup on a revision names the earlier revisions, as
-	// "first-last", whose objects it still has to delete (objects that
-	// interrupted upgrades created and the revision no longer renders).
-	// It is set with the upgrade and removed once they are deleted, so an
-	// operator killed in between finishes the deletion on its next Apply.
-	LabelCleanup = "addon-operator.io/cleanup"
-
 	// LabelModule is set on every rendered object to the release (module)
 	// name.
 	LabelModule = "addon-operator.io/module"

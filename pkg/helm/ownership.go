@@ -56,32 +56,6 @@ func (c *Client) spareForeign(ctx context.Context, cfg *action.Configuration, re
 	return nil
 }
 
-// baseRevision returns the revision Helm's upgrade diffs against: the last
-// deployed one, else a failed or superseded last one; nil when Helm
-// installs (no revision, or the last one uninstalled).
-func baseRevision(cfg *action.Configuration, last *release.Release) (*release.Release, error) {
-	switch {
-	case last == nil, last.Info.Status == release.StatusUninstalled:
-		return nil, nil
-	case last.Info.Status == release.StatusDeployed:
-		return last, nil
-	}
-	history, err := cfg.Releases.History(last.Name)
-	if err != nil {
-		return nil, fmt.Errorf("read history: %w", err)
-	}
-	var deployed *release.Release
-	for _, rel := range history {
-		if rel.Info.Status == release.StatusDeployed && (deployed == nil || rel.Version > deployed.Version) {
-			deployed = rel
-		}
-	}
-	if deployed != nil {
-		return deployed, nil
-	}
-	return last, nil
-}
-
 // claimRelease refuses a release of the module's name that the operator
 // did not create, unless adoptReleases: then the next revision labels it
 // ours.

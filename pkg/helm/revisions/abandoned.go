@@ -1,4 +1,4 @@
-package helm
+package revisions
 
 import (
 	"context"
@@ -19,14 +19,21 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/logkey"
 )
 
-// abandonedRevisions returns the revisions of history after the last
+// LabelCleanup on a revision names the earlier revisions, as
+// "first-last", whose objects it still has to delete (objects that
+// interrupted upgrades created and the revision no longer renders). It is
+// set with the upgrade and removed once they are deleted, so an operator
+// killed in between finishes the deletion on its next Apply.
+const LabelCleanup = "addon-operator.io/cleanup"
+
+// Abandoned returns the revisions of history after the last
 // deployed one (all of them when none is deployed), in version order.
 //
 // Helm upgrades from the last deployed revision and deletes only the
 // objects of that revision which the new manifest drops. Objects that a
 // later, failed or interrupted, revision created are in neither manifest,
 // so Helm would leave them behind; these revisions name them.
-func abandonedRevisions(history []*release.Release) []*release.Release {
+func Abandoned(history []*release.Release) []*release.Release {
 	deployed := 0
 	for _, rel := range history {
 		if rel.Info.Status == release.StatusDeployed {
@@ -43,20 +50,20 @@ func abandonedRevisions(history []*release.Release) []*release.Release {
 	return out
 }
 
-// readAbandoned returns the abandoned revisions of release name (see
-// abandonedRevisions). Read it before upgrading: the upgrade supersedes the
+// ReadAbandoned returns the abandoned revisions of release name (see
+// Abandoned). Read it before upgrading: the upgrade supersedes the
 // deployed revision and may prune history.
-func readAbandoned(cfg *action.Configuration, name string) ([]*release.Release, error) {
+func ReadAbandoned(cfg *action.Configuration, name string) ([]*release.Release, error) {
 	history, err := cfg.Releases.History(name)
 	if err != nil {
 		return nil, fmt.Errorf("read history: %w", err)
 	}
-	return abandonedRevisions(history), nil
+	return Abandoned(history), nil
 }
 
-// revisionRange is LabelCleanup's value for abandoned, "first-last", or
+// Range is LabelCleanup's value for abandoned, "first-last", or
 // "null" (which Helm's upgrade takes as: drop the label) when it is empty.
-func revisionRange(abandoned []*release.Release) string {
+func Range(abandoned []*release.Release) string {
 	if len(abandoned) == 0 {
 		return "null"
 	}
@@ -74,10 +81,22 @@ func parseRevisionRange(s string) (first, last int, err error) {
 	return first, last, nil
 }
 
-// resumeCleanup finishes the deletion that a deployed last revision still
-// marks with LabelCleanup (see upgradeOver): an earlier Apply was stopped
-// between the upgrade and the deletion.
-func (c *Client) resumeCleanup(ctx context.Context, cfg *action.Configuration, last *release.Release) error {
+// Cleaner deletes the objects that interrupted revisions left behind,
+// logging each to log; namespace is the Client's, which log names.
+type Cleaner struct {
+	log       *slog.Logger
+	namespace string
+}
+
+// NewCleaner returns a Cleaner that logs to log.
+func NewCleaner(log *slog.Logger, namespace string) Cleaner {
+	return Cleaner{log: log, namespace: namespace}
+}
+
+// Resume finishes the deletion that a deployed last revision still marks
+// with LabelCleanup (see pkg/helm's upgradeOver): an earlier Apply was
+// stopped between the upgrade and the deletion.
+func (c Cleaner) Resume(ctx context.Context, cfg *action.Configuration, last *release.Release) error {
 	if last == nil || last.Info.Status != release.StatusDeployed || last.Labels[LabelCleanup] == "" {
 		return nil
 	}
@@ -98,12 +117,12 @@ func (c *Client) resumeCleanup(ctx context.Context, cfg *action.Configuration, l
 	slices.SortFunc(left, func(a, b *release.Release) int { return a.Version - b.Version })
 	c.log.InfoContext(ctx, "resuming deletion of objects left by interrupted revisions",
 		slog.String(logkey.Release, last.Name), slog.String(logkey.Revision, last.Labels[LabelCleanup]))
-	return c.cleanup(ctx, cfg, last, left)
+	return c.Run(ctx, cfg, last, left)
 }
 
-// cleanup deletes the objects of the abandoned revisions that rel dropped
-// (see deleteAbandoned), then removes rel's LabelCleanup.
-func (c *Client) cleanup(ctx context.Context, cfg *action.Configuration, rel *release.Release, abandoned []*release.Release) error {
+// Run deletes the objects of the abandoned revisions that rel dropped (see
+// deleteAbandoned), then removes rel's LabelCleanup.
+func (c Cleaner) Run(ctx context.Context, cfg *action.Configuration, rel *release.Release, abandoned []*release.Release) error {
 	if err := c.deleteAbandoned(ctx, cfg, rel, abandoned); err != nil {
 		return err
 	}
@@ -122,7 +141,7 @@ func (c *Client) cleanup(ctx context.Context, cfg *action.Configuration, rel *re
 // still exist, carry Helm's ownership annotations for rel and no
 // helm.sh/resource-policy: keep. Objects of another release, or of none,
 // are never touched. Deletion propagates in the background.
-func (c *Client) deleteAbandoned(ctx context.Context, cfg *action.Configuration, rel *release.Release, abandoned []*release.Release) error {
+func (c Cleaner) deleteAbandoned(ctx context.Context, cfg *action.Configuration, rel *release.Release, abandoned []*release.Release) error {
 	if len(abandoned) == 0 {
 		return nil
 	}
@@ -197,4 +216,30 @@ func deleteObjects(cfg *action.Configuration, objects kube.ResourceList) error {
 		return fmt.Errorf("delete objects: %w", err)
 	}
 	return nil
+}
+
+// Base returns the revision Helm's upgrade diffs against: the last
+// deployed one, else a failed or superseded last one; nil when Helm
+// installs (no revision, or the last one uninstalled).
+func Base(cfg *action.Configuration, last *release.Release) (*release.Release, error) {
+	switch {
+	case last == nil, last.Info.Status == release.StatusUninstalled:
+		return nil, nil
+	case last.Info.Status == release.StatusDeployed:
+		return last, nil
+	}
+	history, err := cfg.Releases.History(last.Name)
+	if err != nil {
+		return nil, fmt.Errorf("read history: %w", err)
+	}
+	var deployed *release.Release
+	for _, rel := range history {
+		if rel.Info.Status == release.StatusDeployed && (deployed == nil || rel.Version > deployed.Version) {
+			deployed = rel
+		}
+	}
+	if deployed != nil {
+		return deployed, nil
+	}
+	return last, nil
 }
