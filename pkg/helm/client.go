@@ -21,6 +21,7 @@ import (
 
 	"github.com/addon-operator/addon-operator/pkg/helm/kubeclient"
 	"github.com/addon-operator/addon-operator/pkg/helm/manifest"
+	"github.com/addon-operator/addon-operator/pkg/helm/records"
 	"github.com/addon-operator/addon-operator/pkg/helm/requests"
 	"github.com/addon-operator/addon-operator/pkg/logkey"
 )
@@ -137,7 +138,7 @@ func New(opts Options) (*Client, error) {
 			return nil, fmt.Errorf("init helm: %w", err)
 		}
 		if secrets != nil {
-			cfg.Releases.Driver = &secretRecords{Driver: cfg.Releases.Driver, secrets: secrets, now: time.Now}
+			cfg.Releases.Driver = records.NewSecrets(cfg.Releases.Driver, secrets, time.Now)
 		}
 		// Objects without a namespace go to ours, whatever the getter's
 		// kubeconfig context says.
@@ -148,7 +149,7 @@ func New(opts Options) (*Client, error) {
 		cfg.Releases.MaxHistory = opts.HistoryMax
 		return cfg, nil
 	}
-	lister, err := newRecordLister(restCfg, opts.Driver, opts.Namespace)
+	lister, err := records.NewLister(restCfg, opts.Driver, opts.Namespace)
 	if err != nil {
 		return nil, err
 	}

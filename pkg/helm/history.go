@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/storage/driver"
 
+	"github.com/addon-operator/addon-operator/pkg/helm/records"
 	"github.com/addon-operator/addon-operator/pkg/helm/revisions"
 )
 
@@ -35,28 +35,18 @@ func (c *Client) History(ctx context.Context, name string) ([]revisions.Revision
 }
 
 // modifiedTimes returns the time of the last write of each revision's
-// record (Helm's modifiedAt label), by revision; empty when the Client
-// cannot list the records. Durations are extra: a failure is no error.
+// record of release name (records.Modified), by revision; empty when the
+// Client cannot list the records. Durations are extra: a failure is no
+// error.
 func (c *Client) modifiedTimes(ctx context.Context, name string) map[int]time.Time {
-	out := map[int]time.Time{}
 	if c.lister == nil {
-		return out
+		return map[int]time.Time{}
 	}
 	labels, err := c.lister.RecordLabels(ctx)
 	if err != nil {
-		return out
+		return map[int]time.Time{}
 	}
-	for _, l := range labels {
-		if l[recordNameLabel] != name {
-			continue
-		}
-		v, err1 := strconv.Atoi(l[recordVersionLabel])
-		sec, err2 := strconv.ParseInt(l["modifiedAt"], 10, 64)
-		if err1 == nil && err2 == nil {
-			out[v] = time.Unix(sec, 0)
-		}
-	}
-	return out
+	return records.Modified(labels, name)
 }
 
 // ErrRollbackTarget is returned by Rollback for a revision that cannot be

@@ -4,25 +4,10 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strconv"
 	"time"
 
-	"helm.sh/helm/v3/pkg/action"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/metadata"
-	"k8s.io/client-go/rest"
-
+	"github.com/addon-operator/addon-operator/pkg/helm/records"
 	"github.com/addon-operator/addon-operator/pkg/logkey"
-)
-
-// Labels Helm's storage drivers set on every release record, next to the
-// release's own labels (Helm 3 copies release.Labels onto the record).
-const (
-	recordOwnerSelector = "owner=helm"
-	recordNameLabel     = "name"
-	recordVersionLabel  = "version"
-	recordStatusLabel   = "status"
 )
 
 // recordsSyncWait is how long Owned waits for Options.Records to have
@@ -115,75 +100,12 @@ func (c *Client) noteUninstalled(name string) {
 }
 
 // ownedOf returns the sorted names of the releases whose newest record
-// carries LabelManagedBy=ManagedByValue, as listedReleases tells: the
+// carries LabelManagedBy=ManagedByValue, as records.Listed tells: the
 // answer action.List gives for those records with StateMask ListAll and
 // selector LabelManagedBy=ManagedByValue. A release whose newest record
 // lost the label is not owned, whatever its older records say.
-func ownedOf(records []map[string]string) []string { return listedReleases(records, true) }
+func ownedOf(labels []map[string]string) []string { return records.Listed(labels, ownedRecord) }
 
-// listedReleases returns the sorted names of the releases whose newest
-// record (highest version label, compared as numbers) is in a state
-// Helm's list with action.ListAll shows, which is every state but
-// unknown, and carries LabelManagedBy=ManagedByValue when ours, or not
-// when !ours. Records without a name or a numeric version are not Helm's
-// and are ignored.
-func listedReleases(records []map[string]string, ours bool) []string {
-	type newest struct {
-		version      int
-		ours, listed bool
-	}
-	last := map[string]newest{}
-	for _, labels := range records {
-		name := labels[recordNameLabel]
-		version, err := strconv.Atoi(labels[recordVersionLabel])
-		if name == "" || err != nil {
-			continue
-		}
-		if n, seen := last[name]; seen && n.version >= version {
-			continue
-		}
-		state := action.ListAll.FromName(labels[recordStatusLabel])
-		last[name] = newest{version: version, ours: labels[LabelManagedBy] == ManagedByValue, listed: state&action.ListAll != 0}
-	}
-	names := make([]string, 0, len(last))
-	for name, n := range last {
-		if n.listed && n.ours == ours {
-			names = append(names, name)
-		}
-	}
-	slices.Sort(names)
-	return names
-}
-
-// recordLister lists the release records' metadata with one request.
-type recordLister struct {
-	client    metadata.Interface
-	resource  schema.GroupVersionResource
-	namespace string
-}
-
-// newRecordLister returns a lister of driver's records in namespace.
-func newRecordLister(cfg *rest.Config, driver, namespace string) (*recordLister, error) {
-	client, err := metadata.NewForConfig(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("metadata client: %w", err)
-	}
-	resource := schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
-	if driver == "configmap" || driver == "configmaps" {
-		resource.Resource = "configmaps"
-	}
-	return &recordLister{client: client, resource: resource, namespace: namespace}, nil
-}
-
-// RecordLabels lists the records' metadata, selected by the API server.
-func (l *recordLister) RecordLabels(ctx context.Context) ([]map[string]string, error) {
-	list, err := l.client.Resource(l.resource).Namespace(l.namespace).List(ctx, metav1.ListOptions{LabelSelector: recordOwnerSelector})
-	if err != nil {
-		return nil, fmt.Errorf("list release records: %w", err)
-	}
-	labels := make([]map[string]string, 0, len(list.Items))
-	for i := range list.Items {
-		labels = append(labels, list.Items[i].Labels)
-	}
-	return labels, nil
-}
+// ownedRecord reports whether a record's labels carry
+// LabelManagedBy=ManagedByValue.
+func ownedRecord(labels map[string]string) bool { return labels[LabelManagedBy] == ManagedByValue }

@@ -7,6 +7,8 @@ import (
 
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/release"
+
+	"github.com/addon-operator/addon-operator/pkg/helm/records"
 )
 
 // ClaimUnlabeled deals with the releases in the namespace whose last
@@ -24,14 +26,14 @@ func (c *Client) ClaimUnlabeled(ctx context.Context) ([]string, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("list unlabeled releases: %w", err)
 	}
-	records, ok, err := c.listRecords(ctx)
+	labels, ok, err := c.listRecords(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list unlabeled releases: %w", err)
 	}
 	if !ok {
 		return c.claimDecoded(ctx)
 	}
-	names := listedReleases(records, false)
+	names := records.Listed(labels, func(l map[string]string) bool { return !ownedRecord(l) })
 	if len(names) == 0 {
 		return nil, nil
 	}

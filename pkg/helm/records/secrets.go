@@ -1,4 +1,4 @@
-package helm
+package records
 
 import (
 	"bytes"
@@ -21,7 +21,7 @@ import (
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 )
 
-// secretRecords is Helm's Secrets driver, whose writes encode the release
+// Secrets is Helm's Secrets driver, whose writes encode the release
 // with a gzip writer from a pool. Helm's driver makes a new one for every
 // record it writes, and a gzip writer at the best compression allocates
 // about 830 kB of state: at 100 modules, 166 MB of the operator's 422 MB
@@ -30,10 +30,16 @@ import (
 // Helm's driver writes: the same name, type, labels and encoding
 // (base64 of the gzip, at the best compression, of the release's JSON);
 // Helm's driver reads and deletes them, here too.
-type secretRecords struct {
+type Secrets struct {
 	driver.Driver // Helm's *driver.Secrets
 	secrets       corev1client.SecretInterface
 	now           func() time.Time
+}
+
+// NewSecrets returns Helm's Secrets driver d whose writes go through
+// secrets, stamped with now.
+func NewSecrets(d driver.Driver, secrets corev1client.SecretInterface, now func() time.Time) *Secrets {
+	return &Secrets{Driver: d, secrets: secrets, now: now}
 }
 
 // recordType is the type of Helm 3's release Secrets.
@@ -48,7 +54,7 @@ var gzipWriters = sync.Pool{New: func() any { //nolint:gochecknoglobals // a poo
 
 // Create stores rls as a new record, as Helm's driver does: its labels,
 // and createdAt. A record of key that exists is driver.ErrReleaseExists.
-func (s *secretRecords) Create(key string, rls *release.Release) error {
+func (s *Secrets) Create(key string, rls *release.Release) error {
 	obj, err := s.record(key, rls, "createdAt")
 	if err != nil {
 		return fmt.Errorf("create: failed to encode release %q: %w", rls.Name, err)
@@ -64,7 +70,7 @@ func (s *secretRecords) Create(key string, rls *release.Release) error {
 
 // Update replaces the record of key with rls, as Helm's driver does: its
 // labels, and modifiedAt.
-func (s *secretRecords) Update(key string, rls *release.Release) error {
+func (s *Secrets) Update(key string, rls *release.Release) error {
 	obj, err := s.record(key, rls, "modifiedAt")
 	if err != nil {
 		return fmt.Errorf("update: failed to encode release %q: %w", rls.Name, err)
@@ -78,7 +84,7 @@ func (s *secretRecords) Update(key string, rls *release.Release) error {
 // record is the Secret holding rls: the release's own labels, then stamp
 // (createdAt or modifiedAt) with the time in Unix seconds, then Helm's
 // name, owner, status and version.
-func (s *secretRecords) record(key string, rls *release.Release, stamp string) (*corev1.Secret, error) {
+func (s *Secrets) record(key string, rls *release.Release, stamp string) (*corev1.Secret, error) {
 	if rls.Info == nil {
 		return nil, errors.New("release has no info")
 	}
@@ -89,10 +95,10 @@ func (s *secretRecords) record(key string, rls *release.Release, stamp string) (
 	labels := make(map[string]string, len(rls.Labels)+5)
 	maps.Copy(labels, rls.Labels)
 	labels[stamp] = strconv.FormatInt(s.now().Unix(), 10)
-	labels[recordNameLabel] = rls.Name
+	labels[NameLabel] = rls.Name
 	labels["owner"] = "helm"
-	labels[recordStatusLabel] = rls.Info.Status.String()
-	labels[recordVersionLabel] = strconv.Itoa(rls.Version)
+	labels[statusLabel] = rls.Info.Status.String()
+	labels[versionLabel] = strconv.Itoa(rls.Version)
 	return &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: key, Labels: labels},
 		Type:       recordType,

@@ -1,4 +1,4 @@
-package helm
+package records
 
 import (
 	"encoding/json"
@@ -24,18 +24,18 @@ func recordRelease(version int, status release.Status) *release.Release {
 		Chart:    &chart.Chart{Metadata: &chart.Metadata{Name: "echo", Version: "0.1.0", APIVersion: "v2"}},
 		Config:   map[string]any{"greeting": "hello"},
 		Manifest: "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: echo\n",
-		Labels:   map[string]string{LabelManagedBy: ManagedByValue, LabelChecksum: "abc"},
+		Labels:   map[string]string{"addon-operator.io/managed-by": "addon-operator", "addon-operator.io/checksum": "abc"},
 	}
 }
 
-// The records secretRecords writes are the ones Helm's own driver writes:
+// The records Secrets writes are the ones Helm's own driver writes:
 // Helm reads them back as the same release, and they carry the same type
 // and labels.
 func TestSecretRecordsWriteWhatHelmWrites(t *testing.T) {
 	cs := fake.NewClientset()
 	secrets := cs.CoreV1().Secrets("ns")
 	helms := driver.NewSecrets(secrets)
-	ours := &secretRecords{Driver: helms, secrets: secrets, now: func() time.Time { return time.Unix(1700000100, 0) }}
+	ours := NewSecrets(helms, secrets, func() time.Time { return time.Unix(1700000100, 0) })
 
 	rel := recordRelease(1, release.StatusPendingInstall)
 	if err := ours.Create("sh.helm.release.v1.echo.v1", rel); err != nil {
