@@ -25,8 +25,8 @@ var errInTheWay = errors.New("an object the release renders exists")
 // Client answers Helm's existence checks itself, the chart has no hooks
 // (which would run before a create finds an object in the way), and the
 // release's last install found nothing in its way.
-func (c *Client) createsFirst(name string, rendered *Rendered, objects kube.ResourceList) bool {
-	if c.absent == nil || len(rendered.Hooks) > 0 || len(objects) == 0 {
+func (c *Client) createsFirst(name string, rendered *Rendered, infos kube.ResourceList) bool {
+	if c.absent == nil || len(rendered.Hooks) > 0 || len(infos) == 0 {
 		return false
 	}
 	c.inTheWayMu.Lock()
@@ -64,8 +64,8 @@ func (c *Client) noteInTheWay(name string, found bool) {
 // failed one whose objects are checked before any deployment over it (it
 // is no ownership base, see deploy) and which Uninstall deletes only the
 // release's own objects of (see spareForeign).
-func (c *Client) installFresh(ctx context.Context, cfg *action.Configuration, d deployment, objects kube.ResourceList) (*release.Release, error) {
-	marks := c.absent.Mark(objects)
+func (c *Client) installFresh(ctx context.Context, cfg *action.Configuration, d deployment, infos kube.ResourceList) (*release.Release, error) {
+	marks := c.absent.Mark(infos)
 	rel, err := c.install(ctx, cfg, d, false)
 	c.absent.Forget(marks)
 	if err == nil || !apierrors.IsAlreadyExists(err) {

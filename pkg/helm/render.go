@@ -151,20 +151,20 @@ func renderWith(ctx context.Context, cfg *action.Configuration, namespace string
 	return newRendered(rel.Manifest, rel.Hooks, sumValues)
 }
 
-// objectLabels are the labels set on every object of release. All keys are
+// objectLabels are the labels set on every object of release name. All keys are
 // under the operator's prefix: a chart's own labels (heritage,
 // app.kubernetes.io/managed-by...) are never overwritten, and keys under
 // the prefix are the operator's, whatever a chart sets.
-func objectLabels(release string) map[string]string {
-	return map[string]string{LabelManagedBy: ManagedByValue, LabelModule: release}
+func objectLabels(name string) map[string]string {
+	return map[string]string{LabelManagedBy: ManagedByValue, LabelModule: name}
 }
 
 // newRendered returns the rendered manifests with their checksum, which
 // covers values too unless they are nil.
-func newRendered(manifest string, hooks []*release.Hook, values map[string]any) (*Rendered, error) {
-	r := &Rendered{Manifest: manifest, Hooks: make([]string, 0, len(hooks))}
+func newRendered(text string, hooks []*release.Hook, values map[string]any) (*Rendered, error) {
+	r := &Rendered{Manifest: text, Hooks: make([]string, 0, len(hooks))}
 	sum := sha256.New()
-	sum.Write([]byte(manifest))
+	sum.Write([]byte(text))
 	for _, h := range hooks {
 		doc := "# Source: " + h.Path + "\n" + h.Manifest
 		r.Hooks = append(r.Hooks, doc)

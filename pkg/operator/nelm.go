@@ -118,11 +118,11 @@ func nelmAnnotationKey(key string, ignored map[string]string) string {
 func nelmAnnotations(r *helm.Rendered) []string {
 	ignored := nelmIgnored()
 	found := map[string]string{}
-	for i, manifest := range append([]string{r.Manifest}, r.Hooks...) {
-		if !strings.Contains(manifest, "werf.io/") {
+	for i, text := range append([]string{r.Manifest}, r.Hooks...) {
+		if !strings.Contains(text, "werf.io/") {
 			continue
 		}
-		reader := utilyaml.NewYAMLReader(bufio.NewReader(strings.NewReader(manifest)))
+		reader := utilyaml.NewYAMLReader(bufio.NewReader(strings.NewReader(text)))
 		for {
 			doc, err := reader.Read()
 			if errors.Is(err, io.EOF) || (err != nil && len(doc) == 0) {

@@ -145,17 +145,17 @@ func (c Cleaner) deleteAbandoned(ctx context.Context, cfg *action.Configuration,
 	if len(abandoned) == 0 {
 		return nil
 	}
-	objects, err := leftObjects(cfg, rel, abandoned)
+	left, err := leftObjects(cfg, rel, abandoned)
 	if err != nil {
 		return err
 	}
-	if len(objects) == 0 {
+	if len(left) == 0 {
 		return nil
 	}
-	if err := deleteObjects(cfg, objects); err != nil {
+	if err := deleteObjects(cfg, left); err != nil {
 		return err
 	}
-	for _, info := range objects {
+	for _, info := range left {
 		attrs := []any{slog.String(logkey.Release, rel.Name), slog.String(logkey.Kind, info.Mapping.GroupVersionKind.Kind),
 			slog.String(logkey.Name, info.Name)}
 		if info.Namespace != "" && info.Namespace != c.namespace {
@@ -175,13 +175,13 @@ func leftObjects(cfg *action.Configuration, rel *release.Release, abandoned []*r
 	}
 	var dropped kube.ResourceList
 	for _, old := range abandoned {
-		objects, err := cfg.KubeClient.Build(strings.NewReader(old.Manifest), false)
+		built, err := cfg.KubeClient.Build(strings.NewReader(old.Manifest), false)
 		if err != nil {
 			return nil, fmt.Errorf("build objects of revision %d: %w", old.Version, err)
 		}
 		// Difference and Contains match on group, kind, namespace and name,
 		// as Helm's own upgrade diff does.
-		for _, info := range objects.Difference(current) {
+		for _, info := range built.Difference(current) {
 			if !dropped.Contains(info) {
 				dropped.Append(info)
 			}
@@ -205,15 +205,15 @@ func leftObjects(cfg *action.Configuration, rel *release.Release, abandoned []*r
 
 // deleteObjects deletes objects with background propagation; an object
 // already gone counts as deleted.
-func deleteObjects(cfg *action.Configuration, objects kube.ResourceList) error {
+func deleteObjects(cfg *action.Configuration, list kube.ResourceList) error {
 	var errs []error
 	if kc, ok := cfg.KubeClient.(kube.InterfaceDeletionPropagation); ok {
-		_, errs = kc.DeleteWithPropagationPolicy(objects, metav1.DeletePropagationBackground)
+		_, errs = kc.DeleteWithPropagationPolicy(list, metav1.DeletePropagationBackground)
 	} else {
-		_, errs = cfg.KubeClient.Delete(objects) // Helm's client propagates in the background
+		_, errs = cfg.KubeClient.Delete(list) // Helm's client propagates in the background
 	}
 	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("delete objects: %w", err)
+		return fmt.Errorf("delete list: %w", err)
 	}
 	return nil
 }
