@@ -30,6 +30,7 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/queue"
 	"github.com/addon-operator/addon-operator/pkg/redact"
 	"github.com/addon-operator/addon-operator/pkg/release"
+	"github.com/addon-operator/addon-operator/pkg/release/nelm"
 	"github.com/addon-operator/addon-operator/pkg/runlog"
 	"github.com/addon-operator/addon-operator/pkg/runner"
 	"github.com/addon-operator/addon-operator/pkg/schedule"
@@ -235,12 +236,13 @@ func New(opts Options, deps Deps) (*Operator, error) {
 	}
 	backoff := queue.ExponentialBackoff(opts.RetryDelay, opts.RetryMaxDelay)
 	o.cfgHealth = o.newConfigHealth(deps.ConfigMapEvents)
+	nelmEvents, _ := deps.Events.(nelm.Events) // nil when the module Events recorder records none of these
 	o.releases = release.New(release.Options{
 		Releases: deps.Releases, Healer: deps.Healer, Drift: deps.Drift, CRDs: deps.CRDs, Events: deps.Events,
 		Recorder: deps.Recorder, HealDrift: opts.HealDrift, Clock: deps.Clock, Logger: deps.Logger,
 		Readiness: deps.Readiness, ReadinessTimeout: opts.ReadinessTimeout, Progress: o.readinessProgress, Namespace: opts.Namespace,
 		Namespaces: deps.Namespaces, Superseded: func(module string) <-chan struct{} { return o.pool.Superseded(module) },
-		DriftDebounce: opts.DriftDebounce, DriftResync: opts.DriftResync, Rendered: newNelmWarnings(o.log, o.moduleEvents).after(o.learnRendered),
+		DriftDebounce: opts.DriftDebounce, DriftResync: opts.DriftResync, Rendered: nelm.NewWarnings(o.log, nelmEvents).After(o.learnRendered),
 	})
 	o.upkeep = upkeep.New(upkeep.Options{
 		Releases: o.releases, Recorder: maintenanceRecorder(deps.Recorder), Events: remediationEvents(deps.Events), Logger: deps.Logger,

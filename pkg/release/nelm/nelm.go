@@ -1,4 +1,7 @@
-package operator
+// Package nelm names the deploy annotations of nelm, the deploy engine of
+// werf and Deckhouse, that a module's chart carries and its release does
+// not honour, and warns of them once per module.
+package nelm
 
 import (
 	"bufio"
@@ -31,9 +34,9 @@ import (
 // module's chart asks for and is not done, once per module (again when the
 // set changes): a warning in the log and a Warning Event.
 
-// nelmIgnored describes, by annotation (a trailing * stands for any
+// ignoredAnnotations describes, by annotation (a trailing * stands for any
 // suffix), what is not done whatever its value.
-func nelmIgnored() map[string]string {
+func ignoredAnnotations() map[string]string {
 	return map[string]string{
 		"werf.io/delete-dependency-*":                "no wait before deleting",
 		"external-dependency.werf.io/*":              "no wait for external objects",
@@ -50,10 +53,10 @@ func nelmIgnored() map[string]string {
 	}
 }
 
-// nelmPartly returns, for the annotations honoured for some values or
+// partly returns, for the annotations honoured for some values or
 // objects only, what is not done for this one ("" when all of it is).
 // hook tells a chart hook from a release object.
-func nelmPartly(key, value string, hook bool) (entry, what string) {
+func partly(key, value string, hook bool) (entry, what string) {
 	value = strings.TrimSpace(value)
 	if strings.HasPrefix(key, weights.DependencyPrefix) {
 		switch {
@@ -89,10 +92,10 @@ func nelmPartly(key, value string, hook bool) (entry, what string) {
 	return "", ""
 }
 
-// nelmAnnotationKey returns the entry of nelmIgnored that key is, or "".
+// annotationKey returns the entry of ignoredAnnotations that key is, or "".
 // Annotations of werf.io that only show logs or label the project are not
 // deploy behaviour and are left alone.
-func nelmAnnotationKey(key string, ignored map[string]string) string {
+func annotationKey(key string, ignored map[string]string) string {
 	if _, ok := ignored[key]; ok {
 		return key
 	}
@@ -112,11 +115,11 @@ func nelmAnnotationKey(key string, ignored map[string]string) string {
 	return ""
 }
 
-// nelmAnnotations returns, sorted, "<annotation> (<what is not done>)" for
+// Unhonoured returns, sorted, "<annotation> (<what is not done>)" for
 // each nelm annotation the rendered objects and chart hooks carry that is
 // not, or not wholly, honoured.
-func nelmAnnotations(r *helm.Rendered) []string {
-	ignored := nelmIgnored()
+func Unhonoured(r *helm.Rendered) []string {
+	ignored := ignoredAnnotations()
 	found := map[string]string{}
 	for i, text := range append([]string{r.Manifest}, r.Hooks...) {
 		if !strings.Contains(text, "werf.io/") {
@@ -137,9 +140,9 @@ func nelmAnnotations(r *helm.Rendered) []string {
 				continue
 			}
 			for key, value := range obj.Metadata.Annotations {
-				if k := nelmAnnotationKey(key, ignored); k != "" {
+				if k := annotationKey(key, ignored); k != "" {
 					found[k] = ignored[k]
-				} else if entry, what := nelmPartly(key, value, i > 0); entry != "" {
+				} else if entry, what := partly(key, value, i > 0); entry != "" {
 					found[entry] = what
 				}
 			}
@@ -152,39 +155,41 @@ func nelmAnnotations(r *helm.Rendered) []string {
 	return out
 }
 
-// annotationsEvents records the Event of ignored annotations;
-// *event.Recorder is the real one.
-type annotationsEvents interface {
+// Events records the Event of ignored annotations; *event.Recorder is the
+// real one.
+type Events interface {
 	AnnotationsIgnored(module string, annotations []string)
 }
 
-// nelmWarnings warns of the nelm annotations each module's chart carries
+// Warnings warns of the nelm annotations each module's chart carries
 // that are not honoured, and holds, by module, those last warned about;
 // module runs of different modules warn at once.
-type nelmWarnings struct {
+type Warnings struct {
 	log    *slog.Logger
-	events any // annotationsEvents, when the module events recorder is one
+	events Events // nil records no Event
 
 	mu     sync.Mutex
 	warned map[string]string
 }
 
-func newNelmWarnings(log *slog.Logger, events any) *nelmWarnings {
-	return &nelmWarnings{log: log, events: events, warned: map[string]string{}}
+// NewWarnings returns Warnings that log to log and record Events with
+// events, which may be nil.
+func NewWarnings(log *slog.Logger, events Events) *Warnings {
+	return &Warnings{log: log, events: events, warned: map[string]string{}}
 }
 
-// after returns rendered followed by the warning: the release.Options
+// After returns rendered followed by the warning: the release.Options
 // Rendered callback.
-func (w *nelmWarnings) after(rendered func(string, *helm.Rendered)) func(string, *helm.Rendered) {
+func (w *Warnings) After(rendered func(string, *helm.Rendered)) func(string, *helm.Rendered) {
 	return func(name string, r *helm.Rendered) {
-		w.warn(name, r)
+		w.Warn(name, r)
 		rendered(name, r)
 	}
 }
 
 // changed records found as module name's set and reports whether it
 // differs from the last one (no set counts as an empty one).
-func (w *nelmWarnings) changed(name, found string) bool {
+func (w *Warnings) changed(name, found string) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.warned[name] == found {
@@ -194,16 +199,16 @@ func (w *nelmWarnings) changed(name, found string) bool {
 	return true
 }
 
-// warn warns, once per module and set of annotations, that the rendered
+// Warn warns, once per module and set of annotations, that the rendered
 // chart of module name carries nelm annotations the release does not
 // honour: a log warning and a Warning Event.
-func (w *nelmWarnings) warn(name string, r *helm.Rendered) {
-	found := nelmAnnotations(r)
+func (w *Warnings) Warn(name string, r *helm.Rendered) {
+	found := Unhonoured(r)
 	if !w.changed(name, strings.Join(found, "; ")) || len(found) == 0 {
 		return
 	}
 	w.log.Warn("chart annotations of nelm not honoured: Helm applies the release", slog.String(logkey.Module, name), slog.Any(logkey.Reason, found))
-	if ev, ok := w.events.(annotationsEvents); ok {
-		ev.AnnotationsIgnored(name, found)
+	if w.events != nil {
+		w.events.AnnotationsIgnored(name, found)
 	}
 }

@@ -1,4 +1,4 @@
-package operator
+package nelm
 
 import (
 	"log/slog"
@@ -10,7 +10,6 @@ import (
 )
 
 type annotationsRecorder struct {
-	moduleEvents
 	got [][]string
 }
 
@@ -53,7 +52,7 @@ metadata:
 			"# Source: x/templates/job2.yaml\napiVersion: batch/v1\nkind: Job\nmetadata:\n  name: k\n  annotations:\n    werf.io/delete-policy: before-creation-if-immutable\n",
 		},
 	}
-	got := nelmAnnotations(r)
+	got := Unhonoured(r)
 	keys := make([]string, 0, len(got))
 	for _, g := range got {
 		keys = append(keys, strings.SplitN(g, " (", 2)[0])
@@ -75,26 +74,26 @@ metadata:
 		t.Errorf("ownership warning %q does not say what is not done", got[4])
 	}
 
-	if entry, what := nelmPartly("werf.io/deploy-dependency-db", "state=ready,name=db", true); entry != "werf.io/deploy-dependency-* on chart hooks" || what == "" {
+	if entry, what := partly("werf.io/deploy-dependency-db", "state=ready,name=db", true); entry != "werf.io/deploy-dependency-* on chart hooks" || what == "" {
 		t.Errorf("a chart hook's deploy dependency: %q (%q), want it named as not honoured", entry, what)
 	}
 
 	events := &annotationsRecorder{}
-	o := newNelmWarnings(slog.New(slog.DiscardHandler), events)
-	o.warn("m", r)
-	o.warn("m", r)
-	o.warn("other", &helm.Rendered{Manifest: "kind: ConfigMap\nmetadata:\n  name: c\n"})
+	o := NewWarnings(slog.New(slog.DiscardHandler), events)
+	o.Warn("m", r)
+	o.Warn("m", r)
+	o.Warn("other", &helm.Rendered{Manifest: "kind: ConfigMap\nmetadata:\n  name: c\n"})
 	if len(events.got) != 1 || len(events.got[0]) != len(want) {
 		t.Fatalf("events %q, want one naming %d annotations", events.got, len(want))
 	}
 	// A changed set is warned about again.
-	o.warn("m", &helm.Rendered{Manifest: "kind: ConfigMap\nmetadata:\n  name: c\n  annotations:\n    werf.io/fail-mode: x\n"})
+	o.Warn("m", &helm.Rendered{Manifest: "kind: ConfigMap\nmetadata:\n  name: c\n  annotations:\n    werf.io/fail-mode: x\n"})
 	if len(events.got) != 2 || len(events.got[1]) != 1 {
 		t.Fatalf("events %q after the set changed", events.got)
 	}
 	// Another operator keeps its own record: it warns too.
-	other := newNelmWarnings(slog.New(slog.DiscardHandler), events)
-	other.warn("m", r)
+	other := NewWarnings(slog.New(slog.DiscardHandler), events)
+	other.Warn("m", r)
 	if len(events.got) != 3 {
 		t.Fatalf("events %q: a second operator did not warn", events.got)
 	}
