@@ -49,7 +49,7 @@ Exit code: 0 when there are no errors (warnings allowed, unless --strict),
 			}
 			base, _ := os.Getwd()
 			problems := lint.Run(cmd.Context(), lint.Input{
-				Discover:   tree.operator.Discovery(nil),
+				Discover:   tree.operator.Discovery.Options(nil),
 				Namespace:  firstOf(tree.operator.Namespace, "default"),
 				ConfigFile: tree.configFile,
 				ConfigData: data,

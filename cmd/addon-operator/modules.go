@@ -21,7 +21,7 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/helm"
 	"github.com/addon-operator/addon-operator/pkg/hook"
 	"github.com/addon-operator/addon-operator/pkg/kube"
-	"github.com/addon-operator/addon-operator/pkg/operator"
+	"github.com/addon-operator/addon-operator/pkg/operator/options"
 	"github.com/addon-operator/addon-operator/pkg/plan"
 	"github.com/addon-operator/addon-operator/pkg/store"
 	"github.com/addon-operator/addon-operator/pkg/values"
@@ -31,7 +31,7 @@ import (
 // to take and which values to layer over them: what plan, lint and diff
 // read.
 type treeOptions struct {
-	operator   operator.Options
+	operator   options.Options
 	configFile string
 	valueFiles []string
 	sets       []string
@@ -40,12 +40,10 @@ type treeOptions struct {
 	liveData map[string]string
 }
 
-func newTreeOptions() *treeOptions { return &treeOptions{operator: operator.DefaultOptions()} }
+func newTreeOptions() *treeOptions { return &treeOptions{operator: options.Default()} }
 
 func (o *treeOptions) bind(fs *pflag.FlagSet) {
-	fs.StringVar(&o.operator.ModulesDirs, "modules-dir", o.operator.ModulesDirs, "directories with modules, separated by ':' (env ADDON_OPERATOR_MODULES_DIR, MODULES_DIR)")
-	fs.StringVar(&o.operator.GlobalHooksDir, "global-hooks-dir", o.operator.GlobalHooksDir, "directory with global hooks and their openapi/ schemas (env ADDON_OPERATOR_GLOBAL_HOOKS_DIR, GLOBAL_HOOKS_DIR)")
-	fs.IntVar(&o.operator.UnnumberedModulesOrder, "unnumbered-modules-order", o.operator.UnnumberedModulesOrder, "order of modules whose directory has no NNN- prefix (env ADDON_OPERATOR_UNNUMBERED_MODULES_ORDER, UNNUMBERED_MODULES_ORDER)")
+	o.operator.Discovery.BindFlags(fs)
 	fs.StringVar(&o.configFile, "config", "", "a ConfigMap manifest (YAML or JSON) to take as the operator's ConfigMap; - reads stdin")
 }
 
@@ -98,7 +96,7 @@ func (o *treeOptions) offline(cmd *cobra.Command) (*plan.Offline, error) {
 		}
 	}
 	log := newWarnLogger(cmd.ErrOrStderr())
-	x, err := plan.NewOffline(o.operator.Discovery(log), o.operator.Namespace, cfg, &hook.Executor{Logger: log})
+	x, err := plan.NewOffline(o.operator.Discovery.Options(log), o.operator.Namespace, cfg, &hook.Executor{Logger: log})
 	if err != nil {
 		return nil, err
 	}

@@ -23,7 +23,7 @@ func (o *startOptions) wireStandby(cfg *admission.Config, client kubernetes.Inte
 		return none
 	}
 	events := make(chan config.Event)
-	cm := config.NewSource(client, o.operator.Namespace, o.operator.ConfigMap, events, log)
+	cm := config.NewSource(client, o.operator.Namespace, o.operator.Config.ConfigMap, events, log)
 	cfg.Standby, cfg.StandbyEvents = true, events
 	if o.api.configSource != configSourceModuleConfig {
 		cfg.StandbyConfig = cm

@@ -8,8 +8,8 @@ import (
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/kubernetes/fake"
 
-	"github.com/addon-operator/addon-operator/pkg/operator"
 	"github.com/addon-operator/addon-operator/pkg/operator/admission"
+	"github.com/addon-operator/addon-operator/pkg/operator/options"
 )
 
 // TestWireStandby: a standby's read-only configuration watch exists only
@@ -30,7 +30,7 @@ func TestWireStandby(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			o := &startOptions{operator: operator.DefaultOptions(), leader: newLeaderOptions(), api: newAPIOptions()}
+			o := &startOptions{operator: options.Default(), leader: newLeaderOptions(), api: newAPIOptions()}
 			o.leader.Enabled, o.api.configSource = tt.ha, tt.source
 			var cfg *admission.Config
 			if tt.webhooks {

@@ -39,6 +39,7 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/metrics"
 	"github.com/addon-operator/addon-operator/pkg/operator"
 	"github.com/addon-operator/addon-operator/pkg/operator/admission"
+	"github.com/addon-operator/addon-operator/pkg/operator/options"
 	"github.com/addon-operator/addon-operator/pkg/operator/pages"
 	"github.com/addon-operator/addon-operator/pkg/redact"
 	"github.com/addon-operator/addon-operator/pkg/release/weights"
@@ -71,7 +72,7 @@ const (
 
 // startOptions are the flags of the start command.
 type startOptions struct {
-	operator    operator.Options
+	operator    options.Options
 	helm        helm.Options
 	leader      leaderOptions
 	server      server.Options
@@ -97,7 +98,7 @@ type startOptions struct {
 }
 
 func newStartCommand() *cobra.Command {
-	o := &startOptions{operator: operator.DefaultOptions(), leader: newLeaderOptions(), server: server.DefaultOptions(), webhook: webhook.DefaultOptions(),
+	o := &startOptions{operator: options.Default(), leader: newLeaderOptions(), server: server.DefaultOptions(), webhook: webhook.DefaultOptions(),
 		api: newAPIOptions(), logLevel: "info", logType: "text", redactor: redact.New()}
 	cmd := &cobra.Command{
 		Use:   "start",
@@ -415,7 +416,7 @@ func (o *startOptions) wire(restCfg *rest.Config, log *slog.Logger, rec *metrics
 	if err := o.prepareTempDir(); err != nil {
 		return nil, nil, err
 	}
-	log.Info("hook files", slog.String(logkey.Path, o.operator.TempDir), slog.Bool(logkey.Memory, hook.IsMemory(o.operator.TempDir)))
+	log.Info("hook files", slog.String(logkey.Path, o.operator.Hooks.TempDir), slog.Bool(logkey.Memory, hook.IsMemory(o.operator.Hooks.TempDir)))
 	dyn, err := dynamic.NewForConfig(restCfg)
 	if err != nil {
 		return nil, nil, fmt.Errorf("dynamic client: %w", err)
@@ -431,10 +432,10 @@ func (o *startOptions) wire(restCfg *rest.Config, log *slog.Logger, rec *metrics
 	}
 	ticks := make(chan schedule.Tick)
 	events := make(chan config.Event)
-	recorder := event.NewRecorder(client, o.operator.Namespace, o.operator.ConfigMap).WithMetrics(rec).WithRedactor(o.redactor.String)
-	cfgMap := config.NewSource(client, o.operator.Namespace, o.operator.ConfigMap, events, log)
+	recorder := event.NewRecorder(client, o.operator.Namespace, o.operator.Config.ConfigMap).WithMetrics(rec).WithRedactor(o.redactor.String)
+	cfgMap := config.NewSource(client, o.operator.Namespace, o.operator.Config.ConfigMap, events, log)
 	deps := operator.Deps{
-		Hooks:         &hook.Executor{Logger: log, Timeout: o.operator.HookTimeout, TempDir: o.operator.TempDir, MaxLogBytes: o.operator.HookLogMaxBytes},
+		Hooks:         &hook.Executor{Logger: log, Timeout: o.operator.Hooks.Timeout, TempDir: o.operator.Hooks.TempDir, MaxLogBytes: o.operator.Hooks.LogMaxBytes},
 		Releases:      weightedReleases{Client: releases, Creator: weights.NewCreator(dyn, kinds)},
 		Config:        cfgMap,
 		ConfigEvents:  events,
@@ -459,7 +460,7 @@ func (o *startOptions) wire(restCfg *rest.Config, log *slog.Logger, rec *metrics
 
 		// The same recorder: its Events regard the ConfigMap.
 		ConfigMapEvents: recorder,
-		LastApplied:     config.NewLastApplied(client, o.operator.Namespace, o.operator.ConfigMap+config.LastAppliedSuffix),
+		LastApplied:     config.NewLastApplied(client, o.operator.Namespace, o.operator.Config.ConfigMap+config.LastAppliedSuffix),
 	}
 	standbyOperator := o.wireStandby(webhooks, client, dyn, log)
 	deps.Webhooks = webhooks
@@ -478,7 +479,7 @@ func (o *startOptions) readKubernetesVersion(client kubernetes.Interface, log *s
 		log.Warn("cluster version not read: module.yaml requirements.kubernetes are not checked", logkey.Err(err))
 		return
 	}
-	o.operator.KubernetesVersion = v.GitVersion
+	o.operator.Discovery.KubernetesVersion = v.GitVersion
 }
 
 // newOperator makes the operator with the configuration source and the
@@ -508,15 +509,15 @@ func (o *startOptions) newOperator(deps operator.Deps, cfgMap *config.Source, dy
 // the operator's working directory, and their files' paths must not
 // depend on it.
 func (o *startOptions) prepareTempDir() error {
-	if o.operator.TempDir == "" {
-		o.operator.TempDir, _ = hook.DefaultTempDir()
+	if o.operator.Hooks.TempDir == "" {
+		o.operator.Hooks.TempDir, _ = hook.DefaultTempDir()
 	}
-	tmp, err := filepath.Abs(o.operator.TempDir)
+	tmp, err := filepath.Abs(o.operator.Hooks.TempDir)
 	if err != nil {
 		return fmt.Errorf("--tmp-dir: %w", err)
 	}
-	o.operator.TempDir = tmp
-	if err := os.MkdirAll(o.operator.TempDir, 0o700); err != nil {
+	o.operator.Hooks.TempDir = tmp
+	if err := os.MkdirAll(o.operator.Hooks.TempDir, 0o700); err != nil {
 		return fmt.Errorf("create --tmp-dir: %w", err)
 	}
 	return nil
@@ -568,7 +569,7 @@ func (t resultTee) Increment(ctx context.Context, code, method, host string) {
 
 // bindOperatorFlags adds the operator's flags to fs, its --namespace with
 // the -n every command has, its help saying whose namespace it is.
-func bindOperatorFlags(fs *pflag.FlagSet, o *operator.Options) {
+func bindOperatorFlags(fs *pflag.FlagSet, o *options.Options) {
 	own := pflag.NewFlagSet("operator", pflag.ContinueOnError)
 	o.BindFlags(own)
 	own.VisitAll(func(f *pflag.Flag) {

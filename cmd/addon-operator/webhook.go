@@ -62,7 +62,7 @@ func (o *startOptions) webhookConfig(restCfg *rest.Config) (*admission.Config, e
 		return nil, fmt.Errorf("webhook apiextensions client: %w", err)
 	}
 	wo := o.webhook
-	wo.Namespace, wo.ConfigMapName = o.operator.Namespace, o.operator.ConfigMap
+	wo.Namespace, wo.ConfigMapName = o.operator.Namespace, o.operator.Config.ConfigMap
 	return &admission.Config{
 		Server: wo, Clients: webhook.Clients{Kube: kube, CRDs: crds}, Redact: o.redactor.String,
 		ModuleConfigs: o.api.configSource == configSourceModuleConfig,

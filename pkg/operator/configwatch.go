@@ -92,7 +92,7 @@ func (o *Operator) observeConfig(ev config.Event) {
 	reason := config.DecideHold(config.HoldInput{
 		Absent: ev.Absent, Invalid: ev.Err != nil, Empty: ev.Err == nil && ev.Config.IsEmpty(),
 		Confirmed: ev.Confirmed, ModuleConfigs: ev.ModuleConfigs, Last: o.lastKind(),
-		EmptyWhenMissing: o.opts.emptyWhenMissing(),
+		EmptyWhenMissing: o.opts.Config.EmptyWhenMissing(),
 	})
 	if ev.Err != nil {
 		o.cfgHealth.Reject(ev.Err, false)
@@ -153,7 +153,7 @@ func (o *Operator) hold(reason string) {
 			held = "nothing: the saved configuration is unreadable, so modules are not started, changed or removed"
 		}
 	}
-	o.cfgHealth.Hold(reason, holdNote(reason, held, o.opts.ConfigMap))
+	o.cfgHealth.Hold(reason, holdNote(reason, held, o.opts.Config.ConfigMap))
 }
 
 // holdNote says what is held, why and what ends it.
@@ -197,7 +197,7 @@ func (o *Operator) Conditions() []status.Condition {
 // newConfigHealth tracks the ConfigMap's health for the options in force.
 func (o *Operator) newConfigHealth(events confighealth.Events) *confighealth.Tracker {
 	return confighealth.New(confighealth.Options{
-		Namespace: o.opts.Namespace, Name: o.opts.ConfigMap, KeepDeleted: !o.opts.emptyWhenMissing(),
+		Namespace: o.opts.Namespace, Name: o.opts.Config.ConfigMap, KeepDeleted: !o.opts.Config.EmptyWhenMissing(),
 		Clock: o.clock, Logger: o.log, Events: events, Recorder: o.recorder,
 	})
 }
@@ -251,9 +251,9 @@ func (o *Operator) writeConfigPatch(ctx context.Context, m *module.Module, p val
 			level = slog.LevelWarn
 		}
 		if held {
-			log.Log(ctx, level, "config patch kept in memory only: the configuration is held", slog.String(logkey.Name, o.opts.ConfigMap))
+			log.Log(ctx, level, "config patch kept in memory only: the configuration is held", slog.String(logkey.Name, o.opts.Config.ConfigMap))
 		} else {
-			log.Log(ctx, level, "config patch kept in memory only: the ConfigMap was deleted", slog.String(logkey.Name, o.opts.ConfigMap))
+			log.Log(ctx, level, "config patch kept in memory only: the ConfigMap was deleted", slog.String(logkey.Name, o.opts.Config.ConfigMap))
 		}
 		return nil
 	default:

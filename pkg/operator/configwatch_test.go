@@ -15,6 +15,7 @@ import (
 
 	"github.com/addon-operator/addon-operator/pkg/config"
 	"github.com/addon-operator/addon-operator/pkg/metrics"
+	"github.com/addon-operator/addon-operator/pkg/operator/options"
 	"github.com/addon-operator/addon-operator/pkg/status"
 	"github.com/addon-operator/addon-operator/pkg/values"
 )
@@ -93,7 +94,7 @@ func observeCases() []observeCase {
 			present: 1,
 		},
 		{
-			name: "deleted with the empty policy applies an empty config", mode: ConfigMapDeletedEmpty,
+			name: "deleted with the empty policy applies an empty config", mode: options.ConfigMapDeletedEmpty,
 			events:  []config.Event{present(good), absent()},
 			wantCfg: map[string]bool{}, conds: []string{status.ConditionConfigMapMissing}, emitted: []string{"deleted kept=false"},
 			logs: []string{"WARN ConfigMap deleted, applying an empty configuration"},
@@ -144,7 +145,7 @@ func restartCases() []observeCase {
 			wantCfg: map[string]bool{"a": true}, conds: []string{status.ConditionConfigHeld}, emitted: []string{"held ConfigMapMissing"},
 		},
 		{
-			name: "absent at a restart with the empty policy is empty", saved: good, mode: ConfigMapDeletedEmpty,
+			name: "absent at a restart with the empty policy is empty", saved: good, mode: options.ConfigMapDeletedEmpty,
 			events: []config.Event{absent()}, wantCfg: map[string]bool{},
 		},
 		{
@@ -196,9 +197,9 @@ func noModuleConfigs() config.Event {
 func TestObserveConfig(t *testing.T) {
 	for _, tt := range append(observeCases(), restartCases()...) {
 		t.Run(tt.name, func(t *testing.T) {
-			o, _ := newTestOperator(t, &fakeRunner{}, func(opts *Options) {
+			o, _ := newTestOperator(t, &fakeRunner{}, func(opts *options.Options) {
 				if tt.mode != "" {
-					opts.ConfigMapDeleted = tt.mode
+					opts.Config.Deleted = tt.mode
 				}
 			})
 			var buf syncBuffer

@@ -74,7 +74,7 @@ var errNoConfig = errors.New("no valid ConfigMap read yet")
 func (o *Operator) startup(ctx context.Context) ([]task, error) {
 	if o.store.Config() == nil {
 		if err := o.cfgHealth.Err(); err != nil {
-			return nil, fmt.Errorf("ConfigMap %s/%s is invalid: %w", o.opts.Namespace, o.opts.ConfigMap, err)
+			return nil, fmt.Errorf("ConfigMap %s/%s is invalid: %w", o.opts.Namespace, o.opts.Config.ConfigMap, err)
 		}
 		return nil, errNoConfig
 	}

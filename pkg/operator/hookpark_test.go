@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/addon-operator/addon-operator/pkg/hook"
+	"github.com/addon-operator/addon-operator/pkg/operator/options"
 	"github.com/addon-operator/addon-operator/pkg/status"
 )
 
@@ -71,9 +72,9 @@ func TestHungHookHoldsNoWorker(t *testing.T) {
 		}},
 		block: "hung:beforeHelm", started: make(chan struct{}), release: make(chan struct{}),
 	}
-	opts := DefaultOptions()
-	opts.ModulesDirs, opts.GlobalHooksDir, opts.Namespace = filepath.Join(dir, "modules"), filepath.Join(dir, "global-hooks"), "ns"
-	opts.RetryDelay, opts.RetryMaxDelay = time.Millisecond, time.Millisecond
+	opts := options.Default()
+	opts.Discovery.ModulesDirs, opts.Discovery.GlobalHooksDir, opts.Namespace = filepath.Join(dir, "modules"), filepath.Join(dir, "global-hooks"), "ns"
+	opts.Retry.Delay, opts.Retry.MaxDelay = time.Millisecond, time.Millisecond
 	opts.ModuleWorkers = 1
 	o, err := New(opts, Deps{
 		Hooks: runner, Releases: &fakeReleaser{runner: runner.fakeRunner}, Config: &fakeConfig{},

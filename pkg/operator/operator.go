@@ -25,6 +25,7 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/module"
 	"github.com/addon-operator/addon-operator/pkg/operator/admission"
 	"github.com/addon-operator/addon-operator/pkg/operator/modulepub"
+	"github.com/addon-operator/addon-operator/pkg/operator/options"
 	"github.com/addon-operator/addon-operator/pkg/operator/queuemetrics"
 	"github.com/addon-operator/addon-operator/pkg/operator/upkeep"
 	"github.com/addon-operator/addon-operator/pkg/queue"
@@ -64,7 +65,7 @@ type Deps struct {
 	// Patcher applies hooks' object operations.
 	Patcher objectPatcher
 	// Healer and HealEvents put deleted release objects back; Drift reports
-	// (and with Options.HealDrift reverts) changed ones; CRDs applies
+	// (and with options.Release.HealDrift reverts) changed ones; CRDs applies
 	// modules' crds/. Each may be nil.
 	Healer     release.Healer
 	HealEvents <-chan heal.Event
@@ -122,7 +123,7 @@ type lastAppliedStore interface {
 
 // Operator runs modules. Create it with New and start it with Run.
 type Operator struct {
-	opts     Options
+	opts     options.Options
 	log      *slog.Logger
 	clock    clock.WithDelayedExecution
 	runner   hookRunner
@@ -186,11 +187,11 @@ type Operator struct {
 }
 
 // New discovers modules and global hooks and prepares the operator.
-func New(opts Options, deps Deps) (*Operator, error) {
+func New(opts options.Options, deps Deps) (*Operator, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	mods, err := module.Discover(opts.Discovery(deps.Logger))
+	mods, err := module.Discover(opts.Discovery.Options(deps.Logger))
 	if err != nil {
 		return nil, fmt.Errorf("discover modules: %w", err)
 	}
@@ -234,19 +235,19 @@ func New(opts Options, deps Deps) (*Operator, error) {
 			o.requiring = append(o.requiring, m)
 		}
 	}
-	backoff := queue.ExponentialBackoff(opts.RetryDelay, opts.RetryMaxDelay)
+	backoff := opts.Retry.Backoff()
 	o.cfgHealth = o.newConfigHealth(deps.ConfigMapEvents)
 	nelmEvents, _ := deps.Events.(nelm.Events) // nil when the module Events recorder records none of these
 	o.releases = release.New(release.Options{
 		Releases: deps.Releases, Healer: deps.Healer, Drift: deps.Drift, CRDs: deps.CRDs, Events: deps.Events,
-		Recorder: deps.Recorder, HealDrift: opts.HealDrift, Clock: deps.Clock, Logger: deps.Logger,
-		Readiness: deps.Readiness, ReadinessTimeout: opts.ReadinessTimeout, Progress: o.readinessProgress, Namespace: opts.Namespace,
+		Recorder: deps.Recorder, HealDrift: opts.Release.HealDrift, Clock: deps.Clock, Logger: deps.Logger,
+		Readiness: deps.Readiness, ReadinessTimeout: opts.Release.ReadinessTimeout, Progress: o.readinessProgress, Namespace: opts.Namespace,
 		Namespaces: deps.Namespaces, Superseded: func(module string) <-chan struct{} { return o.pool.Superseded(module) },
-		DriftDebounce: opts.DriftDebounce, DriftResync: opts.DriftResync, Rendered: nelm.NewWarnings(o.log, nelmEvents).After(o.learnRendered),
+		DriftDebounce: opts.Release.DriftDebounce, DriftResync: opts.Release.DriftResync, Rendered: nelm.NewWarnings(o.log, nelmEvents).After(o.learnRendered),
 	})
 	o.upkeep = upkeep.New(upkeep.Options{
 		Releases: o.releases, Recorder: maintenanceRecorder(deps.Recorder), Events: remediationEvents(deps.Events), Logger: deps.Logger,
-		Remediation: opts.Remediation, RemediationRetries: opts.RemediationRetries, Changed: o.objects.Publish,
+		Remediation: opts.Remediation.Strategy, RemediationRetries: opts.Remediation.Retries, Changed: o.objects.Publish,
 	})
 	o.markUnrunnable()
 	o.queues = queue.NewSet(mainQueue, deps.Clock, backoff, mergeTasks)

@@ -20,6 +20,7 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/config"
 	"github.com/addon-operator/addon-operator/pkg/helm"
 	"github.com/addon-operator/addon-operator/pkg/hook"
+	"github.com/addon-operator/addon-operator/pkg/operator/options"
 	"github.com/addon-operator/addon-operator/pkg/values"
 )
 
@@ -164,14 +165,14 @@ func writeTree(t *testing.T, dir string, files map[string]string) {
 
 // newTestOperator builds an operator over modules a (helm, order 10) and b
 // (hooks only, order 20), both enabled, and a global hook.
-func newTestOperator(t *testing.T, runner *fakeRunner, opts ...func(*Options)) (*Operator, *fakeReleaser) {
+func newTestOperator(t *testing.T, runner *fakeRunner, opts ...func(*options.Options)) (*Operator, *fakeReleaser) {
 	t.Helper()
 	return newTestOperatorWith(t, runner, nil, opts...)
 }
 
 // newTestOperatorWith is newTestOperator with deps changing the operator's
 // dependencies (nil: none) before it is built.
-func newTestOperatorWith(t *testing.T, runner *fakeRunner, deps func(*Deps), opts ...func(*Options)) (*Operator, *fakeReleaser) {
+func newTestOperatorWith(t *testing.T, runner *fakeRunner, deps func(*Deps), opts ...func(*options.Options)) (*Operator, *fakeReleaser) {
 	t.Helper()
 	dir := t.TempDir()
 	writeTree(t, dir, map[string]string{
@@ -187,9 +188,9 @@ func newTestOperatorWith(t *testing.T, runner *fakeRunner, deps func(*Deps), opt
 			"global": "configVersion: v1\nonStartup: 1\nbeforeAll: 1\nafterAll: 1\n",
 		}
 	}
-	o := DefaultOptions()
-	o.ModulesDirs, o.GlobalHooksDir, o.Namespace = filepath.Join(dir, "modules"), filepath.Join(dir, "global-hooks"), "ns"
-	o.RetryDelay, o.RetryMaxDelay = time.Millisecond, time.Millisecond
+	o := options.Default()
+	o.Discovery.ModulesDirs, o.Discovery.GlobalHooksDir, o.Namespace = filepath.Join(dir, "modules"), filepath.Join(dir, "global-hooks"), "ns"
+	o.Retry.Delay, o.Retry.MaxDelay = time.Millisecond, time.Millisecond
 	for _, f := range opts {
 		f(&o)
 	}
@@ -286,9 +287,9 @@ func TestAfterHelmChangingValuesEveryRunIsBounded(t *testing.T) {
 		}
 		return nil
 	}}
-	o, _ := newTestOperator(t, runner, func(o *Options) {
+	o, _ := newTestOperator(t, runner, func(o *options.Options) {
 		o.MaxValuesReruns = 3
-		o.RetryDelay, o.RetryMaxDelay = time.Hour, time.Hour // no retry before the check
+		o.Retry.Delay, o.Retry.MaxDelay = time.Hour, time.Hour // no retry before the check
 	})
 	runUntil(t, o, func() bool { return o.state.get("a").LastError != "" })
 	got := o.state.get("a").LastError

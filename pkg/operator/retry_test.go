@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/addon-operator/addon-operator/pkg/config"
+	"github.com/addon-operator/addon-operator/pkg/operator/options"
 	"github.com/addon-operator/addon-operator/pkg/values"
 )
 
@@ -45,7 +46,7 @@ func TestFailingModuleRunsAtOnceWhenItsInputsChange(t *testing.T) {
 				}
 				return nil
 			}}
-			o, _ := newTestOperator(t, runner, func(o *Options) { o.RetryDelay, o.RetryMaxDelay = time.Hour, time.Hour })
+			o, _ := newTestOperator(t, runner, func(o *options.Options) { o.Retry.Delay, o.Retry.MaxDelay = time.Hour, time.Hour })
 			ctx, cancel := context.WithCancel(t.Context())
 			var wg sync.WaitGroup
 			wg.Go(func() { _ = o.main.Run(ctx, o.handle) })

@@ -16,6 +16,7 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/config"
 	"github.com/addon-operator/addon-operator/pkg/helm"
 	"github.com/addon-operator/addon-operator/pkg/kube/readiness"
+	"github.com/addon-operator/addon-operator/pkg/operator/options"
 	"github.com/addon-operator/addon-operator/pkg/status"
 )
 
@@ -70,9 +71,9 @@ func TestDependentWaitsForItsRequirementWhileAnIndependentModuleGoesOn(t *testin
 		"mod":    "configVersion: v1\nbeforeHelm: 1\n",
 		"global": "configVersion: v1\nafterAll: 1\n",
 	}}
-	opts := DefaultOptions()
-	opts.ModulesDirs, opts.GlobalHooksDir, opts.Namespace = filepath.Join(dir, "modules"), filepath.Join(dir, "global-hooks"), "ns"
-	opts.RetryDelay, opts.RetryMaxDelay = time.Millisecond, time.Millisecond
+	opts := options.Default()
+	opts.Discovery.ModulesDirs, opts.Discovery.GlobalHooksDir, opts.Namespace = filepath.Join(dir, "modules"), filepath.Join(dir, "global-hooks"), "ns"
+	opts.Retry.Delay, opts.Retry.MaxDelay = time.Millisecond, time.Millisecond
 	gate := make(chan struct{})
 	o, err := New(opts, Deps{
 		Hooks: runner, Releases: &fakeReleaser{runner: runner}, Config: &fakeConfig{},
@@ -140,8 +141,8 @@ func TestDisabledRequirementDisablesItsDependent(t *testing.T) {
 		"modules/app/hooks/mod":   "",
 	})
 	runner := &fakeRunner{configs: map[string]string{"mod": "configVersion: v1\nbeforeHelm: 1\n"}}
-	opts := DefaultOptions()
-	opts.ModulesDirs, opts.Namespace = filepath.Join(dir, "modules"), "ns"
+	opts := options.Default()
+	opts.Discovery.ModulesDirs, opts.Namespace = filepath.Join(dir, "modules"), "ns"
 	o, err := New(opts, Deps{
 		Hooks: runner, Releases: &fakeReleaser{runner: runner}, Config: &fakeConfig{},
 		Clock: clock.RealClock{}, Logger: slog.New(slog.DiscardHandler),
@@ -168,8 +169,8 @@ func TestNewInputsEndAReadinessWait(t *testing.T) {
 		"modules/web/templates/cm.yaml": "kind: ConfigMap",
 	})
 	runner := &fakeRunner{}
-	opts := DefaultOptions()
-	opts.ModulesDirs, opts.Namespace = filepath.Join(dir, "modules"), "ns"
+	opts := options.Default()
+	opts.Discovery.ModulesDirs, opts.Namespace = filepath.Join(dir, "modules"), "ns"
 	gate := make(chan struct{})
 	ready := &gateReadiness{gates: map[string]chan struct{}{"web": gate}}
 	o, err := New(opts, Deps{
@@ -211,7 +212,7 @@ func TestReadinessWaitHoldsNoWorker(t *testing.T) {
 	runner := &fakeRunner{configs: map[string]string{"mod": "configVersion: v1\nafterHelm: 1\n"}}
 	gate := make(chan struct{})
 	o := newTreeOperator(t, files, Deps{Hooks: runner, Readiness: &gateReadiness{gates: map[string]chan struct{}{"stuck": gate}}},
-		func(o *Options) { o.ModuleWorkers = 1 }) // stuck's wait would hold the only worker
+		func(o *options.Options) { o.ModuleWorkers = 1 }) // stuck's wait would hold the only worker
 	called := func(call string) bool { return slices.Contains(runner.recorded(), call) }
 	phase := func(name string) status.Phase { return o.state.get(name).Phase }
 	opened := false
@@ -247,9 +248,9 @@ func TestReadinessTimeoutFailsOnlyThatModule(t *testing.T) {
 		"modules/never/templates/cm.yaml": "kind: ConfigMap",
 		"modules/fine/module.yaml":        "weight: 20\nnamespace: fine\n",
 		"modules/fine/templates/cm.yaml":  "kind: ConfigMap",
-	}, Deps{Readiness: failingReadiness{ns: "never", err: notReady}}, func(o *Options) {
+	}, Deps{Readiness: failingReadiness{ns: "never", err: notReady}}, func(o *options.Options) {
 		o.ModuleWorkers = 1
-		o.RetryDelay, o.RetryMaxDelay = time.Hour, time.Hour
+		o.Retry.Delay, o.Retry.MaxDelay = time.Hour, time.Hour
 	})
 	runUntil(t, o, func() bool {
 		return o.state.get("never").Phase == status.PhaseFailed && o.state.get("fine").Phase == status.PhaseReady
@@ -300,7 +301,7 @@ func TestRetryingModuleStaysFailedUntilARunSucceeds(t *testing.T) {
 		"modules/values.yaml":           "webEnabled: true\n",
 		"modules/web/module.yaml":       "namespace: web\n",
 		"modules/web/templates/cm.yaml": "kind: ConfigMap",
-	}, Deps{Readiness: ready}, func(o *Options) { o.RetryDelay, o.RetryMaxDelay = time.Millisecond, time.Millisecond })
+	}, Deps{Readiness: ready}, func(o *options.Options) { o.Retry.Delay, o.Retry.MaxDelay = time.Millisecond, time.Millisecond })
 	opened := false
 	runUntil(t, o, func() bool {
 		if !opened && ready.calls.Load() == 2 {
@@ -368,12 +369,12 @@ func TestModuleWhoseFilesCannotBeReadIsNotDeleted(t *testing.T) {
 // under modules/, global hooks under global-hooks/), with namespace "ns",
 // deps' seams set as given (Hooks, Releases, Config, Clock and Logger
 // default to fakes) and opts changed by tweak.
-func newTreeOperator(t *testing.T, files map[string]string, deps Deps, tweak func(*Options)) *Operator {
+func newTreeOperator(t *testing.T, files map[string]string, deps Deps, tweak func(*options.Options)) *Operator {
 	t.Helper()
 	dir := t.TempDir()
 	writeTree(t, dir, files)
-	opts := DefaultOptions()
-	opts.ModulesDirs, opts.GlobalHooksDir, opts.Namespace = filepath.Join(dir, "modules"), filepath.Join(dir, "global-hooks"), "ns"
+	opts := options.Default()
+	opts.Discovery.ModulesDirs, opts.Discovery.GlobalHooksDir, opts.Namespace = filepath.Join(dir, "modules"), filepath.Join(dir, "global-hooks"), "ns"
 	if tweak != nil {
 		tweak(&opts)
 	}

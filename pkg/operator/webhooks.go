@@ -25,7 +25,7 @@ func (o *Operator) newWebhooks(cfg *admission.Config) (*admission.Webhooks, erro
 
 // webhooksWith builds the webhooks' owner serving with srv (nil: none).
 func (o *Operator) webhooksWith(srv admission.Server, standby admission.StandbyOptions) *admission.Webhooks {
-	standby.EmptyWhenMissing, standby.RetryDelay, standby.RetryMaxDelay = o.opts.emptyWhenMissing(), o.opts.RetryDelay, o.opts.RetryMaxDelay
+	standby.EmptyWhenMissing, standby.RetryDelay, standby.RetryMaxDelay = o.opts.Config.EmptyWhenMissing(), o.opts.Retry.Delay, o.opts.Retry.MaxDelay
 	var mons admission.Monitors
 	if o.monitors != nil {
 		mons = o.monitors

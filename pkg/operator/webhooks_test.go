@@ -14,6 +14,7 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/helm"
 	"github.com/addon-operator/addon-operator/pkg/hook"
 	"github.com/addon-operator/addon-operator/pkg/operator/admission"
+	"github.com/addon-operator/addon-operator/pkg/operator/options"
 	"github.com/addon-operator/addon-operator/pkg/webhook"
 )
 
@@ -127,8 +128,8 @@ func TestCheckConfigMap(t *testing.T) {
 		"modules/020-cert-manager/templates/cm.yaml":          "kind: ConfigMap",
 		"global-hooks/openapi/config-values.yaml":             "type: object\nproperties:\n  domain: {type: string}\n",
 	})
-	opts := DefaultOptions()
-	opts.ModulesDirs, opts.GlobalHooksDir, opts.Namespace = filepath.Join(dir, "modules"), filepath.Join(dir, "global-hooks"), "ns"
+	opts := options.Default()
+	opts.Discovery.ModulesDirs, opts.Discovery.GlobalHooksDir, opts.Namespace = filepath.Join(dir, "modules"), filepath.Join(dir, "global-hooks"), "ns"
 	o, err := New(opts, Deps{Hooks: &fakeRunner{}, Releases: &fakeReleaser{}, Config: &fakeConfig{}, Clock: clock.RealClock{}, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package operator
+package options
 
 import (
 	"strings"
@@ -20,8 +20,8 @@ func TestValidateRemediation(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			o := DefaultOptions()
-			o.Namespace, o.Remediation, o.RemediationRetries = "ns", tt.remediation, tt.retries
+			o := Default()
+			o.Namespace, o.Remediation.Strategy, o.Remediation.Retries = "ns", tt.remediation, tt.retries
 			err := o.Validate()
 			switch {
 			case tt.wantErr == "" && err != nil:
