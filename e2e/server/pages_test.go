@@ -55,6 +55,7 @@ func (p *pagesSource) ModuleDetail(_ context.Context, name string) (status.Modul
 	}
 	long := "/" + strings.Repeat("a-long-path-segment-without-spaces", 12)
 	return status.ModuleDetail{
+		Times: status.RunTimes{LastRun: p.at(40), LastRunDuration: 35 * time.Second, Attempts: 1, NextRetry: p.at(110), NextRun: p.at(400)},
 		Hooks: []status.HookInfo{{Name: "hooks/ingress-class.sh", Bindings: []status.BindingInfo{
 			{Type: "beforeHelm", Detail: "order 10"},
 			{Type: "kubernetes", Name: "ingress-classes", Detail: "networking.k8s.io/v1 IngressClass, queue main"},
@@ -156,7 +157,7 @@ func TestPagesInChromium(t *testing.T) {
 			name: "module", path: "/modules/ingress-nginx",
 			inView: []string{"#module-name", "div.scroll:has(> #summary)", "#timeline svg", "div.scroll:has(> #runs)", "div.scroll:has(> #hooks)",
 				"div.scroll:has(> #revisions)", "#drift", "div.scroll:has(> #events)", "div.scroll:has(> #objects)"},
-			present: []string{"#overview[href='/']", "#runs tr.run", "#hooks tr.hook", "#revisions tr.revision", "#drift tr.drifted",
+			present: []string{"#overview[href='/']", "#last-run time[title]", "#attempts", "#next-retry time[title]", "#next-run time[datetime][title]", "#runs tr.run", "#hooks tr.hook", "#revisions tr.revision", "#drift tr.drifted",
 				"#events tr.event", "#objects tr.object", "#timeline rect.step-backoff"},
 			bar: "#timeline-ingress-nginx rect.step-helm",
 		},

@@ -5,12 +5,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/addon-operator/addon-operator/pkg/binding"
 	"github.com/addon-operator/addon-operator/pkg/hook"
 	"github.com/addon-operator/addon-operator/pkg/kube/moduleobject"
 	"github.com/addon-operator/addon-operator/pkg/schedule"
+	"github.com/addon-operator/addon-operator/pkg/status"
 )
 
 // TestNextRunTimeFollowsTheSchedule: a module whose hook has schedule
@@ -37,6 +39,15 @@ func TestNextRunTimeFollowsTheSchedule(t *testing.T) {
 	}
 	if got := objs.last("a").NextRun; !got.IsZero() {
 		t.Errorf("next run of a = %s, want none: it has no schedule bindings", got)
+	}
+
+	// The module page shows the same times.
+	d, err := o.Pages().ModuleDetail(t.Context(), "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (status.RunTimes{LastRun: t0, NextRun: t0.Add(8 * time.Minute)}); !cmp.Equal(d.Times, want) {
+		t.Errorf("module page's run times of b = %+v, want %+v", d.Times, want)
 	}
 
 	due := t0.Add(8 * time.Minute)

@@ -50,6 +50,9 @@ func pageTemplate(name, text string) *template.Template {
 				{"step-" + status.StepReadiness, "waiting for readiness"}, {"failed", "failed"},
 			}
 		},
+		"relative": relative,
+		"rfc3339":  rfc3339,
+		"when":     when,
 		"duration": func(start, end time.Time) string {
 			if start.IsZero() || end.IsZero() {
 				return ""
@@ -87,6 +90,8 @@ type moduleData struct {
 	Detail         status.ModuleDetail
 	Timeline       timeline
 	RefreshSeconds int
+	// Now is when the page is rendered, what relative times count from.
+	Now time.Time
 }
 
 // modulePage renders one module's page: 404 for a module the source does
@@ -99,7 +104,7 @@ func (s *Server) modulePage(w http.ResponseWriter, r *http.Request) {
 		writeText(w, http.StatusNotFound, "no module "+name)
 		return
 	}
-	data := moduleData{Module: mods[i], RefreshSeconds: refreshSeconds}
+	data := moduleData{Module: mods[i], RefreshSeconds: refreshSeconds, Now: time.Now()}
 	if p, ok := s.src.(ModulePages); ok {
 		d, err := p.ModuleDetail(r.Context(), name)
 		if err != nil {
@@ -107,7 +112,7 @@ func (s *Server) modulePage(w http.ResponseWriter, r *http.Request) {
 			d.Errors = append(d.Errors, err.Error())
 		}
 		data.Detail = s.redactDetail(d)
-		data.Timeline = buildTimeline([]status.ModuleRuns{{Module: name, Runs: data.Detail.Runs}}, []string{name}, time.Now())
+		data.Timeline = buildTimeline([]status.ModuleRuns{{Module: name, Runs: data.Detail.Runs}}, []string{name}, data.Now)
 	}
 	var buf bytes.Buffer
 	if err := s.modulePageTmpl.Execute(&buf, data); err != nil {

@@ -108,6 +108,7 @@ type ObjectStatus struct {
 // ModuleDetail is what a module's page shows beyond its ModuleStatus.
 // A section that could not be read is named in Errors with why.
 type ModuleDetail struct {
+	Times     RunTimes       `json:"times"`
 	Hooks     []HookInfo     `json:"hooks,omitempty"`
 	Runs      []Run          `json:"runs,omitempty"`
 	Revisions []Revision     `json:"revisions,omitempty"`

@@ -37,6 +37,8 @@ type Pages struct {
 	releases *release.Manager
 	// events, when it has Recent(module), answers a module's Events.
 	events any
+	// times returns a module's run times; nil: none known.
+	times func(name string) status.RunTimes
 }
 
 // New returns the pages of modules, with each module's hooks as hooks
@@ -44,6 +46,13 @@ type Pages struct {
 // Events from events (when it keeps them: Recent(module)).
 func New(modules *module.Set, hooks func(name string) []*binding.Hook, runs RunLog, releases *release.Manager, events any) *Pages {
 	return &Pages{modules: modules, hooks: hooks, runs: runs, releases: releases, events: events}
+}
+
+// WithRunTimes returns p answering each module's run times (last run,
+// attempts, next retry, next run) as times returns them.
+func (p *Pages) WithRunTimes(times func(name string) status.RunTimes) *Pages {
+	p.times = times
+	return p
 }
 
 // ModuleRuns returns every module's recent runs, for the converge
@@ -59,6 +68,9 @@ func (p *Pages) ModuleDetail(ctx context.Context, name string) (status.ModuleDet
 		return status.ModuleDetail{}, fmt.Errorf("no module %q", name)
 	}
 	d := status.ModuleDetail{Hooks: hookInfos(p.hooks(name)), Runs: p.runs.Runs(name)}
+	if p.times != nil {
+		d.Times = p.times(name)
+	}
 	if revs, err := p.releases.History(ctx, name, maxRevisions); err != nil {
 		d.Errors = append(d.Errors, "revisions: "+err.Error())
 	} else {
