@@ -51,7 +51,8 @@ var shBlock = regexp.MustCompile("(?s)(?:^|\n)```sh\n(.*?\n)```")
 
 // TestQuickStart: make run starts the local control plane and the operator,
 // the second shell's commands enable echo-service, and the module and its
-// Deployment end up as the README says.
+// Deployment end up as the README says; then the commands of the other
+// documents run as written (runDocs).
 func TestQuickStart(t *testing.T) {
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
@@ -83,6 +84,12 @@ func TestQuickStart(t *testing.T) {
 
 	out := runBlocks(t, dir, env, blocks[1:])
 	checkEndState(t, dir, out)
+	if t.Failed() {
+		return
+	}
+	// The other documents' commands run against the same control plane
+	// and operator, with echo-service enabled.
+	runDocs(t, dir, docsEnv(dir, env))
 }
 
 // quickStartBlocks returns the sh blocks between the markers: at least
