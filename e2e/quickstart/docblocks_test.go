@@ -9,9 +9,9 @@ import (
 	"strings"
 )
 
-// The documents whose commands are checked: README.md and every page
-// under docs/.
-var docGlobs = []string{"README.md", "docs/*.md", "docs/security/*.md"}
+// docGlobs are the documents whose commands are checked: README.md and
+// every page under docs/.
+func docGlobs() []string { return []string{"README.md", "docs/*.md", "docs/security/*.md"} }
 
 // notestMarker, on the line before a fence (blank lines between allowed),
 // says why its commands are not run: they need a real cluster, a
@@ -19,9 +19,12 @@ var docGlobs = []string{"README.md", "docs/*.md", "docs/security/*.md"}
 // repository does not ship.
 var notestMarker = regexp.MustCompile(`^<!-- notest: (.+?) -->$`)
 
-// commandWords start the lines of an unlabelled fence that lists commands
-// (a synopsis) rather than a layout, a diagram or a message.
-var commandWords = []string{"addon-operator", "kubectl", "make", "helm", "docker", "go", "skopeo"}
+// commandWord reports whether w starts the lines of an unlabelled fence
+// that lists commands (a synopsis) rather than a layout, a diagram or a
+// message.
+func commandWord(w string) bool {
+	return slices.Contains([]string{"addon-operator", "kubectl", "make", "helm", "docker", "go", "skopeo"}, w)
+}
 
 // blockKind is what a fence holds, as far as running it goes.
 type blockKind int
@@ -84,7 +87,7 @@ func docBlocks(doc, text string) ([]docBlock, error) {
 			if i == len(lines) {
 				return nil, fmt.Errorf("%s: the fence of %s is not closed", b.where(), b.Lang)
 			}
-			if c := fence.FindStringSubmatch(lines[i]); c != nil && c[2] == "" {
+			if c := fence.FindStringSubmatch(lines[i]); len(c) == 3 && c[2] == "" {
 				break
 			}
 			body = append(body, strings.TrimPrefix(lines[i], m[1]))
@@ -128,7 +131,7 @@ func kindOf(lang string, body []string) blockKind {
 	}
 	for _, l := range body {
 		if f := strings.Fields(l); len(f) > 0 {
-			if slices.Contains(commandWords, f[0]) {
+			if commandWord(f[0]) {
 				return synopsis
 			}
 			return notCommands
@@ -140,7 +143,7 @@ func kindOf(lang string, body []string) blockKind {
 // repoDocs returns the blocks of every document, in path order.
 func repoDocs(root string) ([]docBlock, error) {
 	var out []docBlock
-	for _, g := range docGlobs {
+	for _, g := range docGlobs() {
 		paths, err := filepath.Glob(filepath.Join(root, g))
 		if err != nil {
 			return nil, err
