@@ -29,18 +29,16 @@ func orNoRuns(runs runLog) runLog {
 }
 
 // Pages returns what answers the status page's module pages and converge
-// timeline.
+// timeline, each module's run times as its Module object carries them.
 func (o *Operator) Pages() *pages.Pages {
-	return pages.New(o.modules, func(name string) []*binding.Hook { return o.state.get(name).Hooks }, o.state.runs, o.releases, o.moduleEvents).
-		WithRunTimes(o.runTimes)
-}
-
-// runTimes are a module's run times as its Module object carries them.
-func (o *Operator) runTimes(name string) status.RunTimes {
-	s := objectState(o.state.get(name), false, o.clock.Now())
-	t := status.RunTimes{LastRun: s.LastRun, LastRunDuration: s.LastRunDuration, NextRun: s.NextRun}
-	if o.pool != nil {
-		t.Attempts, t.NextRetry = o.pool.Failures(name), o.pool.NextRetry(name)
+	times := func(name string) status.RunTimes {
+		s := objectState(o.state.get(name), false, o.clock.Now())
+		t := status.RunTimes{LastRun: s.LastRun, LastRunDuration: s.LastRunDuration, NextRun: s.NextRun}
+		if o.pool != nil {
+			t.Attempts, t.NextRetry = o.pool.Failures(name), o.pool.NextRetry(name)
+		}
+		return t
 	}
-	return t
+	return pages.New(o.modules, func(name string) []*binding.Hook { return o.state.get(name).Hooks }, o.state.runs, o.releases, o.moduleEvents).
+		WithRunTimes(times)
 }
