@@ -6,7 +6,11 @@
 // rules, `self` is the value at that node; a rule that names `oldSelf` is a
 // transition rule, evaluated only where a previous value exists at the
 // same place: the same key of a map, the item with the same map keys of an
-// x-kubernetes-list-type: map list.
+// x-kubernetes-list-type: map list. As in the API server, the items of
+// set and atomic lists (a list without x-kubernetes-list-type is atomic)
+// have no previous version: a rule that names oldSelf below them is
+// refused when the schema is compiled, while one at the list itself sees
+// the whole previous list.
 package cel
 
 import (
@@ -106,6 +110,11 @@ func Compile(doc map[string]any, sensitive func(schema map[string]any) bool) (*R
 type compiler struct {
 	envs      *envs // built at the first rule: most schemas have none
 	sensitive func(map[string]any) bool
+	// uncorrelatable is the schema path of the outermost list above the
+	// node being compiled whose items have no previous version (a set or
+	// atomic list), "" when there is none: rules there may not name
+	// oldSelf.
+	uncorrelatable string
 }
 
 func (c *compiler) node(doc map[string]any, at string) (*node, error) {
@@ -151,12 +160,28 @@ func (c *compiler) node(doc map[string]any, at string) (*node, error) {
 		n.hasRules = n.hasRules || (n.additional != nil && n.additional.hasRules)
 	}
 	if sub, ok := doc["items"].(map[string]any); ok {
-		if n.items, err = c.node(sub, at+".items"); err != nil {
+		if n.items, err = c.items(sub, at, n.listType); err != nil {
 			return nil, err
 		}
 		n.hasRules = n.hasRules || (n.items != nil && n.items.hasRules)
 	}
 	return n, nil
+}
+
+// items compiles the items schema of the list at at, whose
+// x-kubernetes-list-type is listType: below a list that is not a map list
+// (set, atomic, or none, which is atomic) the API server correlates no
+// item with a previous one, and refuses rules that name oldSelf there.
+func (c *compiler) items(sub map[string]any, at, listType string) (*node, error) {
+	outer := c.uncorrelatable
+	if listType != listMap && outer == "" {
+		c.uncorrelatable = strings.TrimPrefix(at, ".")
+		if c.uncorrelatable == "" {
+			c.uncorrelatable = "the schema's root"
+		}
+	}
+	defer func() { c.uncorrelatable = outer }()
+	return c.node(sub, at+".items")
 }
 
 func schemaAt(at string) string {
@@ -188,6 +213,10 @@ func (c *compiler) rules(doc map[string]any, key string, raw any) ([]rule, error
 		}
 		if err == nil {
 			err = r.compile(*c.envs, sensitive)
+		}
+		if err == nil && r.transition && c.uncorrelatable != "" {
+			err = fmt.Errorf("oldSelf cannot be used on the uncorrelatable portion of the schema within %s: "+
+				"items of a list that is not x-kubernetes-list-type: map have no previous version", c.uncorrelatable)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("%s[%d]: %w", key, i, err)

@@ -28,7 +28,7 @@ func check(t *testing.T, r *Rules, value, old string) []string {
 }
 
 // mapListSchema has transition rules below a map list (one key and two
-// keys), a set list and an additionalProperties map.
+// keys), at a set list itself and an additionalProperties map.
 const mapListSchema = `
 type: object
 properties:
@@ -62,9 +62,9 @@ properties:
     x-kubernetes-list-type: set
     items:
       type: string
-      x-kubernetes-validations:
-      - rule: self == oldSelf + 'never'
-        message: never checked
+    x-kubernetes-validations:
+    - rule: oldSelf.all(t, t in self)
+      message: tags are only added
   zones:
     type: object
     additionalProperties:
@@ -86,7 +86,8 @@ func TestTransitionRulesBelowMapLists(t *testing.T) {
 		{"an item shrinks, found by its key wherever it is", `{pools: [{name: c, size: 1}, {name: b, size: 4}, {name: a, size: 3}]}`, []string{"m.pools[1]: a pool cannot shrink"}},
 		{"a new item has no previous value", `{pools: [{name: c, size: 0}]}`, nil},
 		{"two keys: only the item with both equal is its previous version", `{ports: [{port: 80, protocol: TCP, name: web}, {port: 443, protocol: TCP, name: other}]}`, []string{"m.ports[0]: a port's name is immutable"}},
-		{"set items have no previous version", `{tags: [x, y]}`, nil},
+		{"a set list itself is its previous list", `{tags: [y, x]}`, nil},
+		{"a set list itself, one gone", `{tags: [y]}`, []string{"m.tags: tags are only added"}},
 		{"additionalProperties by key", `{zones: {z1: 1, z2: 0}}`, []string{"m.zones.z1: a zone's weight cannot drop"}},
 	}
 	for _, tc := range cases {
