@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/addon-operator/addon-operator/pkg/helm"
 	"github.com/addon-operator/addon-operator/pkg/kube/drift"
@@ -44,20 +45,35 @@ func (r *Manager) readyWait(m *module.Module, manifest string, exist bool) (Wait
 // looks again at once when one of the module's objects changes (the heal
 // watch's changes, as RunDrift receives them), else on a slow poll.
 func (r *Manager) waitReady(ctx context.Context, m *module.Module, objects []readiness.Object) error {
-	timeout := r.opts.ReadinessTimeout
-	if t := m.Definition().ReadinessTimeout.Duration; t > 0 {
-		timeout = t
-	}
 	progress := func(p readiness.Pending) {
 		if r.opts.Progress != nil {
 			r.opts.Progress(m.Name(), p)
 		}
 	}
-	waitCtx, cancel := context.WithCancel(ctx)
+	waitCtx, cancel := r.supersedable(ctx, m.Name())
 	defer cancel()
+	changed, stop := r.watchChanges(m.Name())
+	defer stop()
+	err := r.opts.Readiness.Wait(waitCtx, r.Namespace(m), objects, r.readinessTimeout(m), changed, progress)
+	return r.waitEnded(ctx, waitCtx, m.Name(), err)
+}
+
+// readinessTimeout bounds a module's waits: its module.yaml's
+// readinessTimeout, else the Manager's.
+func (r *Manager) readinessTimeout(m *module.Module) time.Duration {
+	if t := m.Definition().ReadinessTimeout.Duration; t > 0 {
+		return t
+	}
+	return r.opts.ReadinessTimeout
+}
+
+// supersedable returns the context of a wait of module name, cancelled
+// when the module's inputs change (Options.Superseded), and its cancel.
+func (r *Manager) supersedable(ctx context.Context, name string) (context.Context, context.CancelFunc) {
+	waitCtx, cancel := context.WithCancel(ctx)
 	var superseded <-chan struct{}
 	if r.opts.Superseded != nil {
-		superseded = r.opts.Superseded(m.Name())
+		superseded = r.opts.Superseded(name)
 	}
 	if superseded != nil {
 		go func() { // ends with the wait, at the latest
@@ -68,16 +84,19 @@ func (r *Manager) waitReady(ctx context.Context, m *module.Module, objects []rea
 			}
 		}()
 	}
-	changed, stop := r.watchChanges(m.Name())
-	defer stop()
-	err := r.opts.Readiness.Wait(waitCtx, r.Namespace(m), objects, timeout, changed, progress)
+	return waitCtx, cancel
+}
+
+// waitEnded words how a wait on waitCtx (see supersedable) ended: nil,
+// ErrSuperseded when the module's inputs changed, else err.
+func (r *Manager) waitEnded(ctx, waitCtx context.Context, name string, err error) error {
 	switch {
 	case err == nil:
 		return nil
 	case ctx.Err() == nil && waitCtx.Err() != nil:
-		return fmt.Errorf("module %s: %w", m.Name(), ErrSuperseded)
+		return fmt.Errorf("module %s: %w", name, ErrSuperseded)
 	default:
-		return fmt.Errorf("module %s: %w", m.Name(), err)
+		return fmt.Errorf("module %s: %w", name, err)
 	}
 }
 

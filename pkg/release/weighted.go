@@ -32,7 +32,9 @@ type weightStep struct {
 
 // ahead returns the Release.Ahead of a deploy of module m: it orders the
 // creation of the release's objects by werf.io/weight (see package
-// weights). Going up the groups below the highest, it creates a group's
+// weights), and holds an object with external dependencies until they
+// are ready (see externalsAhead), before its group is created or, in the
+// highest group, before Helm applies the release. Going up the groups below the highest, it creates a group's
 // objects that do not exist yet; a group to be awaited (created now, or
 // found existing but not yet seen ready while a higher group has objects
 // to create) defers Apply, and step gets the wait for it. Groups ready as
@@ -46,16 +48,28 @@ func (r *Manager) ahead(m *module.Module, d *deployed, step *weightStep) func(ct
 			return 0, false, nil
 		}
 		owner := weights.Owner{Release: m.Name(), Namespace: r.Namespace(m)}
-		groups, err := weights.Groups(manifest, owner.Namespace)
-		if err != nil || len(groups) == 0 {
+		dependents, err := r.externals(manifest, owner.Namespace)
+		if err != nil {
 			return 0, false, err
 		}
-		lower := groups[:len(groups)-1]
+		groups, err := weights.Groups(manifest, owner.Namespace)
+		if err != nil {
+			return 0, false, err
+		}
+		var lower []weights.Group // the highest group is Helm's
+		if len(groups) > 0 {
+			lower = groups[:len(groups)-1]
+		}
 		ahead := 0
 		for _, g := range lower {
 			ahead += len(g.Objects)
 		}
 		for i, g := range lower {
+			// Objects of the group that wait for external dependencies
+			// hold the group, and the groups above it.
+			if deferred, err := r.externalsAhead(ctx, m, owner, dependents, g.Objects, step); err != nil || deferred {
+				return ahead, deferred, err
+			}
 			deferred, done, err := r.aheadGroup(ctx, m, d, owner, g, groups[i+1:], step)
 			if err != nil || deferred {
 				return ahead, deferred, err
@@ -64,7 +78,13 @@ func (r *Manager) ahead(m *module.Module, d *deployed, step *weightStep) func(ct
 				break
 			}
 		}
-		r.clearWeights(d)
+		// What Helm creates waits for its external dependencies too.
+		if deferred, err := r.externalsAhead(ctx, m, owner, dependents, nil, step); err != nil || deferred {
+			return ahead, deferred, err
+		}
+		if len(groups) > 0 {
+			r.clearWeights(d)
+		}
 		return ahead, false, nil
 	}
 }

@@ -26,7 +26,9 @@ import (
 // engine of werf and Deckhouse, that change how a release is applied. The
 // operator applies releases with the Helm library and honours what it
 // can: werf.io/weight and werf.io/deploy-dependency-<id> order the
-// creation of a release's objects (pkg/release/weights); werf.io/resource-policy: keep and
+// creation of a release's objects, and <id>.external-dependency.werf.io/*
+// holds an object until the object outside the release it names is ready
+// (pkg/release/weights); werf.io/resource-policy: keep and
 // werf.io/ownership: anyone keep an object on uninstall and when the
 // chart stops rendering it (as helm.sh/resource-policy: keep); a chart
 // hook's werf.io/delete-policy is its helm.sh/hook-delete-policy (see
@@ -39,7 +41,6 @@ import (
 func ignoredAnnotations() map[string]string {
 	return map[string]string{
 		"werf.io/delete-dependency-*":                "no wait before deleting",
-		"external-dependency.werf.io/*":              "no wait for external objects",
 		"werf.io/delete-propagation":                 "Helm's deletion propagation applies",
 		"werf.io/deploy-on":                          "objects deploy on every install and upgrade",
 		"werf.io/replicas-on-creation":               "replicas are what the manifest says",
@@ -58,6 +59,9 @@ func ignoredAnnotations() map[string]string {
 // hook tells a chart hook from a release object.
 func partly(key, value string, hook bool) (entry, what string) {
 	value = strings.TrimSpace(value)
+	if hook && strings.Contains(key, weights.ExternalMarker) {
+		return "<id>" + weights.ExternalMarker + "* on chart hooks", "Helm creates chart hooks without waiting for external objects"
+	}
 	if strings.HasPrefix(key, weights.DependencyPrefix) {
 		switch {
 		case hook:
@@ -105,10 +109,6 @@ func annotationKey(key string, ignored map[string]string) string {
 			continue
 		}
 		if strings.HasPrefix(key, prefix) {
-			return pattern
-		}
-		// external-dependency.werf.io/* is "<name>.external-dependency.werf.io/resource".
-		if _, rest, ok := strings.Cut(key, "."); ok && strings.HasPrefix(rest, prefix) {
 			return pattern
 		}
 	}

@@ -49,7 +49,7 @@ metadata:
 `,
 		Hooks: []string{
 			"# Source: x/templates/job.yaml\napiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j\n  annotations:\n    werf.io/delete-policy: before-creation,succeeded\n",
-			"# Source: x/templates/job2.yaml\napiVersion: batch/v1\nkind: Job\nmetadata:\n  name: k\n  annotations:\n    werf.io/delete-policy: before-creation-if-immutable\n",
+			"# Source: x/templates/job2.yaml\napiVersion: batch/v1\nkind: Job\nmetadata:\n  name: k\n  annotations:\n    werf.io/delete-policy: before-creation-if-immutable\n    db.external-dependency.werf.io/resource: secret/db\n",
 		},
 	}
 	got := Unhonoured(r)
@@ -58,10 +58,11 @@ metadata:
 		keys = append(keys, strings.SplitN(g, " (", 2)[0])
 	}
 	// Honoured, and so not named: the weight, a deploy dependency on a
-	// ready object, resource-policy: keep, ownership: release, a hook's
-	// before-creation and succeeded.
+	// ready object, an external dependency of a release object,
+	// resource-policy: keep, ownership: release, a hook's before-creation
+	// and succeeded.
 	want := []string{
-		"external-dependency.werf.io/*", "werf.io/delete-policy", "werf.io/delete-policy: before-creation-if-immutable",
+		"<id>.external-dependency.werf.io/* on chart hooks", "werf.io/delete-policy", "werf.io/delete-policy: before-creation-if-immutable",
 		"werf.io/deploy-dependency-*: state=present", "werf.io/ownership: anyone",
 	}
 	if !slices.Equal(keys, want) {

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/utils/clock"
 
 	"github.com/addon-operator/addon-operator/pkg/kube"
 )
@@ -30,16 +31,26 @@ type Owner struct {
 	Namespace string
 }
 
-// Creator creates the objects of a weight group that do not exist yet.
+// Creator creates the objects of a weight group that do not exist yet,
+// and looks at and awaits the external dependencies of a release's
+// objects (see AwaitExternal). It keeps no state.
 type Creator struct {
 	dyn   dynamic.Interface
 	kinds *kube.Resolver
+	clock clock.Clock
 }
 
 // NewCreator returns a Creator over a dynamic client and the process's
-// kind resolver.
+// kind resolver, on the real clock.
 func NewCreator(dyn dynamic.Interface, kinds *kube.Resolver) *Creator {
-	return &Creator{dyn: dyn, kinds: kinds}
+	return &Creator{dyn: dyn, kinds: kinds, clock: clock.RealClock{}}
+}
+
+// WithClock returns a copy of c that times its waits by clk.
+func (c *Creator) WithClock(clk clock.Clock) *Creator {
+	out := *c
+	out.clock = clk
+	return &out
 }
 
 // Created is what CreateMissing did.
