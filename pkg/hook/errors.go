@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/addon-operator/addon-operator/pkg/hook/process"
+	"github.com/addon-operator/addon-operator/pkg/hook/runfiles"
 	"github.com/addon-operator/addon-operator/pkg/queue"
 )
 
@@ -29,3 +30,7 @@ const convertV0 = "convert it to v1: configVersion: v1; onStartup and schedule s
 	"objectName as nameSelector.matchNames, namespaceSelector.matchNames as namespace.nameSelector.matchNames, " +
 	"and executeHookOnSynchronization: false to keep running on events only; " +
 	"binding contexts are then v1 (type, watchEvent, object instead of resourceEvent, resourceName)"
+
+// Result is what a successful run wrote to its output files (see
+// runfiles.Result).
+type Result = runfiles.Result

@@ -7,12 +7,13 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"slices"
 	"time"
 
 	"github.com/addon-operator/addon-operator/pkg/hook/batch"
+	"github.com/addon-operator/addon-operator/pkg/hook/configcache"
 	"github.com/addon-operator/addon-operator/pkg/hook/process"
+	"github.com/addon-operator/addon-operator/pkg/hook/runfiles"
 	"github.com/addon-operator/addon-operator/pkg/logkey"
 	"github.com/addon-operator/addon-operator/pkg/values"
 )
@@ -58,25 +59,19 @@ type Executor struct {
 	// answers (see CheckSettings).
 	checks batch.Checks
 	// configs remembers what unchanged hook files printed for --config.
-	configs configCache
+	configs configcache.Cache
 }
 
-// RunKind selects the protocol of a Run.
-type RunKind int
+// RunKind selects the protocol of a Run (see runfiles.Kind).
+type RunKind = runfiles.Kind
 
-// Run kinds.
+// Run kinds: RunHook runs a hook, RunEnabledScript a module's enabled
+// script, RunWebhook a hook for one admission or conversion request; see
+// runfiles for the files each gets.
 const (
-	// RunHook runs a hook: binding contexts and values in, patches and
-	// metrics out.
-	RunHook RunKind = iota
-	// RunEnabledScript runs a module's enabled script: values in,
-	// MODULE_ENABLED_RESULT (and optionally MODULE_ENABLED_REASON) out. It
-	// gets no binding contexts and no patch files, as in the reference.
-	RunEnabledScript
-	// RunWebhook runs a hook for one admission or conversion request: the
-	// files of RunHook plus the response files VALIDATING_RESPONSE_PATH
-	// (also ADMISSION_RESPONSE_PATH) and CONVERSION_RESPONSE_PATH.
-	RunWebhook
+	RunHook          = runfiles.Hook
+	RunEnabledScript = runfiles.EnabledScript
+	RunWebhook       = runfiles.Webhook
 )
 
 // Run describes one execution.
@@ -106,10 +101,10 @@ type Run struct {
 // Config runs "path --config" and returns what it printed to stdout, for
 // ParseConfig. Stderr is logged. Errors do not repeat the path. A file
 // whose content has not changed since it last printed its configuration
-// is not run again (see configCache).
+// is not run again (see configcache.Cache).
 func (e *Executor) Config(ctx context.Context, path string) ([]byte, error) {
 	env := slices.Concat(os.Environ(), e.Env)
-	out, err := e.configs.get(path, env, func() ([]byte, error) { return e.runConfig(ctx, path, env) })
+	out, err := e.configs.Get(path, env, func() ([]byte, error) { return e.runConfig(ctx, path, env) })
 	if err != nil {
 		return nil, err
 	}
@@ -154,19 +149,19 @@ func (e *Executor) Run(ctx context.Context, r Run) (*Result, error) {
 			logger.Warn("remove hook run dir", logkey.Err(err))
 		}
 	}()
-	files := protocolFiles(dir, r.Kind)
+	files := runfiles.List(dir, r.Kind)
 	if err := writeInputs(files, r); err != nil {
 		return nil, err
 	}
 	env := slices.Concat(os.Environ(), e.Env)
 	for _, f := range files {
-		env = append(env, f.env+"="+f.path)
+		env = append(env, f.Env+"="+f.Path)
 	}
 	err = e.execute(ctx, process.Process{Path: r.Path, Args: r.Args, Env: env, Timeout: r.Timeout, Logger: logger, LogLimit: e.MaxLogBytes})
 	if err != nil {
-		return failedOutputs(files, e.maxOutput(), err), err
+		return runfiles.Failed(files, e.maxOutput(), err), err
 	}
-	return collect(files, e.maxOutput())
+	return runfiles.Collect(files, e.maxOutput())
 }
 
 // execute runs pr with the Executor's timeout, grace period and logger.
@@ -200,70 +195,25 @@ func (e *Executor) maxOutput() int64 {
 	return cmp.Or(e.MaxOutputSize, DefaultMaxOutputSize)
 }
 
-// Protocol environment variables.
-const (
-	envBindingContext    = "BINDING_CONTEXT_PATH"
-	envValues            = "VALUES_PATH"
-	envConfigValues      = "CONFIG_VALUES_PATH"
-	envValuesPatch       = "VALUES_JSON_PATCH_PATH"
-	envConfigValuesPatch = "CONFIG_VALUES_JSON_PATCH_PATH"
-	envKubernetesPatch   = "KUBERNETES_PATCH_PATH"
-	envMetrics           = "METRICS_PATH"
-	envEnabledResult     = "MODULE_ENABLED_RESULT"
-	envEnabledReason     = "MODULE_ENABLED_REASON"
-	envValidatingResp    = "VALIDATING_RESPONSE_PATH"
-	envAdmissionResp     = "ADMISSION_RESPONSE_PATH"
-	envConversionResp    = "CONVERSION_RESPONSE_PATH"
-)
-
-// protocolFile is one file of a run, named to the process by env.
-type protocolFile struct {
-	env  string
-	path string
-}
-
-// protocolFiles lists the files of a run of the given kind, inputs first.
-func protocolFiles(dir string, kind RunKind) []protocolFile {
-	names := []string{envValues, envConfigValues, envEnabledResult, envEnabledReason}
-	if kind == RunHook || kind == RunWebhook {
-		names = []string{
-			envBindingContext, envValues, envConfigValues,
-			envValuesPatch, envConfigValuesPatch, envKubernetesPatch, envMetrics,
-		}
-	}
-	if kind == RunWebhook {
-		names = append(names, envAdmissionResp, envConversionResp)
-	}
-	files := make([]protocolFile, len(names))
-	for i, n := range names {
-		files[i] = protocolFile{env: n, path: filepath.Join(dir, n)}
-	}
-	if kind == RunWebhook {
-		// The protocol's two names of one file.
-		files = append(files, protocolFile{env: envValidatingResp, path: filepath.Join(dir, envAdmissionResp)})
-	}
-	return files
-}
-
 // writeInputs writes the input files and creates the output files empty, so
 // that every file exists with mode 0600 and hooks may append to outputs.
-func writeInputs(files []protocolFile, r Run) error {
+func writeInputs(files []runfiles.File, r Run) error {
 	for _, f := range files {
 		var data []byte
 		var err error
-		switch f.env {
-		case envBindingContext:
+		switch f.Env {
+		case runfiles.BindingContext:
 			data, err = MarshalContexts(r.Contexts)
-		case envValues:
+		case runfiles.Values:
 			data, err = marshalValues(r.Values)
-		case envConfigValues:
+		case runfiles.ConfigValues:
 			data, err = marshalValues(r.ConfigValues)
 		}
 		if err != nil {
-			return fmt.Errorf("encode %s: %w", f.env, err)
+			return fmt.Errorf("encode %s: %w", f.Env, err)
 		}
-		if err := process.WriteFile(f.path, data); err != nil {
-			return fmt.Errorf("write %s: %w", f.env, err)
+		if err := process.WriteFile(f.Path, data); err != nil {
+			return fmt.Errorf("write %s: %w", f.Env, err)
 		}
 	}
 	return nil

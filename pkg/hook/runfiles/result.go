@@ -1,4 +1,4 @@
-package hook
+package runfiles
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 
+	"github.com/addon-operator/addon-operator/pkg/hook/process"
 	"github.com/addon-operator/addon-operator/pkg/values"
 )
 
@@ -38,29 +39,30 @@ type Result struct {
 	ConversionResponse []byte
 }
 
-// collect reads and parses the output files of a finished run.
-func collect(files []protocolFile, limit int64) (*Result, error) {
+// Collect reads and parses the output files of a finished run; limit
+// bounds each file's size in bytes.
+func Collect(files []File, limit int64) (*Result, error) {
 	res := &Result{}
 	for _, f := range files {
 		var err error
-		switch f.env {
-		case envValuesPatch:
+		switch f.Env {
+		case ValuesPatch:
 			res.ValuesPatch, err = readPatch(f, limit)
-		case envConfigValuesPatch:
+		case ConfigValuesPatch:
 			res.ConfigValuesPatch, err = readPatch(f, limit)
-		case envKubernetesPatch:
+		case KubernetesPatch:
 			res.KubernetesPatch, err = readOutput(f, limit)
-		case envMetrics:
+		case Metrics:
 			res.Metrics, err = readOutput(f, limit)
-		case envEnabledResult:
+		case EnabledResult:
 			res.Enabled, err = readEnabled(f, limit)
-		case envEnabledReason:
+		case EnabledReason:
 			var reason []byte
 			reason, err = readOutput(f, limit)
 			res.EnabledReason = string(reason)
-		case envAdmissionResp:
+		case AdmissionResp:
 			res.AdmissionResponse, err = readOutput(f, limit)
-		case envConversionResp:
+		case ConversionResp:
 			res.ConversionResponse, err = readOutput(f, limit)
 		}
 		if err != nil {
@@ -70,20 +72,43 @@ func collect(files []protocolFile, limit int64) (*Result, error) {
 	return res, nil
 }
 
-func readPatch(f protocolFile, limit int64) (values.Patch, error) {
+// Failed is what a run returns beside the error of a hook process that
+// ran and failed: its object operations (KUBERNETES_PATCH_PATH) alone, as
+// the protocol lets a failing hook still update status subresources it
+// marked ignoreHookError. Every other output of a failed run is dropped.
+// A run that timed out, was cancelled or did not start returns nil.
+func Failed(files []File, limit int64, err error) *Result {
+	var exit *process.ExitError
+	if !errors.As(err, &exit) || exit.Signal != 0 {
+		return nil
+	}
+	for _, f := range files {
+		if f.Env != KubernetesPatch {
+			continue
+		}
+		data, readErr := readOutput(f, limit)
+		if readErr != nil || len(data) == 0 {
+			return nil
+		}
+		return &Result{KubernetesPatch: data}
+	}
+	return nil
+}
+
+func readPatch(f File, limit int64) (values.Patch, error) {
 	data, err := readOutput(f, limit)
 	if err != nil {
 		return nil, err
 	}
 	patch, err := values.ParsePatch(data)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", f.env, err)
+		return nil, fmt.Errorf("%s: %w", f.Env, err)
 	}
 	return patch, nil
 }
 
 // readEnabled reads MODULE_ENABLED_RESULT, which must say true or false.
-func readEnabled(f protocolFile, limit int64) (*bool, error) {
+func readEnabled(f File, limit int64) (*bool, error) {
 	data, err := readOutput(f, limit)
 	if err != nil {
 		return nil, err
@@ -93,46 +118,46 @@ func readEnabled(f protocolFile, limit int64) (*bool, error) {
 		enabled := s == "true"
 		return &enabled, nil
 	case "":
-		return nil, fmt.Errorf("%s: want true or false, got nothing", f.env)
+		return nil, fmt.Errorf("%s: want true or false, got nothing", f.Env)
 	default:
 		if len(s) > 64 {
 			s = s[:64] + "..."
 		}
-		return nil, fmt.Errorf("%s: want true or false, got %s", f.env, strconv.Quote(s))
+		return nil, fmt.Errorf("%s: want true or false, got %s", f.Env, strconv.Quote(s))
 	}
 }
 
 // readOutput reads an output file, trimmed of surrounding whitespace; an
 // empty or missing file gives nil. Only regular files are read, so a hook
 // cannot make the operator block on a FIFO or read a device.
-func readOutput(f protocolFile, limit int64) ([]byte, error) {
-	info, err := os.Lstat(f.path)
+func readOutput(f File, limit int64) ([]byte, error) {
+	info, err := os.Lstat(f.Path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", f.env, err)
+		return nil, fmt.Errorf("%s: %w", f.Env, err)
 	}
 	if !info.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file", f.env)
+		return nil, fmt.Errorf("%s: not a regular file", f.Env)
 	}
 	if info.Size() > limit {
-		return nil, fmt.Errorf("%s: larger than %d bytes", f.env, limit)
+		return nil, fmt.Errorf("%s: larger than %d bytes", f.Env, limit)
 	}
 	if info.Size() == 0 {
 		return nil, nil // most outputs of most runs: nothing to open
 	}
-	file, err := os.Open(f.path)
+	file, err := os.Open(f.Path)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", f.env, err)
+		return nil, fmt.Errorf("%s: %w", f.Env, err)
 	}
 	defer file.Close()
 	data, err := io.ReadAll(io.LimitReader(file, limit+1))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", f.env, err)
+		return nil, fmt.Errorf("%s: %w", f.Env, err)
 	}
 	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("%s: larger than %d bytes", f.env, limit)
+		return nil, fmt.Errorf("%s: larger than %d bytes", f.Env, limit)
 	}
 	data = bytes.TrimSpace(data)
 	if len(data) == 0 {

@@ -1,4 +1,6 @@
-package hook
+// Package configcache remembers what hook files printed for --config, so
+// that a file whose content has not changed is not run again.
+package configcache
 
 import (
 	"crypto/sha256"
@@ -11,7 +13,7 @@ import (
 	"golang.org/x/sync/singleflight"
 )
 
-// configCache remembers what hooks printed for --config, by path, content
+// Cache remembers what hooks printed for --config, by path, content
 // and environment: a hook whose file is unchanged is not started again in
 // the same process (a standby that becomes the leader loads every hook a
 // second time), and loads of one file that overlap share one run. A file
@@ -21,7 +23,7 @@ import (
 // What the file runs (its interpreter, the files it sources) is not looked
 // at. Failed runs are not remembered. The zero value is ready to use and
 // safe for concurrent use.
-type configCache struct {
+type Cache struct {
 	mu sync.Mutex
 	// byPath holds the last output of each path, with the key it was
 	// printed for: one entry a hook file, whatever its edits.
@@ -52,12 +54,11 @@ func fileKey(path string, env []string) (configKey, error) {
 	return configKey{path: path, sum: sha256.Sum256(data), env: sha256.Sum256([]byte(strings.Join(env, "\x00")))}, nil
 }
 
-// get returns the remembered output of the file at path run with env, or
-// else that of
-// run, remembered when the file still has the content it had before the
+// Get returns the remembered output of the file at path run with env, or
+// else that of run, remembered when the file still has the content it had before the
 // run (a file rewritten meanwhile is asked again next time). A file that
 // cannot be read is run every time.
-func (c *configCache) get(path string, env []string, run func() ([]byte, error)) ([]byte, error) {
+func (c *Cache) Get(path string, env []string, run func() ([]byte, error)) ([]byte, error) {
 	key, err := fileKey(path, env)
 	if err != nil {
 		// An executable the operator may not read (mode 0111) still runs;
@@ -93,7 +94,7 @@ func (c *configCache) get(path string, env []string, run func() ([]byte, error))
 }
 
 // lookup returns the output remembered for key.
-func (c *configCache) lookup(key configKey) ([]byte, bool) {
+func (c *Cache) lookup(key configKey) ([]byte, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.byPath[key.path]
