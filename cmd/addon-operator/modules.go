@@ -19,6 +19,7 @@ import (
 
 	"github.com/addon-operator/addon-operator/pkg/config"
 	"github.com/addon-operator/addon-operator/pkg/helm"
+	"github.com/addon-operator/addon-operator/pkg/helm/kubeversion"
 	"github.com/addon-operator/addon-operator/pkg/hook"
 	"github.com/addon-operator/addon-operator/pkg/kube"
 	"github.com/addon-operator/addon-operator/pkg/operator/options"
@@ -276,7 +277,7 @@ Kubernetes version of the client libraries this binary is built with.`,
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&o.render.Capabilities.KubeVersion, "kube-version", "",
-		"Kubernetes version for .Capabilities.KubeVersion (default: the cluster's, else "+helm.DefaultKubeVersion()+")")
+		"Kubernetes version for .Capabilities.KubeVersion (default: the cluster's, else "+kubeversion.Default()+")")
 	cluster.bindCluster(fs)
 	fs.StringSliceVarP(&o.render.Capabilities.APIVersions, "api-versions", "a", nil, "API versions added to .Capabilities.APIVersions, e.g. monitoring.coreos.com/v1")
 	fs.BoolVar(&o.render.Capabilities.IncludeCRDs, "include-crds", false, "include the chart's crds/ in the output")
@@ -305,7 +306,7 @@ func clusterKubeVersion(w io.Writer, k kubeFlags) string {
 			return v.GitVersion
 		}
 	}
-	warnf(w, "the cluster's version is unknown (%v): rendering for Kubernetes %s", err, helm.DefaultKubeVersion())
+	warnf(w, "the cluster's version is unknown (%v): rendering for Kubernetes %s", err, kubeversion.Default())
 	return ""
 }
 

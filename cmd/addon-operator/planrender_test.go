@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/addon-operator/addon-operator/pkg/helm"
+	"github.com/addon-operator/addon-operator/pkg/helm/kubeversion"
 )
 
 // kubeVersionModules is a modules dir with one module whose chart prints
@@ -65,10 +65,10 @@ func TestPlanRenderKubeVersion(t *testing.T) {
 		want      string
 		wantError string // in stderr
 	}{
-		{name: "no cluster: the build's version", want: helm.DefaultKubeVersion()},
+		{name: "no cluster: the build's version", want: kubeversion.Default()},
 		{name: "the cluster's", args: []string{"--kubeconfig", writeKubeconfig(t, server.URL)}, want: "v1.33.4"},
 		{name: "--kube-version over the cluster's", args: []string{"--kubeconfig", writeKubeconfig(t, server.URL), "--kube-version", "1.31.2"}, want: "v1.31.2"},
-		{name: "unreachable cluster: the build's version", args: []string{"--kubeconfig", writeKubeconfig(t, down.URL)}, want: helm.DefaultKubeVersion(), wantError: "the cluster's version is unknown"},
+		{name: "unreachable cluster: the build's version", args: []string{"--kubeconfig", writeKubeconfig(t, down.URL)}, want: kubeversion.Default(), wantError: "the cluster's version is unknown"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/addon-operator/addon-operator/pkg/helm"
+	"github.com/addon-operator/addon-operator/pkg/helm/revisions"
 )
 
 // remedyChart writes a chart whose ConfigMap the API server rejects when
@@ -61,11 +62,11 @@ func TestRemediateFailedUpgradeRollsBack(t *testing.T) {
 	if _, err := c.Apply(t.Context(), remedyRelease(dir, "two", true)); err == nil {
 		t.Fatal("upgrade with an invalid label succeeded")
 	}
-	got, err := c.Remediate(t.Context(), "remedy", helm.RemediationRollback)
+	got, err := c.Remediate(t.Context(), "remedy", revisions.RemediationRollback)
 	if err != nil {
 		t.Fatalf("Remediate: %v", err)
 	}
-	if d := cmp.Diff(helm.Remedy{Action: "rollback", Failed: 2, Target: 1}, got); d != "" {
+	if d := cmp.Diff(revisions.Remedy{Action: "rollback", Failed: 2, Target: 1}, got); d != "" {
 		t.Errorf("remedy (-want +got):\n%s", d)
 	}
 	st, err := c.Status(t.Context(), "remedy")
@@ -83,7 +84,7 @@ func TestRemediateFailedUpgradeRollsBack(t *testing.T) {
 	if out.Skipped || out.Revision != 4 {
 		t.Errorf("apply after the rollback = %+v, want revision 4 deployed", out)
 	}
-	if got, err := c.Remediate(t.Context(), "remedy", helm.RemediationRollback); err != nil || got.Action != "" {
+	if got, err := c.Remediate(t.Context(), "remedy", revisions.RemediationRollback); err != nil || got.Action != "" {
 		t.Errorf("Remediate of a deployed release = %+v, %v; want nothing done", got, err)
 	}
 }
@@ -95,7 +96,7 @@ func TestRemediateFailedInstallUninstalls(t *testing.T) {
 	if _, err := c.Apply(t.Context(), remedyRelease(dir, "one", true)); err == nil {
 		t.Fatal("install with an invalid label succeeded")
 	}
-	got, err := c.Remediate(t.Context(), "remedy", helm.RemediationRollback)
+	got, err := c.Remediate(t.Context(), "remedy", revisions.RemediationRollback)
 	if err != nil || got.Action != "uninstall" || got.Failed != 1 {
 		t.Fatalf("Remediate = %+v, %v; want the failed install uninstalled", got, err)
 	}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/addon-operator/addon-operator/pkg/helm/kubeclient"
 	"github.com/addon-operator/addon-operator/pkg/helm/manifest"
+	"github.com/addon-operator/addon-operator/pkg/helm/objects"
 	"github.com/addon-operator/addon-operator/pkg/helm/records"
 	"github.com/addon-operator/addon-operator/pkg/helm/requests"
 	"github.com/addon-operator/addon-operator/pkg/logkey"
@@ -53,7 +54,7 @@ type Client struct {
 	// Options.DiscoveryMaxAge).
 	newConfig func(debug action.DebugLog) (*action.Configuration, error)
 	// watched tells which objects exist, from a watch; nil when none.
-	watched WatchedObjects
+	watched objects.Watched
 	// absent answers Helm's existence checks of objects claimObjects just
 	// found absent or installFresh creates; nil when the caller provides
 	// the getter.
@@ -201,7 +202,7 @@ func (c *Client) config(ctx context.Context, name string) (*action.Configuration
 	// requests.OperationStore), over a copy: the factory may share its
 	// Storage.
 	store := *cfg.Releases
-	store.Driver = requests.NewOperationStore(hookPolicies{Driver: store.Driver})
+	store.Driver = requests.NewOperationStore(manifest.HookPolicies{Driver: store.Driver})
 	cfg.Releases = &store
 	return cfg, nil
 }
@@ -359,17 +360,4 @@ func (c *Client) inNamespace(cfg *action.Configuration, ns string) {
 	case kubeclient.Client:
 		kc.Namespace = ns
 	}
-}
-
-// hookPolicies is a release driver that gives the chart hooks of each
-// release it creates the delete policies of their nelm annotations (see
-// manifest.TranslateHookPolicies) before the record is written.
-type hookPolicies struct {
-	driver.Driver
-}
-
-// Create translates rel's hook delete policies, then stores it.
-func (d hookPolicies) Create(key string, rel *release.Release) error {
-	manifest.TranslateHookPolicies(rel)
-	return d.Driver.Create(key, rel) //nolint:wrapcheck // as the driver returned it
 }

@@ -1,6 +1,7 @@
 // Package helm deploys modules as Helm releases in the operator's namespace.
 //
-// It is the only package that imports helm.sh/helm/v3. It renders a
+// It and the packages under it are the only ones that import
+// helm.sh/helm/v3 (STYLE 9). It renders a
 // module's chart against the cluster, decides whether the release needs a
 // deployment (a pure function of the last revision, the rendered checksum
 // and the objects present), installs or upgrades it, recovers revisions

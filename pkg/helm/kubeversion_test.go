@@ -1,53 +1,13 @@
 package helm
 
 import (
-	"os"
-	"runtime/debug"
 	"strings"
 	"testing"
 
 	"helm.sh/helm/v3/pkg/chartutil"
+
+	"github.com/addon-operator/addon-operator/pkg/helm/kubeversion"
 )
-
-func TestKubeVersionOfBuild(t *testing.T) {
-	dep := func(path, version string) *debug.Module { return &debug.Module{Path: path, Version: version} }
-	tests := []struct {
-		name string
-		deps []*debug.Module
-		want string
-	}{
-		{name: "client-go", deps: []*debug.Module{dep("k8s.io/api", "v0.36.1"), dep("k8s.io/client-go", "v0.37.2")}, want: "v1.37.2"},
-		{name: "api when client-go is absent", deps: []*debug.Module{dep("k8s.io/api", "v0.36.1")}, want: "v1.36.1"},
-		{name: "replaced", deps: []*debug.Module{{Path: "k8s.io/client-go", Version: "v0.30.0", Replace: dep("k8s.io/client-go", "v0.38.1")}}, want: "v1.38.1"},
-		{name: "pseudo-version, then api", deps: []*debug.Module{dep("k8s.io/client-go", "v0.0.0-20260101000000-abcdefabcdef"), dep("k8s.io/api", "v0.37.0")}, want: "v1.37.0"},
-		{name: "pre-release only", deps: []*debug.Module{dep("k8s.io/client-go", "v0.38.0-rc.1")}, want: ""},
-		{name: "neither", deps: []*debug.Module{dep("helm.sh/helm/v3", "v3.22.0")}, want: ""},
-	}
-	for _, tt := range tests {
-		if got := kubeVersionOfBuild(&debug.BuildInfo{Deps: tt.deps}); got != tt.want {
-			t.Errorf("%s: kubeVersionOfBuild = %q, want %q", tt.name, got, tt.want)
-		}
-	}
-}
-
-// TestBuiltKubeVersionFollowsGoMod keeps the version a binary without
-// module information claims equal to what go.mod's k8s.io/client-go stands
-// for.
-func TestBuiltKubeVersionFollowsGoMod(t *testing.T) {
-	raw, err := os.ReadFile("../../go.mod")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var want string
-	for line := range strings.SplitSeq(string(raw), "\n") {
-		if fields := strings.Fields(line); len(fields) >= 2 && fields[0] == "k8s.io/client-go" {
-			want = kubeVersionOfLibrary(fields[1])
-		}
-	}
-	if want == "" || builtKubeVersion != want {
-		t.Errorf("builtKubeVersion = %s, go.mod's k8s.io/client-go stands for %q: update it", builtKubeVersion, want)
-	}
-}
 
 func TestRenderOfflineClaimsTheBuildsKubeVersion(t *testing.T) {
 	dir := writeFiles(t, map[string]string{
@@ -57,10 +17,10 @@ func TestRenderOfflineClaimsTheBuildsKubeVersion(t *testing.T) {
 	if err != nil {
 		t.Fatalf("RenderOffline: %v", err)
 	}
-	if want := `kube: "` + DefaultKubeVersion() + `"`; !strings.Contains(r.Manifest, want) {
+	if want := `kube: "` + kubeversion.Default() + `"`; !strings.Contains(r.Manifest, want) {
 		t.Errorf("manifest lacks %s:\n%s", want, r.Manifest)
 	}
-	if DefaultKubeVersion() == chartutil.DefaultCapabilities.KubeVersion.Version {
-		t.Errorf("DefaultKubeVersion is Helm's default %s", DefaultKubeVersion())
+	if kubeversion.Default() == chartutil.DefaultCapabilities.KubeVersion.Version {
+		t.Errorf("kubeversion.Default is Helm's default %s", kubeversion.Default())
 	}
 }

@@ -3,12 +3,12 @@ package helm
 import (
 	"context"
 	"fmt"
-	"runtime/debug"
-	"strings"
 
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/strvals"
+
+	"github.com/addon-operator/addon-operator/pkg/helm/kubeversion"
 )
 
 // RenderOffline renders r as Render does, but without a cluster: Helm's
@@ -24,7 +24,7 @@ func RenderOffline(ctx context.Context, namespace string, r Release) (*Rendered,
 // template's --kube-version, --api-versions and --include-crds do.
 type Capabilities struct {
 	// KubeVersion is .Capabilities.KubeVersion ("1.30", "v1.30.2"); empty
-	// is DefaultKubeVersion.
+	// is kubeversion.Default().
 	KubeVersion string
 	// APIVersions are added to Helm's default set ("monitoring.coreos.com/v1",
 	// "monitoring.coreos.com/v1/ServiceMonitor").
@@ -33,66 +33,10 @@ type Capabilities struct {
 	IncludeCRDs bool
 }
 
-// DefaultKubeVersion is the Kubernetes version offline renders claim when
-// no other is given: the one of the Kubernetes client libraries the binary
-// is built with, k8s.io/client-go (else k8s.io/api) v0.X.Y read as
-// v1.X.Y, so that it follows the build instead of Helm's default (v1.20).
-// A binary without module information (a test binary) claims
-// builtKubeVersion.
-func DefaultKubeVersion() string {
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return builtKubeVersion
-	}
-	if v := kubeVersionOfBuild(info); v != "" {
-		return v
-	}
-	return builtKubeVersion
-}
-
-// builtKubeVersion is the version of Kubernetes that the go.mod's
-// k8s.io/client-go requirement stands for; a test checks it against
-// go.mod.
-const builtKubeVersion = "v1.37.2"
-
-// kubeVersionOfBuild returns the Kubernetes version of the client
-// libraries in info, "" when it holds neither or only pseudo-versions.
-func kubeVersionOfBuild(info *debug.BuildInfo) string {
-	for _, path := range []string{"k8s.io/client-go", "k8s.io/api"} {
-		for _, dep := range info.Deps {
-			if dep.Path != path {
-				continue
-			}
-			if dep.Replace != nil {
-				dep = dep.Replace
-			}
-			if v := kubeVersionOfLibrary(dep.Version); v != "" {
-				return v
-			}
-		}
-	}
-	return ""
-}
-
-// kubeVersionOfLibrary reads a Kubernetes library version v0.X.Y (a
-// release: not a pre-release, not a pseudo-version) as the Kubernetes
-// version v1.X.Y.
-func kubeVersionOfLibrary(v string) string {
-	rest, ok := strings.CutPrefix(v, "v0.")
-	if !ok {
-		return ""
-	}
-	minor, patch, ok := strings.Cut(rest, ".")
-	if !ok || minor == "0" || strings.ContainsAny(patch, "-+") {
-		return ""
-	}
-	return "v1." + minor + "." + patch
-}
-
 // RenderOfflineWith renders r as RenderOffline does, with caps.
 func RenderOfflineWith(ctx context.Context, namespace string, r Release, caps Capabilities) (*Rendered, error) {
 	if caps.KubeVersion == "" {
-		caps.KubeVersion = DefaultKubeVersion()
+		caps.KubeVersion = kubeversion.Default()
 	}
 	kube, err := chartutil.ParseKubeVersion(caps.KubeVersion)
 	if err != nil {

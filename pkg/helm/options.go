@@ -9,7 +9,6 @@ import (
 
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
@@ -83,7 +82,7 @@ type Options struct {
 	// object of a release exists: Apply's check that every object of an
 	// up-to-date release exists then reads only those it does not know.
 	// Nil reads every object.
-	Watched WatchedObjects
+	Watched objects.Watched
 	// Records answers Owned from a watch of the release records' metadata,
 	// without a request; nil lists their metadata for every Owned.
 	Records ReleaseRecords
@@ -99,13 +98,6 @@ type Options struct {
 	// Logger receives the package's logs and Helm's debug output, the latter
 	// at debug level. Nil discards them.
 	Logger *slog.Logger
-}
-
-// WatchedObjects knows the resource version of objects it watches;
-// *heal.Watcher is the real one. ok is false for an object it does not
-// know to exist; namespace is "" for cluster-scoped resources.
-type WatchedObjects interface {
-	ResourceVersion(gr schema.GroupResource, namespace, name string) (string, bool)
 }
 
 // BindFlags binds the options that are operator settings; the cluster

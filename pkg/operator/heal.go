@@ -3,7 +3,7 @@ package operator
 import (
 	"log/slog"
 
-	"github.com/addon-operator/addon-operator/pkg/helm"
+	"github.com/addon-operator/addon-operator/pkg/helm/records"
 	"github.com/addon-operator/addon-operator/pkg/kube/heal"
 	"github.com/addon-operator/addon-operator/pkg/logkey"
 )
@@ -19,7 +19,7 @@ func (o *Operator) routeHeal(ev heal.Event) {
 			slog.String(logkey.Kind, ev.Object.Kind), slog.String(logkey.Namespace, ev.Object.Namespace), slog.String(logkey.Name, ev.Object.Name))
 		return
 	}
-	if helm.IsRecord(ev.Module, ev.Object.Kind, ev.Object.Name) {
+	if records.IsRecord(ev.Module, ev.Object.Kind, ev.Object.Name) {
 		o.log.Warn("release record deleted, the release history is lost; running module to install the release again",
 			slog.String(logkey.Module, ev.Module), slog.String(logkey.Release, ev.Module), slog.String(logkey.Kind, ev.Object.Kind), slog.String(logkey.Name, ev.Object.Name))
 		if o.moduleEvents != nil {

@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 
 	"github.com/addon-operator/addon-operator/pkg/helm"
+	"github.com/addon-operator/addon-operator/pkg/helm/kubeversion"
 	"github.com/addon-operator/addon-operator/pkg/kube"
 )
 
@@ -57,7 +58,7 @@ func (x *Offline) RenderWith(ctx context.Context, name string, o RenderOptions) 
 	}
 	target := o.Capabilities.KubeVersion
 	if target == "" {
-		target = helm.DefaultKubeVersion()
+		target = kubeversion.Default()
 	}
 	warnings, err := RemovedAPIs(append([]string{r.Manifest}, r.Hooks...), target)
 	if err != nil {

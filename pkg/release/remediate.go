@@ -5,21 +5,21 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/addon-operator/addon-operator/pkg/helm"
+	"github.com/addon-operator/addon-operator/pkg/helm/revisions"
 )
 
 // remediator puts failed releases back into a working state;
 // *helm.Client is one.
 type remediator interface {
-	Remediate(ctx context.Context, name string, r helm.Remediation) (helm.Remedy, error)
+	Remediate(ctx context.Context, name string, r revisions.Remediation) (revisions.Remedy, error)
 }
 
 // Remediate rolls back or uninstalls a module's failed release as r says
 // (see helm.Client.Remediate). It never overlaps the module's drift checks.
-func (r *Manager) Remediate(ctx context.Context, name string, rem helm.Remediation) (helm.Remedy, error) {
+func (r *Manager) Remediate(ctx context.Context, name string, rem revisions.Remediation) (revisions.Remedy, error) {
 	rr, ok := r.opts.Releases.(remediator)
 	if !ok {
-		return helm.Remedy{}, errors.New("the release client cannot remediate")
+		return revisions.Remedy{}, errors.New("the release client cannot remediate")
 	}
 	d := r.module(name)
 	d.busy.Lock()

@@ -5,6 +5,7 @@ import (
 
 	yamlv3 "go.yaml.in/yaml/v3"
 	"helm.sh/helm/v3/pkg/release"
+	"helm.sh/helm/v3/pkg/storage/driver"
 	"sigs.k8s.io/yaml"
 )
 
@@ -100,8 +101,8 @@ func hookDeletePolicies(value string) (policies []release.HookDeletePolicy, unkn
 // TranslateHookPolicies gives each chart hook of rel without
 // helm.sh/hook-delete-policy the delete policies of its
 // werf.io/delete-policy. Helm reads a hook's policies from the release it
-// is about to run the hooks of, after it stored it (pkg/helm calls this
-// before each record is created), and the release's later operations
+// is about to run the hooks of, after it stored it (HookPolicies calls
+// this before each record is created), and the release's later operations
 // (uninstall) read them from the record.
 func TranslateHookPolicies(rel *release.Release) {
 	for _, h := range rel.Hooks {
@@ -121,4 +122,17 @@ func TranslateHookPolicies(rel *release.Release) {
 		}
 		h.DeletePolicies, _ = hookDeletePolicies(obj.Metadata.Annotations[AnnotationWerfDeletePolicy])
 	}
+}
+
+// HookPolicies is a release driver that gives the chart hooks of each
+// release it creates the delete policies of their nelm annotations (see
+// TranslateHookPolicies) before the record is written.
+type HookPolicies struct {
+	driver.Driver
+}
+
+// Create translates rel's hook delete policies, then stores it.
+func (d HookPolicies) Create(key string, rel *release.Release) error {
+	TranslateHookPolicies(rel)
+	return d.Driver.Create(key, rel) //nolint:wrapcheck // as the driver returned it
 }

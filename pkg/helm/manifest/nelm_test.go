@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"helm.sh/helm/v3/pkg/release"
+	"helm.sh/helm/v3/pkg/storage/driver"
 )
 
 func TestHookDeletePolicies(t *testing.T) {
@@ -24,5 +26,21 @@ func TestHookDeletePolicies(t *testing.T) {
 	}
 	if _, unknown := hookDeletePolicies("before-creation-if-immutable"); len(unknown) != 1 {
 		t.Errorf("before-creation-if-immutable: unknown %q, want it named", unknown)
+	}
+}
+
+func TestHookPoliciesStoresTranslatedPolicies(t *testing.T) {
+	store := HookPolicies{Driver: driver.NewMemory()}
+	hook := "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j\n  annotations:\n    werf.io/delete-policy: succeeded\n"
+	rel := &release.Release{Name: "r", Version: 1, Info: &release.Info{Status: release.StatusDeployed}, Hooks: []*release.Hook{{Name: "j", Manifest: hook}}}
+	if err := store.Create("sh.helm.release.v1.r.v1", rel); err != nil {
+		t.Fatalf("Create: %v", err)
+	}
+	got, err := store.Get("sh.helm.release.v1.r.v1")
+	if err != nil {
+		t.Fatalf("Get: %v", err)
+	}
+	if diff := cmp.Diff([]release.HookDeletePolicy{release.HookSucceeded}, got.Hooks[0].DeletePolicies); diff != "" {
+		t.Errorf("stored delete policies (-want +got):\n%s", diff)
 	}
 }

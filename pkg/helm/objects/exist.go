@@ -14,9 +14,9 @@ import (
 	"k8s.io/client-go/metadata"
 )
 
-// Watched knows the resource version of objects it watches; ok is false
-// for an object it does not know to exist; namespace is "" for
-// cluster-scoped resources.
+// Watched knows the resource version of objects it watches;
+// *heal.Watcher is the real one. ok is false for an object it does not
+// know to exist; namespace is "" for cluster-scoped resources.
 type Watched interface {
 	ResourceVersion(gr schema.GroupResource, namespace, name string) (string, bool)
 }

@@ -177,7 +177,7 @@ func (r *Release) bindFlags(fs *pflag.FlagSet) {
 // remediation (upkeep.Options). A module's module.yaml may set its own
 // (module.Remediation).
 type Remediation struct {
-	// Strategy is "none", "rollback" or "uninstall" (see helm.Remediation).
+	// Strategy is "none", "rollback" or "uninstall" (see revisions.Remediation).
 	Strategy string
 	Retries  int
 }

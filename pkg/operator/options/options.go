@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/addon-operator/addon-operator/pkg/helm"
+	"github.com/addon-operator/addon-operator/pkg/helm/revisions"
 	"github.com/addon-operator/addon-operator/pkg/module"
 )
 
@@ -104,9 +104,9 @@ func (o *Options) Validate() error {
 		errs = append(errs, fmt.Errorf("--drift-debounce and --drift-resync must not be negative, got %s and %s", o.Release.DriftDebounce, o.Release.DriftResync))
 	}
 	// An empty remediation is none, as in Options built without defaults.
-	if r, err := helm.ParseRemediation(cmp.Or(o.Remediation.Strategy, string(helm.RemediationNone))); err != nil {
+	if r, err := revisions.ParseRemediation(cmp.Or(o.Remediation.Strategy, string(revisions.RemediationNone))); err != nil {
 		errs = append(errs, fmt.Errorf("--remediation: %w", err))
-	} else if r != helm.RemediationNone && o.Remediation.Retries < 1 {
+	} else if r != revisions.RemediationNone && o.Remediation.Retries < 1 {
 		errs = append(errs, fmt.Errorf("--remediation-retries must be at least 1, got %d", o.Remediation.Retries))
 	}
 	if o.Hooks.LogMaxBytes < 0 {

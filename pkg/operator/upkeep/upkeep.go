@@ -11,7 +11,7 @@ import (
 	"log/slog"
 	"sync"
 
-	"github.com/addon-operator/addon-operator/pkg/helm"
+	"github.com/addon-operator/addon-operator/pkg/helm/revisions"
 	"github.com/addon-operator/addon-operator/pkg/logkey"
 	"github.com/addon-operator/addon-operator/pkg/module"
 )
@@ -23,7 +23,7 @@ type Releases interface {
 	// the module's release.
 	SetMaintenance(name string, on bool)
 	// Remediate rolls back or uninstalls the module's failed release.
-	Remediate(ctx context.Context, name string, r helm.Remediation) (helm.Remedy, error)
+	Remediate(ctx context.Context, name string, r revisions.Remediation) (revisions.Remedy, error)
 }
 
 // Recorder keeps the maintenance metric; *metrics.Recorder is the real
@@ -124,7 +124,7 @@ func (u *Upkeep) ApplyMaintenance(mods []*module.Module, on map[string]bool) []s
 // remediationFor returns the module's remediation and how many failed
 // deployments in a row start it: the module's own setting where it has
 // one, the options' otherwise. A setting that does not parse is none.
-func (u *Upkeep) remediationFor(m *module.Module) (helm.Remediation, int) {
+func (u *Upkeep) remediationFor(m *module.Module) (revisions.Remediation, int) {
 	own := m.Remediation()
 	strategy, retries := u.opts.Remediation, u.opts.RemediationRetries
 	if own.Strategy != "" {
@@ -133,9 +133,9 @@ func (u *Upkeep) remediationFor(m *module.Module) (helm.Remediation, int) {
 	if own.Retries > 0 {
 		retries = own.Retries
 	}
-	r, err := helm.ParseRemediation(strategy)
+	r, err := revisions.ParseRemediation(strategy)
 	if err != nil {
-		return helm.RemediationNone, retries
+		return revisions.RemediationNone, retries
 	}
 	return r, max(retries, 1)
 }
@@ -155,7 +155,7 @@ func (u *Upkeep) AfterDeploy(ctx context.Context, m *module.Module, deployErr er
 		return
 	}
 	strategy, retries := u.remediationFor(m)
-	if strategy == helm.RemediationNone || ctx.Err() != nil {
+	if strategy == revisions.RemediationNone || ctx.Err() != nil {
 		return
 	}
 	u.mu.Lock()
@@ -189,8 +189,8 @@ func (u *Upkeep) AfterDeploy(ctx context.Context, m *module.Module, deployErr er
 }
 
 // remedyNote says what a remediation did, for status and Events.
-func remedyNote(r helm.Remedy, failures int) string {
-	if r.Action == string(helm.RemediationRollback) {
+func remedyNote(r revisions.Remedy, failures int) string {
+	if r.Action == string(revisions.RemediationRollback) {
 		return fmt.Sprintf("rolled back from failed revision %d to revision %d after %d failed deployments", r.Failed, r.Target, failures)
 	}
 	return fmt.Sprintf("failed revision %d uninstalled after %d failed deployments", r.Failed, failures)

@@ -10,7 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/addon-operator/addon-operator/pkg/helm"
+	"github.com/addon-operator/addon-operator/pkg/helm/revisions"
 	"github.com/addon-operator/addon-operator/pkg/module"
 )
 
@@ -18,7 +18,7 @@ import (
 type fakeReleases struct {
 	maintenance []string
 	remediated  []string
-	remedy      helm.Remedy
+	remedy      revisions.Remedy
 	err         error
 }
 
@@ -26,7 +26,7 @@ func (f *fakeReleases) SetMaintenance(name string, on bool) {
 	f.maintenance = append(f.maintenance, map[bool]string{true: "on ", false: "off "}[on]+name)
 }
 
-func (f *fakeReleases) Remediate(_ context.Context, name string, r helm.Remediation) (helm.Remedy, error) {
+func (f *fakeReleases) Remediate(_ context.Context, name string, r revisions.Remediation) (revisions.Remedy, error) {
 	f.remediated = append(f.remediated, string(r)+" "+name)
 	return f.remedy, f.err
 }
@@ -107,7 +107,7 @@ func TestAfterDeploy(t *testing.T) {
 	tests := map[string]struct {
 		m      *module.Module
 		fails  int
-		remedy helm.Remedy
+		remedy revisions.Remedy
 		err    error
 		want   []string
 		note   string
@@ -115,18 +115,18 @@ func TestAfterDeploy(t *testing.T) {
 	}{
 		"the default, not reached": {m: a, fails: 1},
 		"the default, reached": {
-			m: a, fails: 2, remedy: helm.Remedy{Action: "rollback", Failed: 3, Target: 2},
+			m: a, fails: 2, remedy: revisions.Remedy{Action: "rollback", Failed: 3, Target: 2},
 			want: []string{"rollback a"}, note: "rolled back from failed revision 3 to revision 2 after 2 failed deployments",
 			events: []string{"a: rolled back from failed revision 3 to revision 2 after 2 failed deployments"},
 		},
 		"the module's own": {
-			m: b, fails: 1, remedy: helm.Remedy{Action: "uninstall", Failed: 1},
+			m: b, fails: 1, remedy: revisions.Remedy{Action: "uninstall", Failed: 1},
 			want: []string{"uninstall b"}, note: "failed revision 1 uninstalled after 1 failed deployments",
 			events: []string{"b: failed revision 1 uninstalled after 1 failed deployments"},
 		},
 		"no failed revision": {m: b, fails: 1, want: []string{"uninstall b"}},
 		"remediation fails": {
-			m: b, fails: 1, remedy: helm.Remedy{Action: "uninstall", Failed: 1}, err: errors.New("no"),
+			m: b, fails: 1, remedy: revisions.Remedy{Action: "uninstall", Failed: 1}, err: errors.New("no"),
 			want: []string{"uninstall b"}, note: "failed revision 1 uninstalled after 1 failed deployments failed: no",
 			events: []string{"b: failed revision 1 uninstalled after 1 failed deployments failed: no"},
 		},
@@ -159,7 +159,7 @@ func TestAfterDeploy(t *testing.T) {
 // over; a success in between resets it.
 func TestAfterDeployCountStartsOver(t *testing.T) {
 	a := modules(t)[0]
-	rel := &fakeReleases{remedy: helm.Remedy{Action: "rollback", Failed: 2, Target: 1}}
+	rel := &fakeReleases{remedy: revisions.Remedy{Action: "rollback", Failed: 2, Target: 1}}
 	u := New(Options{Releases: rel, Logger: slog.New(slog.DiscardHandler), Remediation: "rollback", RemediationRetries: 2})
 	failed := errors.New("deploy failed")
 	for _, err := range []error{failed, nil, failed, failed, failed} {

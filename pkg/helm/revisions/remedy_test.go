@@ -1,4 +1,4 @@
-package helm
+package revisions
 
 import (
 	"testing"
@@ -36,8 +36,8 @@ func TestRemedy(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if d := cmp.Diff(tt.want, remedy(tt.history, tt.r)); d != "" {
-				t.Errorf("remedy (-want +got):\n%s", d)
+			if d := cmp.Diff(tt.want, RemedyFor(tt.history, tt.r)); d != "" {
+				t.Errorf("RemedyFor (-want +got):\n%s", d)
 			}
 		})
 	}
