@@ -75,7 +75,7 @@ func (o *migrateOptions) run(ctx context.Context, out io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("kubernetes client: %w", err)
 	}
-	c, err := config.NewSource(client, namespace, o.configMap, nil, nil).Load(ctx)
+	c, err := config.NewSource(client, namespace, o.configMap, nil).Load(ctx)
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	"golang.org/x/sync/errgroup"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/utils/clock"
 
@@ -16,7 +17,7 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/kube/moduleobject"
 	"github.com/addon-operator/addon-operator/pkg/logkey"
 	"github.com/addon-operator/addon-operator/pkg/metrics"
-	"github.com/addon-operator/addon-operator/pkg/operator"
+	"github.com/addon-operator/addon-operator/pkg/operator/admission"
 )
 
 // Values of --config-source.
@@ -57,7 +58,7 @@ func (o *apiOptions) validate() error {
 
 // moduleObjectWriter returns the Module objects' writer, nil when they
 // are off.
-func (o *apiOptions) moduleObjectWriter(dyn dynamic.Interface, namespace string, rec *metrics.Recorder, log *slog.Logger, src *configSource) *moduleobject.Writer {
+func (o *apiOptions) moduleObjectWriter(dyn dynamic.Interface, namespace string, rec *metrics.Recorder, log *slog.Logger, src *sourceChoice) *moduleobject.Writer {
 	if !o.moduleObjects {
 		return nil
 	}
@@ -68,35 +69,52 @@ func (o *apiOptions) moduleObjectWriter(dyn dynamic.Interface, namespace string,
 	return moduleobject.New(opts)
 }
 
-// configSource is the source of --config-source=moduleconfig: at Run it
-// checks that ModuleConfig objects can be listed and watches them, or,
-// without the CRD or the rights, says so once and watches the ConfigMap.
-// Write goes to whichever source Run chose; the operator writes only after
-// the first event, so after the choice.
-type configSource struct {
-	configMap *config.Source
-	dyn       dynamic.Interface
-	events    chan<- config.Event
-	log       *slog.Logger
-	// op answers which modules exist and whether settings are valid; set
-	// before Run.
-	op *operator.Operator
-	// lastApplied is the configuration saved before this start: objects
-	// rejected at the first reading keep their part of it. Nil: none.
-	lastApplied *config.LastApplied
-
-	chosen atomic.Pointer[configWriter]
+// sourceChoice is which source a configSource chose: the ModuleConfig
+// objects or the ConfigMap. It is built before the source and the Module
+// objects' writer, which names the source in force.
+type sourceChoice struct {
 	// moduleConfigs is set once Run chose the ModuleConfig objects.
 	moduleConfigs atomic.Bool
 }
 
 // name names the source in force: "moduleconfig" or "configmap".
-func (s *configSource) name() string {
-	if s.moduleConfigs.Load() {
+func (c *sourceChoice) name() string {
+	if c.moduleConfigs.Load() {
 		return configSourceModuleConfig
 	}
 	return configSourceConfigMap
 }
+
+// configSource is the source of --config-source=moduleconfig: at Run it
+// checks that ModuleConfig objects can be listed and watches them, or,
+// without the CRD or the rights, says so once and watches the ConfigMap,
+// passing the chosen source's events on. Write goes to whichever source
+// Run chose; the operator writes only after the first event, so after the
+// choice.
+type configSource struct {
+	configMap *config.Source
+	dyn       dynamic.Interface
+	// events is what Run passes on, made by newConfigSource.
+	events chan config.Event
+	log    *slog.Logger
+	// checks answer which modules exist and whether settings are valid.
+	checks config.Checks
+	// lastApplied is the configuration saved before this start: objects
+	// rejected at the first reading keep their part of it. Nil: none.
+	lastApplied *config.LastApplied
+
+	chosen atomic.Pointer[configWriter]
+	choice *sourceChoice
+}
+
+// newConfigSource returns the source of --config-source=moduleconfig,
+// falling back to configMap, that records its choice in choice.
+func newConfigSource(configMap *config.Source, dyn dynamic.Interface, checks config.Checks, last *config.LastApplied, choice *sourceChoice, log *slog.Logger) *configSource {
+	return &configSource{configMap: configMap, dyn: dyn, events: make(chan config.Event), log: log, checks: checks, lastApplied: last, choice: choice}
+}
+
+// Events is the channel Run passes the chosen source's events on.
+func (s *configSource) Events() <-chan config.Event { return s.events }
 
 type configWriter interface {
 	Write(ctx context.Context, edit config.Edit) error
@@ -111,20 +129,20 @@ func (s *configSource) Run(ctx context.Context) error {
 					slog.String(logkey.Reason, "ModuleConfig objects cannot be listed"), logkey.Err(reason))
 				var w configWriter = s.configMap
 				s.chosen.Store(&w)
-				return s.configMap.Run(ctx)
+				return s.forward(ctx, s.configMap)
 			}
 			last, ok := s.loadLastApplied(ctx)
 			if !ok {
 				return nil
 			}
 			src := config.NewModuleConfigSource(config.ModuleConfigOptions{
-				Dynamic: s.dyn, Events: s.events, Known: s.op.HasModule, Validate: s.op.ValidateConfig, Logger: s.log,
+				Dynamic: s.dyn, Known: s.checks.Known, Validate: s.checks.Validate, Logger: s.log,
 				LastApplied: last,
 			})
 			var w configWriter = src
 			s.chosen.Store(&w)
-			s.moduleConfigs.Store(true)
-			return src.Run(ctx)
+			s.choice.moduleConfigs.Store(true)
+			return s.forward(ctx, src)
 		}
 		s.log.Warn("moduleconfigs not listed, will retry", logkey.Err(err))
 		select {
@@ -133,6 +151,28 @@ func (s *configSource) Run(ctx context.Context) error {
 		case <-time.After(5 * time.Second):
 		}
 	}
+}
+
+// forward runs src until ctx is done, passing each of its events on.
+func (s *configSource) forward(ctx context.Context, src admission.ConfigWatch) error {
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return src.Run(ctx) })
+	g.Go(func() error {
+		in := src.Events()
+		for {
+			select {
+			case <-ctx.Done():
+				return nil
+			case ev := <-in:
+				select {
+				case s.events <- ev:
+				case <-ctx.Done():
+					return nil
+				}
+			}
+		}
+	})
+	return g.Wait()
 }
 
 // loadLastApplied reads the saved configuration, retrying while the API

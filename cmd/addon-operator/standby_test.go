@@ -8,6 +8,7 @@ import (
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/kubernetes/fake"
 
+	"github.com/addon-operator/addon-operator/pkg/config"
 	"github.com/addon-operator/addon-operator/pkg/operator/admission"
 	"github.com/addon-operator/addon-operator/pkg/operator/options"
 )
@@ -45,13 +46,14 @@ func TestWireStandby(t *testing.T) {
 			}
 			got := ""
 			if cfg.StandbyConfig != nil {
-				got = fmt.Sprintf("%T", cfg.StandbyConfig)
+				w := cfg.StandbyConfig(config.Checks{})
+				got = fmt.Sprintf("%T", w)
+				if w.Events() == nil {
+					t.Error("standby configuration watch has no events channel")
+				}
 			}
 			if got != tt.wantWatch {
 				t.Errorf("standby configuration watch = %q, want %q", got, tt.wantWatch)
-			}
-			if (cfg.StandbyEvents != nil) != (tt.wantWatch != "") {
-				t.Errorf("standby configuration events = %v, want them with a watch", cfg.StandbyEvents)
 			}
 		})
 	}

@@ -39,6 +39,7 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/metrics"
 	"github.com/addon-operator/addon-operator/pkg/operator"
 	"github.com/addon-operator/addon-operator/pkg/operator/admission"
+	"github.com/addon-operator/addon-operator/pkg/operator/configwatch"
 	"github.com/addon-operator/addon-operator/pkg/operator/options"
 	"github.com/addon-operator/addon-operator/pkg/operator/pages"
 	"github.com/addon-operator/addon-operator/pkg/redact"
@@ -431,14 +432,12 @@ func (o *startOptions) wire(restCfg *rest.Config, log *slog.Logger, rec *metrics
 		return nil, nil, err
 	}
 	ticks := make(chan schedule.Tick)
-	events := make(chan config.Event)
 	recorder := event.NewRecorder(client, o.operator.Namespace, o.operator.Config.ConfigMap).WithMetrics(rec).WithRedactor(o.redactor.String)
-	cfgMap := config.NewSource(client, o.operator.Namespace, o.operator.Config.ConfigMap, events, log)
+	cfgMap := config.NewSource(client, o.operator.Namespace, o.operator.Config.ConfigMap, log)
 	deps := operator.Deps{
 		Hooks:         &hook.Executor{Logger: log, Timeout: o.operator.Hooks.Timeout, TempDir: o.operator.Hooks.TempDir, MaxLogBytes: o.operator.Hooks.LogMaxBytes},
 		Releases:      weightedReleases{Client: releases, Creator: weights.NewCreator(dyn, kinds)},
-		Config:        cfgMap,
-		ConfigEvents:  events,
+		Config:        func(config.Checks) configwatch.Source { return cfgMap },
 		Monitors:      monitors,
 		MonitorEvents: monitorEvents,
 		Scheduler:     schedule.New(clock.RealClock{}, ticks),
@@ -462,12 +461,9 @@ func (o *startOptions) wire(restCfg *rest.Config, log *slog.Logger, rec *metrics
 		ConfigMapEvents: recorder,
 		LastApplied:     config.NewLastApplied(client, o.operator.Namespace, o.operator.Config.ConfigMap+config.LastAppliedSuffix),
 	}
-	standbyOperator := o.wireStandby(webhooks, client, dyn, log)
+	o.wireStandby(webhooks, client, dyn, log)
 	deps.Webhooks = webhooks
-	op, err := o.newOperator(deps, cfgMap, dyn, events, rec, recorder, log)
-	if err == nil {
-		standbyOperator(op)
-	}
+	op, err := o.newOperator(deps, cfgMap, dyn, rec, recorder, log)
 	return op, recorder, err
 }
 
@@ -484,25 +480,23 @@ func (o *startOptions) readKubernetesVersion(client kubernetes.Interface, log *s
 
 // newOperator makes the operator with the configuration source and the
 // Module objects its flags choose.
-func (o *startOptions) newOperator(deps operator.Deps, cfgMap *config.Source, dyn dynamic.Interface, events chan config.Event,
+func (o *startOptions) newOperator(deps operator.Deps, cfgMap *config.Source, dyn dynamic.Interface,
 	rec *metrics.Recorder, recorder *event.Recorder, log *slog.Logger,
 ) (*operator.Operator, error) {
-	var mcs *configSource
+	var choice *sourceChoice
 	if o.api.configSource == configSourceModuleConfig {
 		last, _ := deps.LastApplied.(*config.LastApplied) // the same Secret the operator saves to
-		mcs = &configSource{configMap: cfgMap, dyn: dyn, events: events, log: log, lastApplied: last}
-		deps.Config = mcs
+		choice = &sourceChoice{}
+		deps.Config = func(checks config.Checks) configwatch.Source {
+			return newConfigSource(cfgMap, dyn, checks, last, choice, log)
+		}
 	}
 	o.api.redact = o.redactor.String
-	if w := o.api.moduleObjectWriter(dyn, o.operator.Namespace, rec, log, mcs); w != nil {
+	if w := o.api.moduleObjectWriter(dyn, o.operator.Namespace, rec, log, choice); w != nil {
 		deps.ModuleObjects = w
 		recorder.WithModuleRefs(w.Ref)
 	}
-	op, err := operator.New(o.operator, deps)
-	if mcs != nil {
-		mcs.op = op
-	}
-	return op, err
+	return operator.New(o.operator, deps)
 }
 
 // prepareTempDir makes --tmp-dir absolute and creates it: hooks run in

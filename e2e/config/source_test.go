@@ -24,9 +24,8 @@ const eventTimeout = 30 * time.Second
 // ends, and checks that Run then returns nil.
 func startSource(t *testing.T, client kubernetes.Interface, ns string) <-chan config.Event {
 	t.Helper()
-	events := make(chan config.Event)
 	log := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug}))
-	s := config.NewSource(client, ns, "", events, log)
+	s := config.NewSource(client, ns, "", log)
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- s.Run(ctx) }()
@@ -41,7 +40,7 @@ func startSource(t *testing.T, client kubernetes.Interface, ns string) <-chan co
 			t.Error("Run() did not return after cancel")
 		}
 	})
-	return events
+	return s.Events()
 }
 
 func next(t *testing.T, events <-chan config.Event) config.Event {
@@ -217,7 +216,7 @@ func TestOtherConfigMapsAreIgnored(t *testing.T) {
 func TestLoad(t *testing.T) {
 	ns := cp.Namespace(t)
 	client := cp.Clientset(t)
-	s := config.NewSource(client, ns, "", nil, nil)
+	s := config.NewSource(client, ns, "", nil)
 	got, err := s.Load(t.Context())
 	if err != nil || !config.Diff(nil, got).Empty() {
 		t.Errorf("Load() of an absent ConfigMap = %+v, %v; want an empty Config", got, err)

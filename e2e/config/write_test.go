@@ -28,7 +28,7 @@ func getData(t *testing.T, client kubernetes.Interface, ns string) map[string]st
 func TestWriteCreatesConfigMap(t *testing.T) {
 	ns := cp.Namespace(t)
 	client := cp.Clientset(t)
-	s := config.NewSource(client, ns, "", nil, nil)
+	s := config.NewSource(client, ns, "", nil)
 	err := s.Write(t.Context(), config.Edit{
 		Sections: map[string]values.Values{"global": {"b": "x", "a": 1}, "certManager": {"issuer": map[string]any{"name": "le"}}},
 		Enabled:  map[string]*bool{"certManager": new(true)},
@@ -58,7 +58,7 @@ func TestWriteUpdatesOnlyGivenKeys(t *testing.T) {
 		"ingressNginxEnabled": "false",
 	}
 	createConfigMap(t, client, ns, user)
-	s := config.NewSource(client, ns, "", nil, nil)
+	s := config.NewSource(client, ns, "", nil)
 	err := s.Write(t.Context(), config.Edit{
 		Sections: map[string]values.Values{"certManager": {"issuer": "self"}, "ingressNginx": nil},
 		Enabled:  map[string]*bool{"ingressNginx": nil, "certManager": new(false)},
@@ -91,7 +91,7 @@ func TestWriteRetriesAfterConcurrentUpdate(t *testing.T) {
 		_, err = client.CoreV1().ConfigMaps(ns).Update(ctx, cm, metav1.UpdateOptions{})
 		return err
 	}}
-	s := config.NewSource(racing, ns, "", nil, nil)
+	s := config.NewSource(racing, ns, "", nil)
 	if err := s.Write(t.Context(), config.Edit{Sections: map[string]values.Values{"certManager": {"x": 1}}}); err != nil {
 		t.Fatalf("Write() error = %v", err)
 	}
@@ -114,7 +114,7 @@ func TestWriteComesBackAsEvent(t *testing.T) {
 	events := startSource(t, client, ns)
 	before := nextGood(t, events).Config
 
-	s := config.NewSource(client, ns, "", nil, nil)
+	s := config.NewSource(client, ns, "", nil)
 	written := values.Values{"x": 2, "nested": map[string]any{"list": []any{"a", 1.5}}}
 	if err := s.Write(t.Context(), config.Edit{Sections: map[string]values.Values{"certManager": written}}); err != nil {
 		t.Fatalf("Write() error = %v", err)
@@ -167,7 +167,7 @@ func (r racingConfigMaps) Get(ctx context.Context, name string, opts metav1.GetO
 func TestWriteNoCreateLeavesADeletedConfigMapDeleted(t *testing.T) {
 	ns := cp.Namespace(t)
 	client := cp.Clientset(t)
-	s := config.NewSource(client, ns, "", nil, nil)
+	s := config.NewSource(client, ns, "", nil)
 	err := s.Write(t.Context(), config.Edit{Sections: map[string]values.Values{"certManager": {"issuer": "le"}}, NoCreate: true})
 	if !errors.Is(err, config.ErrAbsent) {
 		t.Fatalf("Write() error = %v, want ErrAbsent", err)

@@ -16,8 +16,8 @@ import (
 //
 //nolint:gochecknoglobals // the test's table
 var stillOver = map[string]Type{
-	"operator.Deps":     {Fields: 26},
-	"operator.Operator": {Fields: 41, Methods: 87},
+	"operator.Deps":     {Fields: 25},
+	"operator.Operator": {Fields: 35, Methods: 79},
 }
 
 // TestOperator measures pkg/operator and the packages under it: each type

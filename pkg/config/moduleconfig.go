@@ -32,11 +32,18 @@ import (
 // writes to ModuleConfig status.
 const FieldManager = "addon-operator"
 
+// Checks are what a source that checks the settings it reads (the
+// ModuleConfig objects') asks of the modules discovered, as
+// ModuleConfigOptions' fields of the same names. The operator builds them
+// before the source, which gets them at construction.
+type Checks struct {
+	Known    func(module string) bool
+	Validate func(c *Config) (moduleErrs map[string]error, globalErr error)
+}
+
 // ModuleConfigOptions configure a ModuleConfigSource.
 type ModuleConfigOptions struct {
 	Dynamic dynamic.Interface
-	// Events receives what Run observes, as Source's events.
-	Events chan<- Event
 	// Known reports whether a module of that name exists.
 	Known func(module string) bool
 	// Validate checks a configuration against the config-values schemas:
@@ -59,6 +66,8 @@ type ModuleConfigOptions struct {
 type ModuleConfigSource struct {
 	opts ModuleConfigOptions
 	res  dynamic.NamespaceableResourceInterface
+	// events is what Run observes, made by NewModuleConfigSource.
+	events chan Event
 
 	lastGood map[string]mcSpec // by object name
 	written  map[string]string // status message written, by object name and generation
@@ -77,7 +86,7 @@ func NewModuleConfigSource(opts ModuleConfigOptions) *ModuleConfigSource {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &ModuleConfigSource{opts: opts, res: opts.Dynamic.Resource(v1.ModuleConfigsResource()),
+	return &ModuleConfigSource{opts: opts, res: opts.Dynamic.Resource(v1.ModuleConfigsResource()), events: make(chan Event),
 		lastGood: map[string]mcSpec{}, written: map[string]string{}}
 }
 
@@ -96,14 +105,15 @@ func Available(ctx context.Context, dyn dynamic.Interface) (ok bool, reason, err
 	}
 }
 
+// Events is the channel Run sends its events on, as Source's: the source
+// makes it and alone sends on it.
+func (s *ModuleConfigSource) Events() <-chan Event { return s.events }
+
 // Run watches every ModuleConfig until ctx is done, as Source.Run watches
 // the ConfigMap: the first Event once the informer synced, then one per
 // change of any object's spec (its generation), creation or deletion.
 // An Event is Absent when no ModuleConfig object exists.
 func (s *ModuleConfigSource) Run(ctx context.Context) error {
-	if s.opts.Events == nil {
-		return errors.New("moduleconfig source has no events channel")
-	}
 	lw := &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return s.res.List(ctx, opts)
@@ -145,7 +155,7 @@ func (s *ModuleConfigSource) Run(ctx context.Context) error {
 			ev := s.event(ctx, objs)
 			ev.ResourceVersion = key
 			select {
-			case s.opts.Events <- ev:
+			case s.events <- ev:
 			case <-ctx.Done():
 				return nil
 			}

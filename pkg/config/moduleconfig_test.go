@@ -66,10 +66,9 @@ func TestModuleConfigSource(t *testing.T) {
 		statuses.mu.Unlock()
 		return true, mcObject(p.GetName(), 1, nil), nil
 	})
-	events := make(chan Event)
 	src := NewModuleConfigSource(ModuleConfigOptions{
-		Dynamic: dyn, Events: events,
-		Known: func(name string) bool { return name == "echo" || name == "bad" },
+		Dynamic: dyn,
+		Known:   func(name string) bool { return name == "echo" || name == "bad" },
 		Validate: func(c *Config) (map[string]error, error) {
 			errs := map[string]error{}
 			for key, s := range c.Modules {
@@ -80,6 +79,7 @@ func TestModuleConfigSource(t *testing.T) {
 			return errs, nil
 		},
 	})
+	events := src.Events()
 	go func() { _ = src.Run(t.Context()) }()
 	next := func() Event {
 		t.Helper()

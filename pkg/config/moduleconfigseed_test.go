@@ -35,9 +35,8 @@ func runSeededSource(t *testing.T, last *Config, objs ...runtime.Object) (<-chan
 		statuses.mu.Unlock()
 		return true, mcObject(p.GetName(), 1, nil), nil
 	})
-	events := make(chan Event)
 	src := NewModuleConfigSource(ModuleConfigOptions{
-		Dynamic: dyn, Events: events, LastApplied: last,
+		Dynamic: dyn, LastApplied: last,
 		Known: func(name string) bool { return name == "echo" },
 		Validate: func(c *Config) (map[string]error, error) {
 			if g, ok := c.Modules["echo"]["greeting"]; ok {
@@ -48,6 +47,7 @@ func runSeededSource(t *testing.T, last *Config, objs ...runtime.Object) (<-chan
 			return nil, nil
 		},
 	})
+	events := src.Events()
 	go func() { _ = src.Run(t.Context()) }()
 	return events, statuses, dyn
 }

@@ -2,7 +2,6 @@ package config
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -52,22 +51,25 @@ type Source struct {
 	client    kubernetes.Interface
 	namespace string
 	name      string
-	events    chan<- Event
+	events    chan Event
 	log       *slog.Logger
 }
 
 // NewSource returns a Source for the ConfigMap name (DefaultName when empty)
-// in namespace. Run sends its events on events; a Source used only for Load
-// and Write may have a nil events channel. A nil log discards logs.
-func NewSource(client kubernetes.Interface, namespace, name string, events chan<- Event, log *slog.Logger) *Source {
+// in namespace. A nil log discards logs.
+func NewSource(client kubernetes.Interface, namespace, name string, log *slog.Logger) *Source {
 	if name == "" {
 		name = DefaultName
 	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Source{client: client, namespace: namespace, name: name, events: events, log: log}
+	return &Source{client: client, namespace: namespace, name: name, events: make(chan Event), log: log}
 }
+
+// Events is the channel Run sends its events on. The Source makes it and
+// alone sends on it; it is unbuffered, so Run waits for its receiver.
+func (s *Source) Events() <-chan Event { return s.events }
 
 // Run watches the ConfigMap with an informer restricted to its name, until
 // ctx is done; then it returns nil. The first event is sent once the
@@ -83,9 +85,6 @@ func NewSource(client kubernetes.Interface, namespace, name string, events chan<
 // sent; client-go logs the retries through klog. Run returns an error only
 // when it cannot start. Call it once per Source.
 func (s *Source) Run(ctx context.Context) error {
-	if s.events == nil {
-		return errors.New("config source has no events channel")
-	}
 	informer := cache.NewSharedIndexInformer(s.listWatch(), &corev1.ConfigMap{}, 0, cache.Indexers{})
 	dirty := make(chan struct{}, 1)
 	notify := func() {

@@ -21,8 +21,8 @@ const eventTimeout = 10 * time.Second
 
 func TestRunSendsInitialEventThenChanges(t *testing.T) {
 	client := fake.NewClientset()
-	events := make(chan Event)
-	s := NewSource(client, "ns", "cfg", events, nil)
+	s := NewSource(client, "ns", "cfg", nil)
+	events := s.Events()
 	ctx, cancel := context.WithCancel(t.Context())
 	runErr := make(chan error, 1)
 	go func() { runErr <- s.Run(ctx) }()
@@ -76,13 +76,6 @@ func TestRunSendsInitialEventThenChanges(t *testing.T) {
 	}
 }
 
-func TestRunWithoutEventsChannel(t *testing.T) {
-	s := NewSource(fake.NewClientset(), "ns", "", nil, nil)
-	if err := s.Run(t.Context()); err == nil {
-		t.Error("Run() without an events channel = nil, want an error")
-	}
-}
-
 func TestLoad(t *testing.T) {
 	client := fake.NewClientset(&corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Name: "bad", Namespace: "ns"},
@@ -91,7 +84,7 @@ func TestLoad(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: DefaultName, Namespace: "ns"},
 		Data:       map[string]string{"fooEnabled": "false"},
 	})
-	got, err := NewSource(client, "ns", "", nil, nil).Load(t.Context())
+	got, err := NewSource(client, "ns", "", nil).Load(t.Context())
 	if err != nil {
 		t.Fatalf("Load() error = %v", err)
 	}
@@ -99,12 +92,12 @@ func TestLoad(t *testing.T) {
 		t.Errorf("Load() enabled mismatch (-want +got):\n%s", diff)
 	}
 
-	got, err = NewSource(client, "ns", "absent", nil, nil).Load(t.Context())
+	got, err = NewSource(client, "ns", "absent", nil).Load(t.Context())
 	if err != nil || !Diff(nil, got).Empty() {
 		t.Errorf("Load() of an absent ConfigMap = %+v, %v; want an empty Config", got, err)
 	}
 
-	_, err = NewSource(client, "ns", "bad", nil, nil).Load(t.Context())
+	_, err = NewSource(client, "ns", "bad", nil).Load(t.Context())
 	if !errors.Is(err, ErrInvalid) {
 		t.Errorf("Load() of an invalid ConfigMap error = %v, want ErrInvalid", err)
 	}

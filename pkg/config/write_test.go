@@ -168,7 +168,7 @@ func TestWriteRetriesConflicts(t *testing.T) {
 		conflicts--
 		return true, nil, apierrors.NewConflict(schema.GroupResource{Resource: "configmaps"}, DefaultName, errors.New("changed"))
 	})
-	s := NewSource(client, "ns", "", nil, nil)
+	s := NewSource(client, "ns", "", nil)
 	if err := s.Write(t.Context(), Edit{Sections: map[string]values.Values{"foo": {"b": 2}}}); err != nil {
 		t.Fatalf("Write() error = %v", err)
 	}
@@ -187,7 +187,7 @@ func TestWriteRetriesConflicts(t *testing.T) {
 
 func TestWriteOnlyDeletingCreatesNothing(t *testing.T) {
 	client := fake.NewClientset()
-	s := NewSource(client, "ns", "cfg", nil, nil)
+	s := NewSource(client, "ns", "cfg", nil)
 	err := s.Write(t.Context(), Edit{Sections: map[string]values.Values{"foo": nil}, Enabled: map[string]*bool{"foo": nil}})
 	if err != nil {
 		t.Fatalf("Write() error = %v", err)
@@ -217,7 +217,7 @@ func TestWriteNoCreate(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			s := NewSource(client, "ns", "cfg", nil, nil)
+			s := NewSource(client, "ns", "cfg", nil)
 			err := s.Write(t.Context(), Edit{Sections: map[string]values.Values{"foo": {"a": 1.0}}, NoCreate: true})
 			if !errors.Is(err, tt.wantErr) || (tt.wantErr == nil && err != nil) {
 				t.Fatalf("Write() error = %v, want %v", err, tt.wantErr)

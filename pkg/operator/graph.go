@@ -182,7 +182,7 @@ func (o *Operator) dispatch(ctx context.Context, t task) ([]task, error) {
 		return nil, nil
 	case applyConfigTask:
 		if o.applyConfig(t.config) {
-			o.saveLastApplied(ctx, t.config)
+			o.cfg.Save(ctx, t.config)
 		}
 		return nil, nil
 	case globalBindingsTask:

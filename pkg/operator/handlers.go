@@ -73,7 +73,7 @@ var errNoConfig = errors.New("no valid ConfigMap read yet")
 // uninstall modules the ConfigMap enables.
 func (o *Operator) startup(ctx context.Context) ([]task, error) {
 	if o.store.Config() == nil {
-		if err := o.cfgHealth.Err(); err != nil {
+		if err := o.cfg.Health().Err(); err != nil {
 			return nil, fmt.Errorf("ConfigMap %s/%s is invalid: %w", o.opts.Namespace, o.opts.Config.ConfigMap, err)
 		}
 		return nil, errNoConfig
@@ -290,19 +290,19 @@ func (o *Operator) applyConfig(c *config.Config) bool {
 		if globalErr != nil {
 			errs = append([]error{&config.KeyError{Key: config.GlobalKey, Err: globalErr}}, errs...)
 		}
-		o.cfgHealth.Reject(errors.Join(errs...), false)
+		o.cfg.Health().Reject(errors.Join(errs...), false)
 		return false
 	}
 	// At startup there is no last valid ConfigMap: modules whose section is
 	// invalid are skipped, the others converge.
-	o.cfgHealth.SkipSections(moduleErrs)
+	o.cfg.Health().SkipSections(moduleErrs)
 	o.store.SetConfig(c)
 	leftMaintenance := o.upkeep.ApplyMaintenance(o.modules.Modules(), c.Maintenance)
 	switch {
 	case len(moduleErrs) > 0:
-		o.cfgHealth.Reject(errors.Join(o.checks.SectionErrs(moduleErrs)...), true)
-	case o.cfgHealth.Held() == "":
-		o.cfgHealth.Accept()
+		o.cfg.Health().Reject(errors.Join(o.checks.SectionErrs(moduleErrs)...), true)
+	case o.cfg.Health().Held() == "":
+		o.cfg.Health().Accept()
 	default: // a held configuration: what the source says is still rejected
 	}
 	if !o.converge.started || old == nil {
@@ -314,7 +314,7 @@ func (o *Operator) applyConfig(c *config.Config) bool {
 		}
 	}
 	change := config.Diff(old, c)
-	o.reportResets(old, c)
+	o.cfg.ReportResets(old, c)
 	if change.GlobalChanged || len(change.EnabledChanged) > 0 {
 		keys := change.EnabledChanged // the ConfigMap keys whose change converges
 		if change.GlobalChanged {
@@ -337,19 +337,6 @@ func (o *Operator) applyConfig(c *config.Config) bool {
 		}
 	}
 	return true
-}
-
-// saveLastApplied saves c, just put in force, for a restart to hold
-// when the source is then missing. A failure is a WARN line: the
-// configuration is in force all the same, and the next one applied is
-// saved again.
-func (o *Operator) saveLastApplied(ctx context.Context, c *config.Config) {
-	if o.lastApplied == nil {
-		return
-	}
-	if err := o.lastApplied.Save(ctx, c); err != nil {
-		o.log.Warn("last applied configuration not saved", logkey.Err(err))
-	}
 }
 
 // queueConverge appends a converge unless one is already waiting to start.

@@ -77,7 +77,7 @@ func TestHungHookHoldsNoWorker(t *testing.T) {
 	opts.Retry.Delay, opts.Retry.MaxDelay = time.Millisecond, time.Millisecond
 	opts.ModuleWorkers = 1
 	o, err := New(opts, Deps{
-		Hooks: runner, Releases: &fakeReleaser{runner: runner.fakeRunner}, Config: &fakeConfig{},
+		Hooks: runner, Releases: &fakeReleaser{runner: runner.fakeRunner}, Config: (&fakeConfig{}).source,
 		Clock: clock.RealClock{}, Logger: slog.New(slog.DiscardHandler),
 	})
 	if err != nil {

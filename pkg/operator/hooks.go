@@ -84,7 +84,7 @@ func (o *Operator) keepOutputs(ctx context.Context, m *module.Module, h *binding
 	if err != nil {
 		return fmt.Errorf("values patch: %w", err)
 	}
-	if err := o.writeConfigPatch(ctx, m, res.ConfigValuesPatch); err != nil {
+	if err := o.cfg.WritePatch(ctx, m, res.ConfigValuesPatch); err != nil {
 		return fmt.Errorf("config values patch: %w", err)
 	}
 	return o.applyOutputs(ctx, m, h, res)

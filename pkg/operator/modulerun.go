@@ -127,7 +127,7 @@ type moduleStep struct {
 // wait for them. When afterHelm hooks change its values it asks to run
 // again, within a bound.
 func (o *Operator) runModule(ctx context.Context, name string) (moduleStep, error) {
-	if err := o.cfgHealth.SectionErr(name); err != nil {
+	if err := o.cfg.Health().SectionErr(name); err != nil {
 		// Reported, not retried: only a valid section (which requests a
 		// run) can fix it, and the other modules go on.
 		o.log.Error("module skipped: its ConfigMap section is invalid", slog.String(logkey.Module, name), logkey.Err(err))

@@ -24,6 +24,7 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/metrics"
 	"github.com/addon-operator/addon-operator/pkg/module"
 	"github.com/addon-operator/addon-operator/pkg/operator/admission"
+	"github.com/addon-operator/addon-operator/pkg/operator/configwatch"
 	"github.com/addon-operator/addon-operator/pkg/operator/modulepub"
 	"github.com/addon-operator/addon-operator/pkg/operator/options"
 	"github.com/addon-operator/addon-operator/pkg/operator/queuemetrics"
@@ -39,13 +40,6 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/store"
 )
 
-// configSource watches the users' ConfigMap and writes hooks' config
-// patches back; *config.Source is the real one.
-type configSource interface {
-	Run(ctx context.Context) error
-	Write(ctx context.Context, edit config.Edit) error
-}
-
 // Deps are the operator's seams to the outside world.
 type Deps struct {
 	Hooks hookRunner
@@ -53,9 +47,10 @@ type Deps struct {
 	// ahead of a release (release.WeightCreator), werf.io/weight orders
 	// their creation.
 	Releases release.Releaser
-	Config   configSource
-	// ConfigEvents receives what Config observes.
-	ConfigEvents <-chan config.Event
+	// Config builds the configuration source, which watches the users'
+	// ConfigMap (or ModuleConfig objects, which it checks with the checks
+	// New hands it) and writes hooks' config patches back.
+	Config func(config.Checks) configwatch.Source
 	// Monitors and MonitorEvents serve kubernetes bindings.
 	Monitors      monitors
 	MonitorEvents <-chan monitor.Event
@@ -106,19 +101,11 @@ type Deps struct {
 	// LastApplied keeps the last accepted configuration across restarts
 	// (*config.LastApplied); nil keeps none: a missing source at start is
 	// then an empty configuration.
-	LastApplied lastAppliedStore
+	LastApplied configwatch.LastApplied
 	// Redactor, when not nil, learns the values that texts leaving the
 	// process must not show: those the schemas mark sensitive (before each
 	// module run) and those of the Secrets each release renders.
 	Redactor *redact.Redactor
-}
-
-// lastAppliedStore saves the last accepted configuration and reads it
-// back after a restart; *config.LastApplied is the real one.
-type lastAppliedStore interface {
-	Load(ctx context.Context) (*config.Config, error)
-	Save(ctx context.Context, c *config.Config) error
-	Name() string
 }
 
 // Operator runs modules. Create it with New and start it with Run.
@@ -128,8 +115,9 @@ type Operator struct {
 	clock    clock.WithDelayedExecution
 	runner   hookRunner
 	releases *release.Manager
-	config   configSource
-	events   <-chan config.Event
+	// cfg watches the configuration, holds what is wrong with it and
+	// writes hooks' config patches back.
+	cfg *configwatch.Watch
 
 	monitors      monitors
 	monitorEvents <-chan monitor.Event
@@ -167,14 +155,6 @@ type Operator struct {
 	startedAt time.Time
 	ready     atomic.Bool
 
-	cfgHealth *confighealth.Tracker
-	// lastApplied saves what the main queue applies. saved (or savedErr)
-	// is what it held at start; accepted is the configuration the watch
-	// put in force last. The config watch goroutine owns the three.
-	lastApplied lastAppliedStore
-	saved       *config.Config
-	savedErr    error
-	accepted    *config.Config
 	// objects publishes the Module objects; nil without them.
 	objects *modulepub.Publisher
 	// upkeep holds modules' maintenance and failed deployments.
@@ -205,11 +185,11 @@ func New(opts options.Options, deps Deps) (*Operator, error) {
 	}
 	o := &Operator{
 		opts: opts, log: deps.Logger, clock: deps.Clock,
-		runner: deps.Hooks, config: deps.Config, events: deps.ConfigEvents,
+		runner:  deps.Hooks,
 		modules: mods, store: st,
 		monitors: deps.Monitors, monitorEvents: deps.MonitorEvents, scheduler: deps.Scheduler, ticks: deps.Ticks,
 		patcher: deps.Patcher, hookMetrics: deps.HookMetrics, recorder: deps.Recorder, moduleEvents: deps.Events, bindings: binding.New(),
-		healEvents: deps.HealEvents, driftChanges: deps.DriftChanges, lastApplied: deps.LastApplied, redactor: deps.Redactor,
+		healEvents: deps.HealEvents, driftChanges: deps.DriftChanges, redactor: deps.Redactor,
 	}
 	// Module state and its publisher are built together: every change of
 	// a module's state reaches its Module object.
@@ -236,7 +216,6 @@ func New(opts options.Options, deps Deps) (*Operator, error) {
 		}
 	}
 	backoff := opts.Retry.Backoff()
-	o.cfgHealth = o.newConfigHealth(deps.ConfigMapEvents)
 	nelmEvents, _ := deps.Events.(nelm.Events) // nil when the module Events recorder records none of these
 	o.releases = release.New(release.Options{
 		Releases: deps.Releases, Healer: deps.Healer, Drift: deps.Drift, CRDs: deps.CRDs, Events: deps.Events,
@@ -254,6 +233,7 @@ func New(opts options.Options, deps Deps) (*Operator, error) {
 	o.pool = runner.New(opts.ModuleWorkers, o.attempt, backoff, deps.Clock)
 	o.pool.OnAttemptEnd(o.objects.Publish) // failures and the next retry, counted after the run's own updates
 	o.main = o.queues.Get(mainQueue)
+	o.cfg = o.newConfigWatch(deps)
 	o.queueMetrics = queuemetrics.New(o.queues.Snapshots, queueRecorder(deps.Recorder), deps.Clock)
 	deps.Logger.Info("modules discovered", slog.Int(logkey.Count, len(names)),
 		slog.Group(logkey.Hook, slog.Int(logkey.Count, len(mods.Global().Hooks()))))
@@ -268,7 +248,7 @@ func (o *Operator) Run(ctx context.Context) error {
 	// at any start; its monitors keep running, for Run to adopt.
 	runMonitors := o.webhooks.BecomeLeader(func() { o.store.SetConfig(nil) })
 	g, ctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return o.config.Run(ctx) })
+	g.Go(func() error { return o.cfg.Run(ctx) })
 	if o.moduleEvents != nil {
 		g.Go(func() error { return o.moduleEvents.Run(ctx) })
 	}
@@ -283,7 +263,6 @@ func (o *Operator) Run(ctx context.Context) error {
 	g.Go(func() error { return o.scheduler.Run(ctx) })
 	g.Go(func() error { return o.queues.Run(ctx, o.handle) })
 	g.Go(func() error { return o.pool.Run(ctx) })
-	g.Go(func() error { return o.watchConfig(ctx) })
 	g.Go(func() error { return o.routeBindingEvents(ctx) })
 	g.Go(func() error { return o.queueMetrics.Run(ctx) })
 	// Only the leader writes the webhook configurations.

@@ -20,6 +20,7 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/config"
 	"github.com/addon-operator/addon-operator/pkg/helm"
 	"github.com/addon-operator/addon-operator/pkg/hook"
+	"github.com/addon-operator/addon-operator/pkg/operator/configwatch"
 	"github.com/addon-operator/addon-operator/pkg/operator/options"
 	"github.com/addon-operator/addon-operator/pkg/values"
 )
@@ -138,7 +139,13 @@ func (f *fakeReleaser) ClaimUnlabeled(context.Context) ([]string, error) { retur
 
 type fakeConfig struct{ writes []config.Edit }
 
+// source builds f as the operator's configuration source.
+func (f *fakeConfig) source(config.Checks) configwatch.Source { return f }
+
 func (*fakeConfig) Run(ctx context.Context) error { <-ctx.Done(); return nil }
+
+// Events never sends: the tests hand the main queue its configurations.
+func (*fakeConfig) Events() <-chan config.Event { return nil }
 
 func (f *fakeConfig) Write(_ context.Context, e config.Edit) error {
 	f.writes = append(f.writes, e)
@@ -196,7 +203,7 @@ func newTestOperatorWith(t *testing.T, runner *fakeRunner, deps func(*Deps), opt
 	}
 	rel := &fakeReleaser{runner: runner}
 	d := Deps{
-		Hooks: runner, Releases: rel, Config: &fakeConfig{},
+		Hooks: runner, Releases: rel, Config: (&fakeConfig{}).source,
 		Clock: clock.RealClock{}, Logger: slog.New(slog.DiscardHandler),
 	}
 	if deps != nil {

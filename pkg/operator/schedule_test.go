@@ -76,7 +76,7 @@ func TestDependentWaitsForItsRequirementWhileAnIndependentModuleGoesOn(t *testin
 	opts.Retry.Delay, opts.Retry.MaxDelay = time.Millisecond, time.Millisecond
 	gate := make(chan struct{})
 	o, err := New(opts, Deps{
-		Hooks: runner, Releases: &fakeReleaser{runner: runner}, Config: &fakeConfig{},
+		Hooks: runner, Releases: &fakeReleaser{runner: runner}, Config: (&fakeConfig{}).source,
 		Readiness: &gateReadiness{gates: map[string]chan struct{}{"crd-system": gate}},
 		Clock:     clock.RealClock{}, Logger: slog.New(slog.DiscardHandler),
 	})
@@ -144,7 +144,7 @@ func TestDisabledRequirementDisablesItsDependent(t *testing.T) {
 	opts := options.Default()
 	opts.Discovery.ModulesDirs, opts.Namespace = filepath.Join(dir, "modules"), "ns"
 	o, err := New(opts, Deps{
-		Hooks: runner, Releases: &fakeReleaser{runner: runner}, Config: &fakeConfig{},
+		Hooks: runner, Releases: &fakeReleaser{runner: runner}, Config: (&fakeConfig{}).source,
 		Clock: clock.RealClock{}, Logger: slog.New(slog.DiscardHandler),
 	})
 	if err != nil {
@@ -174,7 +174,7 @@ func TestNewInputsEndAReadinessWait(t *testing.T) {
 	gate := make(chan struct{})
 	ready := &gateReadiness{gates: map[string]chan struct{}{"web": gate}}
 	o, err := New(opts, Deps{
-		Hooks: runner, Releases: &fakeReleaser{runner: runner}, Config: &fakeConfig{}, Readiness: ready,
+		Hooks: runner, Releases: &fakeReleaser{runner: runner}, Config: (&fakeConfig{}).source, Readiness: ready,
 		Clock: clock.RealClock{}, Logger: slog.New(slog.DiscardHandler),
 	})
 	if err != nil {
@@ -387,7 +387,7 @@ func newTreeOperator(t *testing.T, files map[string]string, deps Deps, tweak fun
 		deps.Releases = &fakeReleaser{runner: runner}
 	}
 	if deps.Config == nil {
-		deps.Config = &fakeConfig{}
+		deps.Config = (&fakeConfig{}).source
 	}
 	deps.Clock, deps.Logger = clock.RealClock{}, slog.New(slog.DiscardHandler)
 	o, err := New(opts, deps)

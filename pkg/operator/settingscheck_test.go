@@ -62,7 +62,7 @@ func TestSettingsCheckRefusesSectionAtAdmissionAndLoad(t *testing.T) {
 	if got := o.store.Config().Modules["b"]["replicas"]; got != float64(3) {
 		t.Errorf("replicas in force %v, want the last good 3", got)
 	}
-	if err := o.cfgHealth.Err(); err == nil || !strings.Contains(err.Error(), "replicas cannot be 0") {
+	if err := o.cfg.Health().Err(); err == nil || !strings.Contains(err.Error(), "replicas cannot be 0") {
 		t.Errorf("configuration health %v, want the check's message", err)
 	}
 

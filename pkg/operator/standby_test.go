@@ -71,9 +71,11 @@ func (s *servedWebhooks) get(owner string) (webhook.Entries, bool) {
 
 // blockingWatch stands for the configuration watch: its events come from
 // the test.
-type blockingWatch struct{}
+type blockingWatch struct{ events chan config.Event }
 
 func (blockingWatch) Run(ctx context.Context) error { <-ctx.Done(); return nil }
+
+func (w blockingWatch) Events() <-chan config.Event { return w.events }
 
 const standbyHookConfig = `configVersion: v1
 kubernetes:
@@ -96,7 +98,7 @@ func TestStandbyAnswersWithConfigAndSnapshots(t *testing.T) {
 	srv := &servedWebhooks{}
 	events := make(chan config.Event)
 	o.monitors = mons
-	o.webhooks = o.webhooksWith(srv, admission.StandbyOptions{Enabled: true, Config: blockingWatch{}, Events: events})
+	o.webhooks = o.webhooksWith(srv, admission.StandbyOptions{Enabled: true, Config: blockingWatch{events}})
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- o.webhooks.Run(ctx) }()

@@ -20,7 +20,11 @@ func (o *Operator) newWebhooks(cfg *admission.Config) (*admission.Webhooks, erro
 	if err != nil {
 		return nil, fmt.Errorf("webhook server: %w", err)
 	}
-	return o.webhooksWith(srv, admission.StandbyOptions{Enabled: cfg.Standby, Config: cfg.StandbyConfig, Events: cfg.StandbyEvents}), nil
+	standby := admission.StandbyOptions{Enabled: cfg.Standby}
+	if cfg.StandbyConfig != nil {
+		standby.Config = cfg.StandbyConfig(o.configChecks())
+	}
+	return o.webhooksWith(srv, standby), nil
 }
 
 // webhooksWith builds the webhooks' owner serving with srv (nil: none).

@@ -130,7 +130,7 @@ func TestCheckConfigMap(t *testing.T) {
 	})
 	opts := options.Default()
 	opts.Discovery.ModulesDirs, opts.Discovery.GlobalHooksDir, opts.Namespace = filepath.Join(dir, "modules"), filepath.Join(dir, "global-hooks"), "ns"
-	o, err := New(opts, Deps{Hooks: &fakeRunner{}, Releases: &fakeReleaser{}, Config: &fakeConfig{}, Clock: clock.RealClock{}, Logger: slog.New(slog.DiscardHandler)})
+	o, err := New(opts, Deps{Hooks: &fakeRunner{}, Releases: &fakeReleaser{}, Config: (&fakeConfig{}).source, Clock: clock.RealClock{}, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,10 +27,12 @@ type SnapshotMonitors interface {
 }
 
 // ConfigWatch reads the configuration (the ConfigMap, or ModuleConfig
-// objects) and sends its states on the channel it was made with; it never
-// writes. *config.Source is the real one.
+// objects) and, while Run runs, sends its states on the channel Events
+// returns, which it makes; it never writes. *config.Source is the real
+// one.
 type ConfigWatch interface {
 	Run(ctx context.Context) error
+	Events() <-chan config.Event
 }
 
 // standby is what a replica that does not lead knows, so that its webhook
@@ -331,10 +333,11 @@ func (w *Webhooks) watchConfig(ctx context.Context, configured chan<- struct{}) 
 	defer stop()
 	done := make(chan error, 1)
 	go func() { done <- w.opts.Standby.Config.Run(wctx) }()
+	events := w.opts.Standby.Config.Events()
 	first, seen := true, false
 	for {
 		select {
-		case ev := <-w.opts.Standby.Events:
+		case ev := <-events:
 			seen = w.takeConfig(ev, seen)
 			if first {
 				first = false

@@ -68,11 +68,10 @@ type Config struct {
 	// Redact takes secret values out of every answer; nil: none.
 	Redact func(string) string
 	// Standby serves webhooks while this replica does not lead (--ha),
-	// reading the configuration with StandbyConfig (nil: none) onto
-	// StandbyEvents.
+	// reading the configuration with the watch StandbyConfig builds (nil:
+	// none) with the checks of the modules discovered.
 	Standby       bool
-	StandbyConfig ConfigWatch
-	StandbyEvents <-chan config.Event
+	StandbyConfig func(config.Checks) ConfigWatch
 }
 
 // NewServer builds the webhook server of cfg, answering with checks.
@@ -118,11 +117,10 @@ type Options struct {
 type StandbyOptions struct {
 	// Enabled serves webhooks while this replica does not lead.
 	Enabled bool
-	// Config reads the configuration, without writing it, onto Events
-	// while this replica does not lead; nil: a standby's webhook runs see
-	// no configured values.
+	// Config reads the configuration, without writing it, while this
+	// replica does not lead; nil: a standby's webhook runs see no
+	// configured values.
 	Config ConfigWatch
-	Events <-chan config.Event
 	// EmptyWhenMissing takes a missing configuration as empty once one
 	// was seen (--config-missing=empty); otherwise the last one holds.
 	EmptyWhenMissing bool

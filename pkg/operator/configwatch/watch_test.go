@@ -1,22 +1,27 @@
-package operator
+package configwatch
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"k8s.io/utils/clock"
 
 	"github.com/addon-operator/addon-operator/pkg/config"
 	"github.com/addon-operator/addon-operator/pkg/metrics"
-	"github.com/addon-operator/addon-operator/pkg/operator/options"
+	"github.com/addon-operator/addon-operator/pkg/module"
 	"github.com/addon-operator/addon-operator/pkg/status"
+	"github.com/addon-operator/addon-operator/pkg/store"
 	"github.com/addon-operator/addon-operator/pkg/values"
 )
 
@@ -54,15 +59,16 @@ func absent() config.Event {
 
 // observeCase is a sequence of ConfigMap events and what it leads to.
 type observeCase struct {
-	name    string
-	mode    string
-	events  []config.Event
-	wantCfg map[string]bool // Enabled of the config in force
-	conds   []string
-	emitted []string
-	logs    []string // level and message of the operator's config log lines
-	errors  float64
-	present float64
+	name string
+	// emptyWhenMissing is --config-missing=empty.
+	emptyWhenMissing bool
+	events           []config.Event
+	wantCfg          map[string]bool // Enabled of the config in force
+	conds            []string
+	emitted          []string
+	logs             []string // level and message of the operator's config log lines
+	errors           float64
+	present          float64
 	// saved is the configuration saved before the start; savedErr makes
 	// it unreadable.
 	saved    map[string]string
@@ -94,7 +100,7 @@ func observeCases() []observeCase {
 			present: 1,
 		},
 		{
-			name: "deleted with the empty policy applies an empty config", mode: options.ConfigMapDeletedEmpty,
+			name: "deleted with the empty policy applies an empty config", emptyWhenMissing: true,
 			events:  []config.Event{present(good), absent()},
 			wantCfg: map[string]bool{}, conds: []string{status.ConditionConfigMapMissing}, emitted: []string{"deleted kept=false"},
 			logs: []string{"WARN ConfigMap deleted, applying an empty configuration"},
@@ -145,7 +151,7 @@ func restartCases() []observeCase {
 			wantCfg: map[string]bool{"a": true}, conds: []string{status.ConditionConfigHeld}, emitted: []string{"held ConfigMapMissing"},
 		},
 		{
-			name: "absent at a restart with the empty policy is empty", saved: good, mode: options.ConfigMapDeletedEmpty,
+			name: "absent at a restart with the empty policy is empty", saved: good, emptyWhenMissing: true,
 			events: []config.Event{absent()}, wantCfg: map[string]bool{},
 		},
 		{
@@ -194,38 +200,131 @@ func noModuleConfigs() config.Event {
 	return ev
 }
 
+// fakeQueue stands for the main queue: it keeps the configuration to
+// apply next, in place of one still waiting, and run puts it in force,
+// recording with the health tracker what the main queue's applyConfig
+// records for a configuration it accepts whole.
+type fakeQueue struct {
+	waiting *config.Config
+	applied []*config.Config
+}
+
+func (q *fakeQueue) Apply(c *config.Config) { q.waiting = c }
+
+// run handles the configuration waiting, as the main queue would.
+func (q *fakeQueue) run(w *Watch) {
+	if q.waiting == nil {
+		return
+	}
+	q.applied = append(q.applied, q.waiting)
+	q.waiting = nil
+	if h := w.Health(); h.Held() == "" {
+		h.Accept()
+	}
+}
+
+func (q *fakeQueue) Start() {}
+
+// inForce is the configuration the queue applied last; nil: none.
+func (q *fakeQueue) inForce() *config.Config {
+	if len(q.applied) == 0 {
+		return nil
+	}
+	return q.applied[len(q.applied)-1]
+}
+
+// fakeSource is a configuration source whose events and writes come from
+// the test.
+type fakeSource struct {
+	events chan config.Event
+	// started receives each edit written; result answers it.
+	started chan config.Edit
+	result  chan error
+}
+
+func (s *fakeSource) Run(ctx context.Context) error { <-ctx.Done(); return nil }
+
+func (s *fakeSource) Events() <-chan config.Event { return s.events }
+
+func (s *fakeSource) Write(_ context.Context, e config.Edit) error {
+	s.started <- e
+	return <-s.result
+}
+
+// chanQueue passes what the watch hands the main queue to the test.
+type chanQueue chan string
+
+func (q chanQueue) Apply(c *config.Config) { q <- fmt.Sprint("apply ", c.Enabled) }
+func (q chanQueue) Start()                 { q <- "start" }
+
+// savedConfig is a LastApplied holding c.
+type savedConfig struct{ c *config.Config }
+
+func (s savedConfig) Load(context.Context) (*config.Config, error) { return s.c, nil }
+func (savedConfig) Save(context.Context, *config.Config) error     { return nil }
+func (savedConfig) Name() string                                   { return "saved" }
+
+// TestRunStartsOnceWithTheSavedConfiguration: Run reads the saved
+// configuration before the first event, which it holds for a missing
+// source, and starts the startup sequence after the first event only.
+func TestRunStartsOnceWithTheSavedConfiguration(t *testing.T) {
+	src := &fakeSource{events: make(chan config.Event)}
+	q := make(chanQueue, 10)
+	w := New(Options{
+		Source: src, Queue: q, LastApplied: savedConfig{mustParse(t, map[string]string{"aEnabled": "true"})},
+		Namespace: "ns", ConfigMap: config.DefaultName, Clock: clock.RealClock{}, Logger: slog.New(slog.DiscardHandler),
+	})
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	src.events <- absent()
+	src.events <- present(map[string]string{"aEnabled": "false"})
+	src.events <- present(map[string]string{"aEnabled": "true"})
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Run() = %v, want nil", err)
+	}
+	close(q)
+	var got []string
+	for s := range q {
+		got = append(got, s)
+	}
+	want := []string{"apply map[a:true]", "start", "apply map[a:false]", "apply map[a:true]"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("handed to the main queue (-want +got):\n%s", diff)
+	}
+}
+
 func TestObserveConfig(t *testing.T) {
 	for _, tt := range append(observeCases(), restartCases()...) {
 		t.Run(tt.name, func(t *testing.T) {
-			o, _ := newTestOperator(t, &fakeRunner{}, func(opts *options.Options) {
-				if tt.mode != "" {
-					opts.Config.Deleted = tt.mode
-				}
-			})
 			var buf syncBuffer
-			o.log = slog.New(slog.NewJSONHandler(&buf, nil))
 			ev := &fakeConfigMapEvents{}
-			o.recorder = metrics.NewRecorder()
-			o.cfgHealth = o.newConfigHealth(ev)
+			q := &fakeQueue{}
+			w := New(Options{
+				Source: &fakeSource{}, Queue: q, ConfigMapEvents: ev, Recorder: metrics.NewRecorder(),
+				Namespace: "ns", ConfigMap: config.DefaultName, EmptyWhenMissing: tt.emptyWhenMissing,
+				Clock: clock.RealClock{}, Logger: slog.New(slog.NewJSONHandler(&buf, nil)),
+			})
 			if tt.saved != nil {
-				o.saved, _ = config.Parse(tt.saved)
-				o.lastApplied = config.NewLastApplied(nil, "ns", "s")
+				w.saved, _ = config.Parse(tt.saved)
+				w.opts.LastApplied = config.NewLastApplied(nil, "ns", "s")
 			}
 			if tt.savedErr {
-				o.savedErr = config.ErrLastAppliedUnreadable
+				w.savedErr = config.ErrLastAppliedUnreadable
 			}
 			for _, e := range tt.events {
-				o.observeConfig(e)
-				applyQueued(t, o)
+				w.observe(e)
+				q.run(w)
 			}
 			var got map[string]bool
-			if c := o.store.Config(); c != nil {
+			if c := q.inForce(); c != nil {
 				got = c.Enabled
 			}
 			if diff := cmp.Diff(tt.wantCfg, got); diff != "" {
 				t.Errorf("Enabled in force (-want +got):\n%s", diff)
 			}
-			cs := o.Conditions()
+			cs := w.Health().Conditions()
 			conds := make([]string, 0, len(cs))
 			for _, c := range cs {
 				conds = append(conds, c.Type)
@@ -239,28 +338,14 @@ func TestObserveConfig(t *testing.T) {
 			if diff := cmp.Diff(tt.logs, configLogLines(t, buf.String()), cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("log lines (-want +got):\n%s", diff)
 			}
-			if got := gauge(t, o.recorder, "addon_operator_config_errors_total"); got != tt.errors {
+			if got := gauge(t, w.opts.Recorder, "addon_operator_config_errors_total"); got != tt.errors {
 				t.Errorf("config errors = %v, want %v", got, tt.errors)
 			}
-			if got := gauge(t, o.recorder, "addon_operator_config_map_present"); got != tt.present {
+			if got := gauge(t, w.opts.Recorder, "addon_operator_config_map_present"); got != tt.present {
 				t.Errorf("config map present = %v, want %v", got, tt.present)
 			}
 		})
 	}
-}
-
-// applyQueued handles the ApplyConfig tasks observeConfig queued, as the
-// main queue would.
-func applyQueued(t *testing.T, o *Operator) {
-	t.Helper()
-	for _, it := range o.main.Snapshot().Items {
-		apply, ok := it.Task.(applyConfigTask)
-		if !ok {
-			t.Fatalf("unexpected task %s", it.Task)
-		}
-		o.applyConfig(apply.config)
-	}
-	o.main.Remove(is[applyConfigTask])
 }
 
 // configLogLines returns "LEVEL msg" of each log line about the ConfigMap.
@@ -303,19 +388,7 @@ func gauge(t *testing.T, r *metrics.Recorder, name string) float64 {
 	return 0
 }
 
-// blockingConfig is a configSource whose writes wait for the test.
-type blockingConfig struct {
-	fakeConfig
-	started chan config.Edit
-	result  chan error
-}
-
-func (b *blockingConfig) Write(_ context.Context, e config.Edit) error {
-	b.started <- e
-	return <-b.result
-}
-
-func TestWriteConfigPatchOnlyTouchesItsOwnKeys(t *testing.T) {
+func TestWritePatchOnlyTouchesItsOwnKeys(t *testing.T) {
 	base := map[string]string{"global": "g: 1", "a": "x: 1"}
 	patch := values.Patch{{Op: "add", Path: "/a/y", Value: 2.0}}
 	tests := []struct {
@@ -350,32 +423,61 @@ func TestWriteConfigPatchOnlyTouchesItsOwnKeys(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			o, _ := newTestOperator(t, &fakeRunner{})
-			src := &blockingConfig{started: make(chan config.Edit), result: make(chan error)}
-			o.config = src
-			o.cfgHealth.Observe(true, tt.seen)
-			o.applyConfig(mustParse(t, base))
-			m, _ := o.modules.Module("a")
+			mods, st := testStore(t)
+			src := &fakeSource{started: make(chan config.Edit), result: make(chan error)}
+			w := New(Options{Source: src, Queue: &fakeQueue{}, Store: st, Modules: mods, Clock: clock.RealClock{}, Logger: slog.New(slog.DiscardHandler)})
+			w.Health().Observe(true, tt.seen)
+			st.SetConfig(mustParse(t, base))
+			m, _ := mods.Module("a")
 			errc := make(chan error, 1)
-			go func() { errc <- o.writeConfigPatch(t.Context(), m, patch) }()
+			go func() { errc <- w.WritePatch(t.Context(), m, patch) }()
 			edit := <-src.started
 			if edit.NoCreate != tt.seen {
 				t.Errorf("NoCreate = %v, want %v", edit.NoCreate, tt.seen)
 			}
 			if tt.user != nil {
-				o.applyConfig(mustParse(t, tt.user)) // the main queue applies a user's change meanwhile
+				st.SetConfig(mustParse(t, tt.user)) // the main queue applies a user's change meanwhile
 			}
 			src.result <- tt.writeErr
 			if err := <-errc; (err != nil) != tt.wantErr {
-				t.Fatalf("writeConfigPatch() = %v, want error %v", err, tt.wantErr)
+				t.Fatalf("WritePatch() = %v, want error %v", err, tt.wantErr)
 			}
-			c := o.store.Config()
+			c := st.Config()
 			got := map[string]values.Values{"global": c.Global, "a": c.Modules["a"]}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("config in force (-want +got):\n%s", diff)
 			}
 		})
 	}
+}
+
+// testStore discovers module a (a chart) and b (hooks only) and returns
+// them with their values store.
+func testStore(t *testing.T) (*module.Set, *store.Store) {
+	t.Helper()
+	dir := t.TempDir()
+	for name, content := range map[string]string{
+		"modules/values.yaml":             "aEnabled: true\nbEnabled: true\n",
+		"modules/010-a/templates/cm.yaml": "kind: ConfigMap",
+		"modules/020-b/values.yaml":       "",
+	} {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o750); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mods, err := module.Discover(module.Options{ModulesDirs: []string{filepath.Join(dir, "modules")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.New(mods)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mods, st
 }
 
 func mustParse(t *testing.T, data map[string]string) *config.Config {
@@ -387,23 +489,20 @@ func mustParse(t *testing.T, data map[string]string) *config.Config {
 	return c
 }
 
-func TestObserveConfigKeepsOnlyTheLatestContentQueued(t *testing.T) {
-	o, _ := newTestOperator(t, &fakeRunner{})
-	// Three changes arrive while the main queue is busy with a converge.
-	o.main.PushBack(convergeTask{})
-	for _, v := range []string{"1", "2", "3"} {
-		o.observeConfig(present(map[string]string{"global": "v: " + v}))
-	}
-	items := o.main.Snapshot().Items
-	got := make([]string, 0, len(items))
-	for _, it := range items {
-		desc := it.Task.String()
-		if apply, ok := it.Task.(applyConfigTask); ok {
-			desc += fmt.Sprintf(" v=%v", apply.config.Global["v"])
-		}
-		got = append(got, desc)
-	}
-	if diff := cmp.Diff([]string{"ApplyConfig v=3", "Converge"}, got); diff != "" {
-		t.Errorf("main queue (-want +got):\n%s", diff)
-	}
+// syncBuffer is a log output safe for concurrent writes.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
