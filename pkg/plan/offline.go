@@ -20,6 +20,8 @@ type Offline struct {
 	store   *store.Store
 	scripts ScriptRunner
 	ns      string
+	// globalSet is what --values and --set gave for the global section.
+	globalSet values.Values
 }
 
 // ModuleInfo describes one module for listings.
@@ -32,6 +34,10 @@ type ModuleInfo struct {
 	Path    string        `json:"path"`
 	// Reason says in words what decided Enabled (Decision.Reason).
 	Reason string `json:"reason"`
+	// Assumed are the global values ("path=value") that global hooks set
+	// in the cluster and that the module's enabled script saw at their
+	// schema defaults offline: the operator may decide otherwise.
+	Assumed []string `json:"assumed,omitempty"`
 	// Namespace, Version, Description and Requires come from module.yaml.
 	Namespace   string   `json:"namespace,omitempty"`
 	Version     string   `json:"version,omitempty"`
@@ -72,10 +78,12 @@ func NewOffline(discover module.Options, ns string, cfg *config.Config, scripts 
 
 // List decides every module's enabled state, running enabled scripts.
 func (x *Offline) List(ctx context.Context) ([]ModuleInfo, error) {
-	decisions, err := Enabled(ctx, x.modules, x.store, x.scripts)
+	run := &scriptsRun{ScriptRunner: x.scripts, ran: map[string]bool{}}
+	decisions, err := Enabled(ctx, x.modules, x.store, run)
 	if err != nil {
 		return nil, err
 	}
+	assumed := x.assumedGlobals()
 	out := make([]ModuleInfo, 0, len(decisions))
 	for _, d := range decisions {
 		m, _ := x.modules.Module(d.Name)
@@ -88,6 +96,10 @@ func (x *Offline) List(ctx context.Context) ([]ModuleInfo, error) {
 		}
 		if err := m.Err(); err != nil {
 			info.Error = err.Error()
+		}
+		if run.ran[d.Name] && len(assumed) > 0 {
+			info.Assumed = assumed
+			info.Reason += "; " + assumedReason(assumed)
 		}
 		out = append(out, info)
 	}

@@ -31,6 +31,7 @@ func (x *Offline) override(key string, v any) error {
 		if !ok {
 			return fmt.Errorf("want a map, got %s", values.KindOf(v))
 		}
+		x.globalSet = values.Merge(x.globalSet, values.Values(m))
 		merged := values.Merge(x.store.GlobalValues(), values.Values(m))
 		return x.store.AddGlobalPatch(values.Patch{{Op: "add", Path: "/global", Value: map[string]any(merged)}})
 	}
