@@ -63,11 +63,11 @@ func given(v values.Values, path string) bool {
 	for _, k := range strings.Split(path, ".") {
 		m, ok := cur.(map[string]any)
 		if !ok {
-			if vv, isValues := cur.(values.Values); isValues {
-				m = vv
-			} else {
+			vv, isValues := cur.(values.Values)
+			if !isValues {
 				return false
 			}
+			m = vv
 		}
 		if cur, ok = m[k]; !ok {
 			return false

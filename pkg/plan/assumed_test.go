@@ -32,9 +32,9 @@ func listed(t *testing.T, x *Offline, name string) ModuleInfo {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, m := range list {
-		if m.Name == name {
-			return m
+	for i := range list {
+		if list[i].Name == name {
+			return list[i]
 		}
 	}
 	t.Fatalf("no module %q in the plan", name)
