@@ -40,6 +40,7 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/operator"
 	"github.com/addon-operator/addon-operator/pkg/operator/admission"
 	"github.com/addon-operator/addon-operator/pkg/operator/configwatch"
+	"github.com/addon-operator/addon-operator/pkg/operator/inspect"
 	"github.com/addon-operator/addon-operator/pkg/operator/options"
 	"github.com/addon-operator/addon-operator/pkg/operator/pages"
 	"github.com/addon-operator/addon-operator/pkg/redact"
@@ -332,7 +333,7 @@ func (o *startOptions) run(ctx context.Context) error {
 		so.Auth = server.NewKubeAuth(authClient, clock.RealClock{})
 	}
 	leading := new(atomic.Bool)
-	srv := server.New(so, standbyReady{op, op.Pages(), leading}, log)
+	srv := server.New(so, standbyReady{op, op.Pages(), op.Inspect(), leading}, log)
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	// The server runs on every replica, leading or not, so probes answer;
@@ -524,6 +525,7 @@ func (o *startOptions) prepareTempDir() error {
 type standbyReady struct {
 	*operator.Operator
 	*pages.Pages
+	*inspect.View
 	leading *atomic.Bool
 }
 

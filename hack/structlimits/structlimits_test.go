@@ -17,7 +17,7 @@ import (
 //nolint:gochecknoglobals // the test's table
 var stillOver = map[string]Type{
 	"operator.Deps":     {Fields: 25},
-	"operator.Operator": {Fields: 35, Methods: 79},
+	"operator.Operator": {Fields: 35, Methods: 74},
 }
 
 // TestOperator measures pkg/operator and the packages under it: each type
