@@ -73,8 +73,9 @@ func ID(owner string, h *Hook, kind hook.Binding, i int) string {
 }
 
 // Registry maps binding ids to bindings and tracks Synchronization runs.
-// Module runs (on the module pool) and the main queue worker register, the
-// main queue worker unregisters; event routing and other queues read. Its
+// Module runs (on the module pool) and the main queue worker register,
+// module deletes (on the pool) unregister; event routing and other queues
+// read. Its
 // methods are safe for concurrent use.
 type Registry struct {
 	mu     sync.RWMutex

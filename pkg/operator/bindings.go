@@ -95,7 +95,7 @@ func hookRunModule(t task) string {
 	case syncTask:
 		return t.module
 	case startupTask, globalHookTask, convergeTask, convergePlanTask, runModulesTask, moduleDoneTask,
-		afterAllTask, convergeDoneTask, moduleDeleteTask, purgeTask, applyConfigTask, globalBindingsTask:
+		afterAllTask, convergeDoneTask, moduleDeleteTask, moduleDeletedTask, purgeTask, applyConfigTask, globalBindingsTask:
 	}
 	return ""
 }

@@ -27,9 +27,16 @@ import (
 //	                    in place, or HookRun Synchronization on the
 //	                    binding's own queue
 //	Converge         -> GlobalHookRun beforeAll ... -> ConvergePlan
-//	ConvergePlan     -> ModuleDelete ... (disabled modules, dependents first)
-//	                 -> ModulePurge ... (releases without a module)
-//	                 -> RunModules
+//	ConvergePlan     -> ModuleDelete (the first disabled module, dependents
+//	                    first), or what follows the deletes
+//	ModuleDelete m   => m's delete on the module pool: beforeDeleteHelm,
+//	                    uninstall, afterDeleteHelm (hook processes parked,
+//	                    holding neither main nor a worker), forget its
+//	                    values; its end queues ModuleDeleted at the head of
+//	                    main, which the rest of the converge waits for
+//	ModuleDeleted m  -> ModuleDelete (the next one), once all are done
+//	                    -> ModulePurge ... (releases without a module)
+//	                    -> RunModules
 //	RunModules       => runs on the module pool of the modules the plan's
 //	                    dependency graph lets start (plan.Schedule): what
 //	                    they require is ready, and modules without
@@ -107,9 +114,16 @@ type afterAllTask struct{}
 // checksum before the afterAll hooks.
 type convergeDoneTask struct{ checksum string }
 
-// moduleDeleteTask uninstalls a disabled module's release around its
-// delete hooks.
+// moduleDeleteTask asks the module pool for a disabled module's delete:
+// its release uninstalled around its delete hooks.
 type moduleDeleteTask struct{ module string }
+
+// moduleDeletedTask is the end of a module's delete on the pool: err is
+// its error, the delete retrying with backoff.
+type moduleDeletedTask struct {
+	module string
+	err    error
+}
 
 // purgeTask uninstalls a release of ours whose module is gone.
 type purgeTask struct{ release string }
@@ -147,6 +161,7 @@ func (moduleDoneTask) isTask()     {}
 func (afterAllTask) isTask()       {}
 func (convergeDoneTask) isTask()   {}
 func (moduleDeleteTask) isTask()   {}
+func (moduleDeletedTask) isTask()  {}
 func (purgeTask) isTask()          {}
 func (applyConfigTask) isTask()    {}
 func (globalBindingsTask) isTask() {}
@@ -176,7 +191,10 @@ func (o *Operator) dispatch(ctx context.Context, t task) ([]task, error) {
 	case convergeDoneTask:
 		return o.convergeDone(t), nil
 	case moduleDeleteTask:
-		return nil, o.moduleDelete(ctx, t.module)
+		o.startDelete(t.module)
+		return nil, nil
+	case moduleDeletedTask:
+		return o.deleted(t), nil
 	case purgeTask:
 		o.releases.Purge(ctx, t.release)
 		return nil, nil
@@ -214,6 +232,14 @@ type convergeState struct {
 	schedule *plan.Schedule
 	// passDone is set once the plan's pass queued the afterAll hooks.
 	passDone bool
+	// deletes are the plan's disabled modules whose delete has not
+	// started, in order; deleting is the module whose delete runs on the
+	// pool (of this plan or an earlier one), "" when none; rest is what
+	// follows the deletes (purges, RunModules), queued once both are
+	// done.
+	deletes  []string
+	deleting string
+	rest     []task
 }
 
 func (startupTask) String() string      { return "Startup" }
@@ -238,8 +264,9 @@ func (t moduleDoneTask) String() string {
 	return fmt.Sprintf("ModuleDone %s (converge %d)", t.module, t.gen)
 }
 
-func (t moduleDeleteTask) String() string { return "ModuleDelete " + t.module }
-func (t purgeTask) String() string        { return "ModulePurge " + t.release }
+func (t moduleDeleteTask) String() string  { return "ModuleDelete " + t.module }
+func (t moduleDeletedTask) String() string { return "ModuleDeleted " + t.module }
+func (t purgeTask) String() string         { return "ModulePurge " + t.release }
 
 func (t hookRunTask) String() string {
 	return fmt.Sprintf("HookRun %s/%s (%d contexts)", ownerName(t.module), t.hook.Name, len(t.contexts))

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"runtime"
 	"slices"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 
@@ -23,44 +24,42 @@ import (
 )
 
 // handle is every queue's Handler: it dispatches one task, keeps the
-// phase of a module being deleted and the last error of a module whose
-// task failed, and logs the outcome once.
+// last error of a module whose task failed, and logs the outcome once.
 func (o *Operator) handle(ctx context.Context, t task) ([]task, error) {
 	start := o.clock.Now()
-	del, isDelete := t.(moduleDeleteTask)
-	if isDelete {
-		o.state.update(del.module, func(s *moduleState) { s.Phase = status.PhaseDeleting })
-	}
 	next, err := o.dispatch(ctx, t)
-	if isDelete {
-		o.state.update(del.module, func(s *moduleState) { s.Phase = phaseAfter(true, s.Enabled, err) })
-	}
-	log := o.log.With(slog.String(logkey.Task, t.String()), slog.Duration(logkey.Duration, o.clock.Since(start)))
 	if err != nil {
 		mod, _ := o.modules.Module(failedModule(t))
 		o.learnValues(mod)
 		if m := failedModule(t); m != "" {
 			o.state.update(m, func(s *moduleState) { s.LastError = err.Error() })
 		}
+	}
+	logTaskEnd(o.log, t, o.clock.Since(start), err)
+	return next, err
+}
+
+// logTaskEnd logs the outcome of task t once.
+func logTaskEnd(log *slog.Logger, t task, took time.Duration, err error) {
+	log = log.With(slog.String(logkey.Task, t.String()), slog.Duration(logkey.Duration, took))
+	if err != nil {
 		log.Error("task failed, will retry", logkey.Err(err))
-		return nil, err
+		return
 	}
 	log.Debug("task done")
-	return next, nil
 }
 
 // failedModule names the module whose LastError a failure of t sets, ""
 // for tasks that fail no module.
 func failedModule(t task) string {
 	switch t := t.(type) {
-	case moduleDeleteTask:
-		return t.module
 	case hookRunTask:
 		return t.module
 	case syncTask:
 		return t.module
 	case startupTask, globalHookTask, convergeTask, convergePlanTask, runModulesTask, moduleDoneTask,
-		afterAllTask, convergeDoneTask, purgeTask, applyConfigTask, globalBindingsTask:
+		afterAllTask, convergeDoneTask, moduleDeleteTask, moduleDeletedTask, purgeTask, applyConfigTask, globalBindingsTask:
+		// A module's delete fails on the pool (deleteAttempt).
 	}
 	return ""
 }
@@ -136,7 +135,7 @@ func (o *Operator) planConverge(ctx context.Context) ([]task, error) {
 	o.objects.Planned()
 	// The plan's actions are values of one module attribute, not keys.
 	o.log.Info("modules planned", slog.Any(logkey.Module, map[string][]string{"run": p.Run, "delete": p.Delete, "purge": p.Purge}))
-	var next []task
+	var deletes []string
 	for _, name := range p.Delete {
 		if m, ok := o.modules.Module(name); ok && m.Err() != nil {
 			// Its files could not be read: "disabled" may only mean that
@@ -145,15 +144,19 @@ func (o *Operator) planConverge(ctx context.Context) ([]task, error) {
 				slog.String(logkey.Module, name), logkey.Err(m.Err()))
 			continue
 		}
-		next = append(next, moduleDeleteTask{module: name})
-	}
-	for _, name := range p.Purge {
-		next = append(next, purgeTask{release: name})
+		if name != o.converge.deleting { // else its delete is under way, and waited for
+			deletes = append(deletes, name)
+		}
 	}
 	o.converge.gen++
 	o.converge.schedule = plan.NewSchedule(o.modules, p.Run)
 	o.converge.passDone = false
-	return append(next, runModulesTask{gen: o.converge.gen}), nil
+	o.converge.deletes, o.converge.rest = deletes, nil
+	for _, name := range p.Purge {
+		o.converge.rest = append(o.converge.rest, purgeTask{release: name})
+	}
+	o.converge.rest = append(o.converge.rest, runModulesTask{gen: o.converge.gen})
+	return o.converge.nextDelete(), nil
 }
 
 // convergeDone closes a converge; global values changed by afterAll hooks
@@ -239,7 +242,8 @@ func (o *Operator) runModuleHooks(ctx context.Context, name string, hooks []*bin
 
 // moduleDelete runs beforeDeleteHelm hooks (when a release exists),
 // uninstalls the release, runs afterDeleteHelm hooks and forgets the
-// module's hook patches.
+// module's hook patches. It runs as an attempt of the module on the pool
+// (deleteAttempt), so each hook's process is parked (runner.Park).
 func (o *Operator) moduleDelete(ctx context.Context, name string) error {
 	m, _ := o.modules.Module(name)
 	hooks, err := o.moduleHooks(ctx, name)
@@ -247,10 +251,7 @@ func (o *Operator) moduleDelete(ctx context.Context, name string) error {
 		return err
 	}
 	// Hooks that can never be loaded never ran: the module is deleted
-	// without them. A run in flight or backing off would race the uninstall; the
-	// uninstall's deletions are not heal events.
-	o.pool.Cancel(name)
-	o.state.runs.Forget(name)
+	// without them. The uninstall's deletions are not heal events.
 	defer o.releases.Pause(name)()
 	// Before the uninstall: its objects go without their webhooks.
 	if err := o.webhooks.Disable(ctx, name); err != nil {

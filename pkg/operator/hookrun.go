@@ -82,7 +82,8 @@ func (o *Operator) syncRun(ctx context.Context, moduleName string, ids []string)
 		}
 	}
 	for _, id := range live {
-		o.finishSync(id)
+		o.bindings.MarkSynced(id)
+		o.monitors.EnableEvents(id)
 	}
 	return nil
 }
@@ -98,7 +99,8 @@ func (o *Operator) runRefHook(ctx context.Context, ref binding.Ref, contexts []h
 		}
 	}
 	contexts = o.withSnapshots(ref.Owner(), ref.Hook, contexts)
-	changed, err := o.runBindingHook(ctx, ref, contexts)
+	m, _ := o.modules.Module(ref.Module) // nil for a global hook
+	changed, err := o.runHook(ctx, m, ref.Hook, ref.Name(), contexts)
 	o.recordProbe(ref, err)
 	if err == nil || !ref.AllowFailure() {
 		return changed, err
@@ -109,11 +111,6 @@ func (o *Operator) runRefHook(ctx context.Context, ref binding.Ref, contexts []h
 		o.recorder.HookAllowedError(ref.Module, ref.Hook.Name, ref.Name())
 	}
 	return changed, nil
-}
-
-func (o *Operator) finishSync(id string) {
-	o.bindings.MarkSynced(id)
-	o.monitors.EnableEvents(id)
 }
 
 // syncContext is a Synchronization context with the binding's objects as
@@ -193,16 +190,6 @@ func (o *Operator) lifecycleSnapshots(owner string, h *binding.Hook) map[string]
 		names = append(names, h.Config.Kubernetes[j].Name)
 	}
 	return o.snapshots(owner, h, names)
-}
-
-// runBindingHook runs a global or module hook with contexts and applies
-// its outputs; it reports whether its values changed.
-func (o *Operator) runBindingHook(ctx context.Context, ref binding.Ref, contexts []hook.BindingContext) (bool, error) {
-	if ref.Module == "" {
-		return o.runHook(ctx, nil, ref.Hook, ref.Name(), contexts)
-	}
-	m, _ := o.modules.Module(ref.Module)
-	return o.runHook(ctx, m, ref.Hook, ref.Name(), contexts)
 }
 
 // applyOutputs applies a successful run's object operations and metrics.

@@ -23,6 +23,9 @@ import (
 // attempt whose release must become ready parks after Helm (see
 // runModule): no worker waits for readiness.
 func (o *Operator) attempt(ctx context.Context, name string) (runner.Result, error) {
+	if o.state.get(name).Phase == status.PhaseDeleting {
+		return o.deleteAttempt(ctx, name)
+	}
 	if !o.state.get(name).Enabled {
 		return runner.Result{}, nil // disabled since it was requested
 	}
@@ -80,7 +83,7 @@ func (o *Operator) endAttempt(ctx context.Context, a attemptRecord, again bool, 
 		m, _ := o.modules.Module(name)
 		o.learnValues(m)
 	}
-	o.recordModuleEvent(name, a.failuresBefore, err)
+	recordModuleEvent(o.moduleEvents, name, a.failuresBefore, err)
 	o.state.runs.End(name, err)
 	d := o.clock.Since(a.start)
 	if o.recorder != nil {
@@ -243,12 +246,12 @@ type moduleEvents interface {
 
 // recordModuleEvent sends an Event on the first failure of a streak and on
 // the success that ends one, not on every retry.
-func (o *Operator) recordModuleEvent(name string, failuresBefore int, err error) {
+func recordModuleEvent(events moduleEvents, name string, failuresBefore int, err error) {
 	switch {
-	case o.moduleEvents == nil:
+	case events == nil:
 	case err != nil && failuresBefore == 0:
-		o.moduleEvents.ModuleFailed(name, err)
+		events.ModuleFailed(name, err)
 	case err == nil && failuresBefore > 0:
-		o.moduleEvents.ModuleRecovered(name, failuresBefore)
+		events.ModuleRecovered(name, failuresBefore)
 	}
 }

@@ -47,8 +47,8 @@ type moduleState struct {
 }
 
 // states holds every module's state. The main queue worker (enabled
-// state, deletes) and each module's runs on the module pool (phase, hooks,
-// revision, errors) write it, one update at a time under the mutex, which
+// state, a delete's start) and each module's runs and deletes on the
+// module pool (phase, hooks, revision, errors) write it, one update at a time under the mutex, which
 // also lets status readers in.
 type states struct {
 	mu     sync.RWMutex
