@@ -211,7 +211,8 @@ func (o *Operator) moduleHooks(ctx context.Context, name string) ([]*binding.Hoo
 		return s.Hooks, s.HooksErr
 	}
 	m, _ := o.modules.Module(name)
-	hooks, err := binding.Load(ctx, o.runner, m.Path(), m.Hooks(), hook.Module)
+	// On a module run's step, each hook's --config process is parked.
+	hooks, err := binding.Load(ctx, parkedConfigs{r: o.runner}, m.Path(), m.Hooks(), hook.Module)
 	if err != nil {
 		err = fmt.Errorf("module %s: %w", name, err)
 		if queue.IsTerminal(err) {
