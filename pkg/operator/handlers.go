@@ -163,6 +163,11 @@ func (o *Operator) planConverge(ctx context.Context) ([]task, error) {
 // start another one.
 func (o *Operator) convergeDone(t convergeDoneTask) []task {
 	if values.Checksum(o.store.GlobalDoc()) != t.checksum {
+		if o.main.Has(is[convergeTask]) {
+			// A configuration applied while afterAll hooks ran changed
+			// them and queued its converge: that one covers both.
+			return nil
+		}
 		o.log.Info("afterAll hooks changed global values, converging again")
 		return []task{convergeTask{}}
 	}
