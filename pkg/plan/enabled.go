@@ -150,6 +150,9 @@ func decideEnabled(modules []enabledInput, script scriptFunc) ([]Decision, error
 	return decisions, nil
 }
 
+// setByGlobalHook ends the reason of a flag a global hook's patch set.
+const setByGlobalHook = " set by a global hook"
+
 // reasonFor says in words what decided d; said is what the module's
 // enabled script wrote to MODULE_ENABLED_REASON, if it ran.
 func reasonFor(d Decision, m *module.Module, said string) string {
@@ -161,7 +164,7 @@ func reasonFor(d Decision, m *module.Module, said string) string {
 	case status.SourceStaticModule:
 		reason = flag + " in " + filepath.Base(m.Path()) + "/values.yaml"
 	case status.SourceDynamic:
-		reason = flag + " set by a global hook"
+		reason = flag + setByGlobalHook
 	case status.SourceConfigMap:
 		reason = flag + " in the ConfigMap"
 	case status.SourceEnabledScript:

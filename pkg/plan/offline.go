@@ -20,9 +20,16 @@ type Offline struct {
 	store   *store.Store
 	scripts ScriptRunner
 	ns      string
-	// globalSet is what --values and --set gave for the global section.
+	// globalSet is what --values and --set gave for the global section,
+	// moduleSet what they gave for each module section, by module key.
 	globalSet values.Values
+	moduleSet map[string]values.Values
 }
+
+// overrideSource names --values and --set where a plan says who set a
+// value or an enabled flag: offline, they stand where global hooks' and
+// modules' hooks' patches would be.
+const overrideSource = "--values/--set"
 
 // ModuleInfo describes one module for listings.
 type ModuleInfo struct {
@@ -97,6 +104,12 @@ func (x *Offline) List(ctx context.Context) ([]ModuleInfo, error) {
 		if err := m.Err(); err != nil {
 			info.Error = err.Error()
 		}
+		if d.By == status.SourceDynamic {
+			// Offline no global hook runs: the flag came from --values
+			// or --set, standing in for one.
+			info.By = SourceOverride
+			info.Reason = overriddenReason(d.Reason)
+		}
 		if run.ran[d.Name] && len(assumed) > 0 {
 			info.Assumed = assumed
 			info.Reason += "; " + assumedReason(assumed)
@@ -132,13 +145,22 @@ func (x *Offline) Values(name string) (values.Values, error) {
 // for name "global") to the layer that set it.
 func (x *Offline) Explain(name string) ([]store.Leaf, error) {
 	if name == config.GlobalKey {
-		return prefixLeaves(config.GlobalKey, store.Explain(x.store.GlobalLayers())), nil
+		return prefixLeaves(config.GlobalKey, store.Explain(withOverrides(x.store.GlobalLayers(), x.globalSet))), nil
 	}
 	m, err := x.module(name)
 	if err != nil {
 		return nil, err
 	}
-	return prefixLeaves(m.Key(), store.Explain(x.store.ModuleLayers(m))), nil
+	return prefixLeaves(m.Key(), store.Explain(withOverrides(x.store.ModuleLayers(m), x.moduleSet[m.Key()]))), nil
+}
+
+// withOverrides puts what --values and --set gave over layers, as their
+// patches are over the values the layers make.
+func withOverrides(layers []store.Layer, set values.Values) []store.Layer {
+	if len(set) == 0 {
+		return layers
+	}
+	return append(layers, store.Layer{Source: overrideSource, Values: set})
 }
 
 func prefixLeaves(key string, leaves []store.Leaf) []store.Leaf {

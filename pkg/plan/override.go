@@ -7,8 +7,21 @@ import (
 	"strings"
 
 	"github.com/addon-operator/addon-operator/pkg/config"
+	"github.com/addon-operator/addon-operator/pkg/status"
 	"github.com/addon-operator/addon-operator/pkg/values"
 )
+
+// SourceOverride is what decided a module's enabled state in a plan when
+// --values or --set gave its <moduleKey>Enabled flag: where the operator
+// would name a global hook (status.SourceDynamic), a plan, which runs no
+// global hook, names the flags.
+const SourceOverride status.Source = "flags"
+
+// overriddenReason is the reason of a flag --values or --set gave, from
+// the one Enabled gives for a global hook's patch.
+func overriddenReason(reason string) string {
+	return strings.Replace(reason, setByGlobalHook, " given by "+overrideSource, 1)
+}
 
 // Override layers values over what the ConfigMap and files give, as hook
 // patches would: "global" and "<moduleKey>Enabled" as a global hook's
@@ -50,6 +63,10 @@ func (x *Offline) override(key string, v any) error {
 		if !ok {
 			return fmt.Errorf("want a map, got %s", values.KindOf(v))
 		}
+		if x.moduleSet == nil {
+			x.moduleSet = map[string]values.Values{}
+		}
+		x.moduleSet[key] = values.Merge(x.moduleSet[key], values.Values(section))
 		merged := values.Merge(x.store.ModuleValues(m), values.Values(section))
 		return x.store.AddModulePatch(m, values.Patch{{Op: "add", Path: "/" + key, Value: map[string]any(merged)}})
 	}

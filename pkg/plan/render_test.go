@@ -12,6 +12,7 @@ import (
 	"github.com/addon-operator/addon-operator/pkg/helm"
 	"github.com/addon-operator/addon-operator/pkg/hook"
 	"github.com/addon-operator/addon-operator/pkg/module"
+	"github.com/addon-operator/addon-operator/pkg/store"
 	"github.com/addon-operator/addon-operator/pkg/values"
 )
 
@@ -93,8 +94,22 @@ func TestOverride(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := list[0]; !got.Enabled || got.Reason != "webEnabled: true set by a global hook" {
+	// No global hook ran: the plan names the flags that gave the value.
+	if got := list[0]; !got.Enabled || got.By != SourceOverride || got.Reason != "webEnabled: true given by --values/--set" {
 		t.Errorf("web after override: %+v", got)
+	}
+	// --explain names them too, for the leaves they set and only those.
+	for name, want := range map[string][]store.Leaf{
+		"web":    {{Path: "web.replicas", Value: 3, Source: "--values/--set"}},
+		"global": {{Path: "global.domain", Value: "x", Source: "--values/--set"}},
+	} {
+		leaves, err := x.Explain(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, leaves); diff != "" {
+			t.Errorf("Explain(%s) after override (-want +got):\n%s", name, diff)
+		}
 	}
 	v, err := x.Values("web")
 	if err != nil {
