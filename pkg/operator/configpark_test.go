@@ -3,7 +3,6 @@ package operator
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"path/filepath"
 	"slices"
@@ -56,23 +55,7 @@ func (s *slowConfigRunner) Config(ctx context.Context, path string) ([]byte, err
 // process runs; once it ends, the module runs to Ready.
 func TestHungConfigLoadHoldsNoWorker(t *testing.T) {
 	const n = 3
-	dir := t.TempDir()
-	files := map[string]string{
-		"modules/010-hung/templates/cm.yaml": "kind: ConfigMap",
-		"modules/010-hung/hooks/hung":        "",
-		"global-hooks/hooks/global":          "",
-	}
-	vals := "hungEnabled: true\n"
-	others := make([]string, 0, n)
-	for i := range n {
-		name := fmt.Sprintf("other%d", i)
-		others = append(others, name)
-		files[fmt.Sprintf("modules/020-%s/module.yaml", name)] = "weight: 20\n"
-		files[fmt.Sprintf("modules/020-%s/hooks/mod", name)] = ""
-		vals += name + "Enabled: true\n"
-	}
-	files["modules/values.yaml"] = vals
-	writeTree(t, dir, files)
+	dir, others := hungTree(t, n, nil)
 	fake := &fakeRunner{configs: map[string]string{
 		"hung":   "configVersion: v1\nbeforeHelm: 1\n",
 		"mod":    "configVersion: v1\nbeforeHelm: 1\n",

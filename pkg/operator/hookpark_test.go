@@ -45,25 +45,7 @@ func (b *blockingRunner) Run(ctx context.Context, r hook.Run) (*hook.Result, err
 // module's run goes on from its hook's result to Ready.
 func TestHungHookHoldsNoWorker(t *testing.T) {
 	const n = 4
-	dir := t.TempDir()
-	files := map[string]string{
-		"modules/010-hung/templates/cm.yaml": "kind: ConfigMap",
-		"modules/010-hung/hooks/hung":        "",
-		"global-hooks/hooks/global":          "",
-	}
-	values := "hungEnabled: true\n"
-	others := make([]string, 0, n)
-	for i := range n {
-		name := fmt.Sprintf("other%d", i)
-		others = append(others, name)
-		dir := fmt.Sprintf("modules/020-%s/", name)
-		files[dir+"module.yaml"] = "weight: 20\n"
-		files[dir+"templates/cm.yaml"] = "kind: ConfigMap"
-		files[dir+"hooks/mod"] = ""
-		values += name + "Enabled: true\n"
-	}
-	files["modules/values.yaml"] = values
-	writeTree(t, dir, files)
+	dir, others := hungTree(t, n, map[string]string{"templates/cm.yaml": "kind: ConfigMap"})
 	runner := &blockingRunner{
 		fakeRunner: &fakeRunner{configs: map[string]string{
 			"hung":   "configVersion: v1\nbeforeHelm: 1\n",
@@ -113,4 +95,34 @@ func TestHungHookHoldsNoWorker(t *testing.T) {
 	if j := slices.Index(calls, "helm:hung"); j < i {
 		t.Errorf("hung's release applied at %d, before its beforeHelm hook ended (%d): %v", j, i, calls)
 	}
+}
+
+// hungTree writes a module tree with module hung (a chart and a hook
+// named hung, order 10), n modules other0..other<n-1> (weight 20, a hook
+// named mod, and extra's files each), all enabled, and a global hook. It
+// returns the tree's directory and the other modules' names.
+func hungTree(t *testing.T, n int, extra map[string]string) (string, []string) {
+	t.Helper()
+	dir := t.TempDir()
+	files := map[string]string{
+		"modules/010-hung/templates/cm.yaml": "kind: ConfigMap",
+		"modules/010-hung/hooks/hung":        "",
+		"global-hooks/hooks/global":          "",
+	}
+	enabled := "hungEnabled: true\n"
+	others := make([]string, 0, n)
+	for i := range n {
+		name := fmt.Sprintf("other%d", i)
+		others = append(others, name)
+		mod := fmt.Sprintf("modules/020-%s/", name)
+		files[mod+"module.yaml"] = "weight: 20\n"
+		files[mod+"hooks/mod"] = ""
+		for f, content := range extra {
+			files[mod+f] = content
+		}
+		enabled += name + "Enabled: true\n"
+	}
+	files["modules/values.yaml"] = enabled
+	writeTree(t, dir, files)
+	return dir, others
 }
